@@ -1,0 +1,135 @@
+//! `walscope decode` and `walscope encode`.
+
+use super::render::print_tree;
+use super::{Format, InputEncoding, SchemaArgs, TextInput, read_input};
+use crate::codec::{self, tree};
+use crate::wire;
+use anyhow::{Context, Result, bail};
+use base64::Engine;
+use std::io::{IsTerminal, Write};
+use std::path::Path;
+
+fn decode_input(raw: Vec<u8>, input: InputEncoding, file: &str) -> Result<Vec<u8>> {
+    match input {
+        InputEncoding::Raw => Ok(raw),
+        InputEncoding::Hex => {
+            let text = String::from_utf8_lossy(&raw);
+            codec::value::decode_hex(&text).map_err(|e| anyhow::anyhow!("{file}: not hex: {e}"))
+        }
+        InputEncoding::Base64 => {
+            let text: String = String::from_utf8_lossy(&raw).chars().filter(|c| !c.is_whitespace()).collect();
+            base64::engine::general_purpose::STANDARD
+                .decode(text)
+                .with_context(|| format!("{file}: not base64"))
+        }
+    }
+}
+
+pub fn decode(
+    schema: &SchemaArgs,
+    type_name: Option<&str>,
+    format: Format,
+    input: InputEncoding,
+    lenient: bool,
+    file: &str,
+) -> Result<()> {
+    let bytes = decode_input(read_input(file)?, input, file)?;
+    let mut out = std::io::stdout().lock();
+    let Some(type_name) = type_name else {
+        if matches!(format, Format::Json | Format::Text) {
+            bail!("--format {format:?} needs --type T (see `walscope schema list`); without a type use --format wire");
+        }
+        return print_wire(&bytes, file, &mut out);
+    };
+    if format == Format::Wire {
+        return print_wire(&bytes, file, &mut out);
+    }
+    let set = schema.load()?;
+    let desc = set.message(type_name)?;
+    let decoded = match codec::decode(&desc, &bytes) {
+        Ok(d) => d,
+        Err(e) => {
+            if format == Format::Tree {
+                // Show what could be read before the bad byte; the error still fails the run.
+                let opts = wire::DecodeOptions { schema: Some(desc.clone()), ..Default::default() };
+                let partial = wire::decode_with(&bytes, &opts);
+                let nodes = tree::build(Some(&desc), &bytes, &partial.root);
+                writeln!(out, "{} ({} bytes, partial)", desc.full_name(), bytes.len())?;
+                print_tree(&nodes, 1, true, &mut out)?;
+            }
+            bail!("{file}: {e}");
+        }
+    };
+    let fields = &decoded.wire.root.fields;
+    if !lenient && !fields.is_empty() && fields.iter().all(|f| desc.get_field(f.number).is_none()) {
+        let first = &fields[0];
+        bail!(
+            "{file}: at byte {}: field {} is not a field of {}, and neither is any other top-level field: wrong --type? (use --lenient to decode anyway, or --format wire to see the raw fields)",
+            first.key.start,
+            first.number,
+            desc.full_name()
+        );
+    }
+    let unknown = codec::count_unknown(&decoded.message);
+    match format {
+        Format::Tree => {
+            writeln!(out, "{} ({} bytes)", desc.full_name(), bytes.len())?;
+            let nodes = tree::build(Some(&desc), &bytes, &decoded.wire.root);
+            print_tree(&nodes, 1, true, &mut out)?;
+        }
+        Format::Json => writeln!(out, "{}", codec::to_json(&decoded.message, true))?,
+        Format::Text => {
+            let text = codec::to_text(&decoded.message);
+            writeln!(out, "{}", text.trim_end())?
+        }
+        Format::Wire => {} // printed above, before the schema was needed
+    }
+    if unknown > 0 && format != Format::Tree {
+        eprintln!("note: {unknown} unknown field(s) are not shown in {format:?}; --format tree shows them");
+    }
+    Ok(())
+}
+
+fn print_wire(bytes: &[u8], file: &str, out: &mut impl Write) -> Result<()> {
+    let d = wire::decode(bytes);
+    writeln!(out, "wire view ({} bytes)", bytes.len())?;
+    let nodes = tree::build(None, bytes, &d.root);
+    print_tree(&nodes, 1, false, out)?;
+    if let Some(e) = d.first_error() {
+        bail!("{file}: malformed protobuf {e}");
+    }
+    Ok(())
+}
+
+pub fn encode(
+    schema: &SchemaArgs,
+    type_name: &str,
+    from: TextInput,
+    out: Option<&Path>,
+    file: &str,
+) -> Result<()> {
+    let set = schema.load()?;
+    let desc = set.message(type_name)?;
+    let text = String::from_utf8(read_input(file)?).with_context(|| format!("{file} is not UTF-8 text"))?;
+    let msg = match from {
+        TextInput::Json => codec::from_json(&desc, &text),
+        TextInput::Text => codec::from_text(&desc, &text),
+    }
+    .with_context(|| format!("in {file}"))?;
+    let bytes = codec::encode(&msg);
+    match out {
+        Some(path) => {
+            crate::dump::save::atomic_write(path, &bytes, true)
+                .with_context(|| format!("cannot write {}", path.display()))?;
+            eprintln!("wrote {} bytes of {} to {}", bytes.len(), desc.full_name(), path.display());
+        }
+        None => {
+            let mut stdout = std::io::stdout().lock();
+            if stdout.is_terminal() {
+                bail!("refusing to write binary to a terminal: use --out FILE or a pipe (| xxd)");
+            }
+            stdout.write_all(&bytes)?;
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,200 @@
+//! Headless subcommands. Each is a thin shell over the library: parse arguments, load schemas,
+//! call one core function, print. Errors carry context and go to stderr via `main`.
+
+mod decode;
+mod edit;
+mod render;
+mod schema_cmd;
+
+use crate::schema::SchemaSet;
+use anyhow::{Context, Result};
+use clap::{Args, Parser, Subcommand, ValueEnum};
+use std::io::Read;
+use std::path::PathBuf;
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "walscope",
+    version,
+    about = "Inspect, decode, edit and re-send protobuf WAL traffic (Milvus WAL, OpenMLDB datasync).",
+    long_about = "Inspect, decode, edit and re-send protobuf WAL traffic (Milvus WAL, OpenMLDB datasync).\n\nWith no subcommand, opens the desktop app."
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Option<Command>,
+}
+
+/// Where types come from. The built-in schemas are always loaded unless --no-builtin.
+#[derive(Args, Debug, Clone, Default)]
+pub struct SchemaArgs {
+    /// Directory searched for .proto files and their imports (repeatable).
+    #[arg(long = "proto-path", value_name = "DIR")]
+    pub proto_path: Vec<PathBuf>,
+    /// A .proto file to compile and load (repeatable).
+    #[arg(long = "proto", value_name = "FILE")]
+    pub proto: Vec<PathBuf>,
+    /// A FileDescriptorSet (.protoset/.pb/.desc) to load (repeatable).
+    #[arg(long = "descriptor-set", value_name = "FILE")]
+    pub descriptor_set: Vec<PathBuf>,
+    /// Do not load the built-in Milvus/OpenMLDB/brpc schemas.
+    #[arg(long = "no-builtin")]
+    pub no_builtin: bool,
+}
+
+impl SchemaArgs {
+    pub fn load(&self) -> Result<SchemaSet> {
+        let mut set = if self.no_builtin { SchemaSet::empty() } else { SchemaSet::builtin() };
+        if !self.proto.is_empty() {
+            set.add_proto_files(&self.proto_path, &self.proto)?;
+        }
+        for d in &self.descriptor_set {
+            set.add_descriptor_set(d)?;
+        }
+        Ok(set)
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Format {
+    /// Typed tree with byte spans (schema-less when no --type).
+    Tree,
+    /// Proto3 JSON mapping.
+    Json,
+    /// Protobuf text format.
+    Text,
+    /// Schema-less wire view: field numbers, wire types, byte spans.
+    Wire,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum TextInput {
+    Json,
+    Text,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum InputEncoding {
+    /// The file holds the protobuf bytes themselves.
+    Raw,
+    /// The file holds hex digits (whitespace ignored).
+    Hex,
+    /// The file holds base64 (standard alphabet).
+    Base64,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum Command {
+    /// Decode one protobuf message and print it.
+    Decode {
+        /// Message type, e.g. milvus.proto.milvus.DumpMessagesResponse (short names work when unique).
+        #[arg(long = "type", value_name = "T")]
+        type_name: Option<String>,
+        #[arg(long, value_enum, default_value = "tree")]
+        format: Format,
+        /// How the input file is encoded.
+        #[arg(long, value_enum, default_value = "raw")]
+        input: InputEncoding,
+        /// Decode even when no field of the bytes belongs to --type.
+        #[arg(long)]
+        lenient: bool,
+        /// File to read, or - for standard input.
+        file: String,
+        #[command(flatten)]
+        schema: SchemaArgs,
+    },
+    /// Encode JSON or text format as protobuf bytes.
+    Encode {
+        #[arg(long = "type", value_name = "T")]
+        type_name: String,
+        #[arg(long, value_enum)]
+        from: TextInput,
+        /// Write the bytes here instead of standard output.
+        #[arg(long, value_name = "FILE")]
+        out: Option<PathBuf>,
+        /// File to read, or - for standard input.
+        file: String,
+        #[command(flatten)]
+        schema: SchemaArgs,
+    },
+    /// Change fields of a message losslessly: untouched bytes stay byte-identical.
+    Edit {
+        /// The message file to edit (replaced atomically, with FILE.bak, unless --out).
+        file: PathBuf,
+        #[arg(long = "type", value_name = "T")]
+        type_name: String,
+        /// PATH=VALUE, e.g. sync_point.offset=42, task[2].status=RUNNING, properties["_vc"]=ch1.
+        #[arg(long, value_name = "PATH=VALUE")]
+        set: Vec<String>,
+        /// PATH=VALUE: add an element at the end of a repeated field.
+        #[arg(long, value_name = "PATH=VALUE")]
+        append: Vec<String>,
+        /// PATH: remove a field, a list element (task[1]) or a map entry (properties["k"]).
+        #[arg(long, value_name = "PATH")]
+        clear: Vec<String>,
+        /// Write the result here and leave FILE unchanged.
+        #[arg(long, value_name = "FILE")]
+        out: Option<PathBuf>,
+        /// Show what would change, write nothing.
+        #[arg(long)]
+        dry_run: bool,
+        #[command(flatten)]
+        schema: SchemaArgs,
+    },
+    /// List or show the loaded types.
+    Schema {
+        #[command(subcommand)]
+        action: SchemaAction,
+    },
+}
+
+#[derive(Subcommand, Debug)]
+pub enum SchemaAction {
+    /// Every message, enum and service, with the file and source it came from.
+    List {
+        /// Only names containing this text (case-insensitive).
+        #[arg(long)]
+        filter: Option<String>,
+        #[command(flatten)]
+        schema: SchemaArgs,
+    },
+    /// One message, enum or service as a .proto-like definition.
+    Show {
+        name: String,
+        #[command(flatten)]
+        schema: SchemaArgs,
+    },
+    /// Write every loaded file as one FileDescriptorSet.
+    Export {
+        #[arg(long, value_name = "FILE")]
+        out: PathBuf,
+        #[command(flatten)]
+        schema: SchemaArgs,
+    },
+}
+
+pub fn run(command: Command) -> Result<()> {
+    match command {
+        Command::Decode { type_name, format, input, lenient, file, schema } => {
+            decode::decode(&schema, type_name.as_deref(), format, input, lenient, &file)
+        }
+        Command::Encode { type_name, from, out, file, schema } => {
+            decode::encode(&schema, &type_name, from, out.as_deref(), &file)
+        }
+        Command::Edit { file, type_name, set, append, clear, out, dry_run, schema } => {
+            let edits = edit::EditArgs { set, append, clear };
+            edit::edit(&schema, &file, &type_name, &edits, out.as_deref(), dry_run)
+        }
+        Command::Schema { action } => schema_cmd::run(action),
+    }
+}
+
+/// Reads FILE, or standard input for `-`.
+pub fn read_input(file: &str) -> Result<Vec<u8>> {
+    if file == "-" {
+        let mut buf = Vec::new();
+        std::io::stdin().read_to_end(&mut buf).context("reading standard input")?;
+        Ok(buf)
+    } else {
+        std::fs::read(file).with_context(|| format!("cannot read {file}"))
+    }
+}

@@ -1,0 +1,277 @@
+//! The typed tree: a schema-guided wire decoding rendered as named, typed nodes that keep the
+//! byte spans of key, length prefix and value, so a hex view can highlight any of them.
+
+use crate::wire::varint::zigzag_decode;
+use crate::wire::{PackedValues, Span, WireContent, WireField, WireMessage};
+use prost_reflect::{DynamicMessage, FieldDescriptor, Kind, MessageDescriptor};
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct TypedNode {
+    /// `sync_point`, `task[2]`, `properties["_vc"]`, or `#7` for an unknown field.
+    pub label: String,
+    /// `int64`, `string`, `openmldb.datasync.SyncPoint`, `enum SyncType`, `unknown varint`…
+    pub type_name: String,
+    /// The rendered value of a leaf.
+    pub value: Option<String>,
+    pub key: Option<Span>,
+    pub len_prefix: Option<Span>,
+    pub value_span: Span,
+    pub known: bool,
+    pub children: Vec<TypedNode>,
+}
+
+impl TypedNode {
+    /// Everything this node covers: key through end of value.
+    pub fn whole(&self) -> Span {
+        let start = self.key.as_ref().map_or(self.value_span.start, |k| k.start);
+        start..self.value_span.end
+    }
+}
+
+/// Builds the nodes of one message. `desc` None gives the schema-less view.
+pub fn build(desc: Option<&MessageDescriptor>, buf: &[u8], wire: &WireMessage) -> Vec<TypedNode> {
+    let mut out = Vec::new();
+    let mut counts: std::collections::HashMap<u32, usize> = std::collections::HashMap::new();
+    for f in &wire.fields {
+        let fd = desc.and_then(|d| d.get_field(f.number));
+        match fd {
+            Some(fd) => known_field(&fd, buf, f, &mut counts, &mut out),
+            None => out.push(unknown_field(buf, f)),
+        }
+    }
+    if let Some(tail) = &wire.raw_tail {
+        out.push(TypedNode {
+            label: "(unparsed)".into(),
+            type_name: "raw bytes".into(),
+            value: Some(hex_preview(&buf[tail.clone()])),
+            key: None,
+            len_prefix: None,
+            value_span: tail.clone(),
+            known: false,
+            children: Vec::new(),
+        });
+    }
+    out
+}
+
+fn known_field(
+    fd: &FieldDescriptor,
+    buf: &[u8],
+    f: &WireField,
+    counts: &mut std::collections::HashMap<u32, usize>,
+    out: &mut Vec<TypedNode>,
+) {
+    let kind = fd.kind();
+    let next_label = |counts: &mut std::collections::HashMap<u32, usize>| {
+        if fd.is_list() {
+            let c = counts.entry(fd.number()).or_insert(0);
+            *c += 1;
+            format!("{}[{}]", fd.name(), *c - 1)
+        } else {
+            fd.name().to_string()
+        }
+    };
+    if let WireContent::Packed(p) = &f.content {
+        for (span, text) in packed_items(&kind, p) {
+            out.push(TypedNode {
+                label: next_label(counts),
+                type_name: type_label(&kind),
+                value: Some(text),
+                key: None,
+                len_prefix: None,
+                value_span: span,
+                known: true,
+                children: Vec::new(),
+            });
+        }
+        return;
+    }
+    let mut node = TypedNode {
+        label: String::new(),
+        type_name: type_label(&kind),
+        value: None,
+        key: Some(f.key.clone()),
+        len_prefix: f.len_prefix.clone(),
+        value_span: f.value.clone(),
+        known: true,
+        children: Vec::new(),
+    };
+    if fd.is_map() {
+        let Kind::Message(entry) = &kind else { return };
+        let key = DynamicMessage::decode(entry.clone(), &buf[f.value.clone()])
+            .map(|m| m.get_field(&entry.map_entry_key_field()).into_owned())
+            .ok();
+        let key_text = key.as_ref().map_or_else(|| "?".to_string(), scalar_value_text);
+        node.label = format!("{}[{}]", fd.name(), key_text);
+        let vd = entry.map_entry_value_field();
+        node.type_name = type_label(&vd.kind());
+        if let WireContent::Message { message, .. } = &f.content {
+            let inner = build(Some(entry), buf, message);
+            if let Some(v) = inner.into_iter().find(|n| n.label == "value") {
+                node.value = v.value;
+                node.children = v.children;
+            } else {
+                node.value = Some("(default)".into());
+            }
+        }
+        out.push(node);
+        return;
+    }
+    node.label = next_label(counts);
+    match (&kind, &f.content) {
+        (Kind::Message(m), WireContent::Message { message, .. })
+        | (Kind::Message(m), WireContent::Group { message, .. }) => {
+            node.children = build(Some(m), buf, message);
+            node.value = if node.children.is_empty() { Some("{}".into()) } else { None };
+        }
+        (_, content) => node.value = Some(scalar_text(&kind, buf, f, content)),
+    }
+    out.push(node);
+}
+
+fn unknown_field(buf: &[u8], f: &WireField) -> TypedNode {
+    let (type_name, value, children) = match &f.content {
+        WireContent::Varint(v) => ("varint".to_string(), Some(v.to_string()), Vec::new()),
+        WireContent::Fixed32(v) => {
+            ("fixed32".into(), Some(format!("0x{v:08x} ({})", f32::from_bits(*v))), Vec::new())
+        }
+        WireContent::Fixed64(v) => {
+            ("fixed64".into(), Some(format!("0x{v:016x} ({})", f64::from_bits(*v))), Vec::new())
+        }
+        WireContent::Text => ("string?".into(), Some(quote(&buf[f.value.clone()])), Vec::new()),
+        WireContent::Bytes => ("bytes".into(), Some(hex_preview(&buf[f.value.clone()])), Vec::new()),
+        WireContent::Message { message, guessed } => {
+            let t = if *guessed { "message?" } else { "message" };
+            (t.into(), None, build(None, buf, message))
+        }
+        WireContent::Group { message, .. } => ("group".into(), None, build(None, buf, message)),
+        WireContent::Packed(p) => {
+            let items: Vec<String> = match p {
+                PackedValues::Varint(v) => v.iter().map(|(_, x)| x.to_string()).collect(),
+                PackedValues::Fixed32(v) => v.iter().map(|(_, x)| f32::from_bits(*x).to_string()).collect(),
+                PackedValues::Fixed64(v) => v.iter().map(|(_, x)| x.to_string()).collect(),
+            };
+            ("packed?".into(), Some(preview_list(&items)), Vec::new())
+        }
+    };
+    TypedNode {
+        label: format!("#{}", f.number),
+        type_name,
+        value,
+        key: Some(f.key.clone()),
+        len_prefix: f.len_prefix.clone(),
+        value_span: f.value.clone(),
+        known: false,
+        children,
+    }
+}
+
+pub fn type_label(kind: &Kind) -> String {
+    match kind {
+        Kind::Message(m) => m.full_name().to_string(),
+        Kind::Enum(e) => format!("enum {}", e.name()),
+        k => format!("{k:?}").to_ascii_lowercase(),
+    }
+}
+
+fn varint_text(kind: &Kind, v: u64) -> String {
+    match kind {
+        Kind::Int32 => ((v as i64) as i32).to_string(),
+        Kind::Int64 => (v as i64).to_string(),
+        Kind::Uint32 => (v as u32).to_string(),
+        Kind::Sint32 | Kind::Sint64 => zigzag_decode(v).to_string(),
+        Kind::Bool => (v != 0).to_string(),
+        Kind::Enum(e) => {
+            let n = (v as i64) as i32;
+            match e.get_value(n) {
+                Some(ev) => format!("{} ({n})", ev.name()),
+                None => format!("{n} (not a value of {})", e.name()),
+            }
+        }
+        _ => v.to_string(),
+    }
+}
+
+fn fixed32_text(kind: &Kind, v: u32) -> String {
+    match kind {
+        Kind::Float => f32::from_bits(v).to_string(),
+        Kind::Sfixed32 => (v as i32).to_string(),
+        _ => v.to_string(),
+    }
+}
+
+fn fixed64_text(kind: &Kind, v: u64) -> String {
+    match kind {
+        Kind::Double => f64::from_bits(v).to_string(),
+        Kind::Sfixed64 => (v as i64).to_string(),
+        _ => v.to_string(),
+    }
+}
+
+fn packed_items(kind: &Kind, p: &PackedValues) -> Vec<(Span, String)> {
+    match p {
+        PackedValues::Varint(v) => v.iter().map(|(s, x)| (s.clone(), varint_text(kind, *x))).collect(),
+        PackedValues::Fixed32(v) => v.iter().map(|(s, x)| (s.clone(), fixed32_text(kind, *x))).collect(),
+        PackedValues::Fixed64(v) => v.iter().map(|(s, x)| (s.clone(), fixed64_text(kind, *x))).collect(),
+    }
+}
+
+fn scalar_text(kind: &Kind, buf: &[u8], f: &WireField, content: &WireContent) -> String {
+    match content {
+        WireContent::Varint(v) => varint_text(kind, *v),
+        WireContent::Fixed32(v) => fixed32_text(kind, *v),
+        WireContent::Fixed64(v) => fixed64_text(kind, *v),
+        WireContent::Text => quote(&buf[f.value.clone()]),
+        _ => hex_preview(&buf[f.value.clone()]),
+    }
+}
+
+fn quote(bytes: &[u8]) -> String {
+    let s = String::from_utf8_lossy(bytes);
+    if s.chars().count() > 200 {
+        let cut: String = s.chars().take(200).collect();
+        format!("{cut:?}… ({} bytes)", bytes.len())
+    } else {
+        format!("{s:?}")
+    }
+}
+
+/// Up to 32 bytes of hex, then the total length.
+pub fn hex_preview(bytes: &[u8]) -> String {
+    let shown: Vec<String> = bytes.iter().take(32).map(|b| format!("{b:02x}")).collect();
+    if bytes.len() > 32 {
+        format!("{}… ({} bytes)", shown.join(" "), bytes.len())
+    } else if bytes.is_empty() {
+        "(empty)".into()
+    } else {
+        format!("{} ({} bytes)", shown.join(" "), bytes.len())
+    }
+}
+
+fn preview_list(items: &[String]) -> String {
+    if items.len() > 16 {
+        format!("[{}, … {} values]", items[..16].join(", "), items.len())
+    } else {
+        format!("[{}]", items.join(", "))
+    }
+}
+
+/// A decoded scalar as an operator reads it (strings quoted).
+pub fn scalar_value_text(v: &prost_reflect::Value) -> String {
+    use prost_reflect::Value;
+    match v {
+        Value::Bool(x) => x.to_string(),
+        Value::I32(x) => x.to_string(),
+        Value::I64(x) => x.to_string(),
+        Value::U32(x) => x.to_string(),
+        Value::U64(x) => x.to_string(),
+        Value::F32(x) => x.to_string(),
+        Value::F64(x) => x.to_string(),
+        Value::String(s) => format!("{s:?}"),
+        Value::Bytes(b) => hex_preview(b),
+        Value::EnumNumber(n) => n.to_string(),
+        Value::Message(m) => prost_reflect::ReflectMessage::descriptor(m).full_name().to_string(),
+        Value::List(l) => format!("[{} values]", l.len()),
+        Value::Map(m) => format!("{{{} entries}}", m.len()),
+    }
+}

@@ -1,0 +1,238 @@
+//! Field values at the byte level: encoding one field (key + value) canonically, and reading a
+//! value typed by an operator (`--set PATH=VALUE`) as the field's kind.
+
+use crate::wire::WireType;
+use crate::wire::varint::{write_varint, zigzag_encode};
+use base64::Engine;
+use prost_reflect::{DynamicMessage, FieldDescriptor, Kind, MapKey, Value};
+
+pub fn wire_type_of(kind: &Kind) -> WireType {
+    match kind {
+        Kind::Double | Kind::Fixed64 | Kind::Sfixed64 => WireType::Fixed64,
+        Kind::Float | Kind::Fixed32 | Kind::Sfixed32 => WireType::Fixed32,
+        Kind::String | Kind::Bytes | Kind::Message(_) => WireType::Len,
+        _ => WireType::Varint,
+    }
+}
+
+pub fn write_key(number: u32, wt: WireType, out: &mut Vec<u8>) {
+    write_varint((u64::from(number) << 3) | u64::from(wt.bits()), out);
+}
+
+/// The value bytes of one scalar (no key); strings and bytes carry their length prefix.
+/// Messages are written by the caller, which knows how to encode them canonically.
+pub fn write_scalar(kind: &Kind, v: &Value, out: &mut Vec<u8>) {
+    match (kind, v) {
+        (Kind::Double, Value::F64(x)) => out.extend_from_slice(&x.to_le_bytes()),
+        (Kind::Float, Value::F32(x)) => out.extend_from_slice(&x.to_le_bytes()),
+        (Kind::Int32, Value::I32(x)) => write_varint(i64::from(*x) as u64, out),
+        (Kind::Int64, Value::I64(x)) => write_varint(*x as u64, out),
+        (Kind::Uint32, Value::U32(x)) => write_varint(u64::from(*x), out),
+        (Kind::Uint64, Value::U64(x)) => write_varint(*x, out),
+        (Kind::Sint32, Value::I32(x)) => write_varint(zigzag_encode(i64::from(*x)) & 0xffff_ffff, out),
+        (Kind::Sint64, Value::I64(x)) => write_varint(zigzag_encode(*x), out),
+        (Kind::Fixed32, Value::U32(x)) => out.extend_from_slice(&x.to_le_bytes()),
+        (Kind::Fixed64, Value::U64(x)) => out.extend_from_slice(&x.to_le_bytes()),
+        (Kind::Sfixed32, Value::I32(x)) => out.extend_from_slice(&x.to_le_bytes()),
+        (Kind::Sfixed64, Value::I64(x)) => out.extend_from_slice(&x.to_le_bytes()),
+        (Kind::Bool, Value::Bool(x)) => out.push(u8::from(*x)),
+        (Kind::Enum(_), Value::EnumNumber(x)) => write_varint(i64::from(*x) as u64, out),
+        (Kind::String, Value::String(s)) => {
+            write_varint(s.len() as u64, out);
+            out.extend_from_slice(s.as_bytes());
+        }
+        (Kind::Bytes, Value::Bytes(b)) => {
+            write_varint(b.len() as u64, out);
+            out.extend_from_slice(b);
+        }
+        (Kind::Message(_), Value::Message(m)) => {
+            let inner = super::encode(m);
+            write_varint(inner.len() as u64, out);
+            out.extend_from_slice(&inner);
+        }
+        // A value of the wrong kind is a programming error upstream; encode nothing rather
+        // than guess, and let the strict re-decode after every edit catch it.
+        _ => {}
+    }
+}
+
+/// One element of `fd` with its key (for groups, start and end keys).
+pub fn write_element(fd: &FieldDescriptor, v: &Value, out: &mut Vec<u8>) {
+    let kind = fd.kind();
+    if fd.is_group() {
+        if let Value::Message(m) = v {
+            write_key(fd.number(), WireType::StartGroup, out);
+            out.extend_from_slice(&super::encode(m));
+            write_key(fd.number(), WireType::EndGroup, out);
+        }
+        return;
+    }
+    write_key(fd.number(), wire_type_of(&kind), out);
+    write_scalar(&kind, v, out);
+}
+
+/// One map entry (always both key and value, as every protobuf runtime writes them).
+pub fn write_map_entry(fd: &FieldDescriptor, key: &MapKey, v: &Value, out: &mut Vec<u8>) {
+    let Kind::Message(entry) = fd.kind() else { return };
+    let (kd, vd) = (entry.map_entry_key_field(), entry.map_entry_value_field());
+    let mut body = Vec::new();
+    write_element(&kd, &Value::from(key.clone()), &mut body);
+    write_element(&vd, v, &mut body);
+    write_key(fd.number(), WireType::Len, out);
+    write_varint(body.len() as u64, out);
+    out.extend_from_slice(&body);
+}
+
+/// A whole field: every element of a list (packed when the field is packed), every entry of a
+/// map in key order, or the single value.
+pub fn write_field(fd: &FieldDescriptor, v: &Value, out: &mut Vec<u8>) {
+    match v {
+        Value::Map(map) => {
+            let mut keys: Vec<&MapKey> = map.keys().collect();
+            keys.sort_by(|a, b| map_key_order(a, b));
+            for k in keys {
+                write_map_entry(fd, k, &map[k], out);
+            }
+        }
+        Value::List(items) if fd.is_packed() => {
+            if items.is_empty() {
+                return;
+            }
+            let kind = fd.kind();
+            let mut body = Vec::new();
+            for item in items {
+                write_scalar(&kind, item, &mut body);
+            }
+            write_key(fd.number(), WireType::Len, out);
+            write_varint(body.len() as u64, out);
+            out.extend_from_slice(&body);
+        }
+        Value::List(items) => {
+            for item in items {
+                write_element(fd, item, out);
+            }
+        }
+        single => write_element(fd, single, out),
+    }
+}
+
+fn map_key_order(a: &MapKey, b: &MapKey) -> std::cmp::Ordering {
+    match (a, b) {
+        (MapKey::Bool(x), MapKey::Bool(y)) => x.cmp(y),
+        (MapKey::I32(x), MapKey::I32(y)) => x.cmp(y),
+        (MapKey::I64(x), MapKey::I64(y)) => x.cmp(y),
+        (MapKey::U32(x), MapKey::U32(y)) => x.cmp(y),
+        (MapKey::U64(x), MapKey::U64(y)) => x.cmp(y),
+        (MapKey::String(x), MapKey::String(y)) => x.cmp(y),
+        _ => std::cmp::Ordering::Equal,
+    }
+}
+
+/// Reads an operator-typed value as `kind`. Messages take JSON; bytes take `hex:`, `0x` or
+/// `base64:` prefixes, else the literal UTF-8; enums take a name or a number; strings may be
+/// JSON-quoted to carry escapes.
+pub fn parse_value(kind: &Kind, text: &str) -> Result<Value, String> {
+    let t = text.trim();
+    let int_err = |e: std::num::ParseIntError| format!("\"{text}\" is not a valid {}: {e}", kind_name(kind));
+    Ok(match kind {
+        Kind::Double => Value::F64(parse_float(t)?),
+        Kind::Float => Value::F32(parse_float(t)? as f32),
+        Kind::Int32 | Kind::Sint32 | Kind::Sfixed32 => {
+            let v = parse_signed(t).map_err(int_err)?;
+            Value::I32(i32::try_from(v).map_err(|_| format!("{v} does not fit in {}", kind_name(kind)))?)
+        }
+        Kind::Int64 | Kind::Sint64 | Kind::Sfixed64 => Value::I64(parse_signed(t).map_err(int_err)?),
+        Kind::Uint32 | Kind::Fixed32 => {
+            let v = parse_unsigned(t).map_err(int_err)?;
+            Value::U32(u32::try_from(v).map_err(|_| format!("{v} does not fit in {}", kind_name(kind)))?)
+        }
+        Kind::Uint64 | Kind::Fixed64 => Value::U64(parse_unsigned(t).map_err(int_err)?),
+        Kind::Bool => match t {
+            "true" | "1" => Value::Bool(true),
+            "false" | "0" => Value::Bool(false),
+            _ => return Err(format!("\"{text}\" is not a bool (true or false)")),
+        },
+        Kind::String => {
+            if t.len() >= 2 && t.starts_with('"') && t.ends_with('"') {
+                Value::String(serde_json::from_str::<String>(t).map_err(|e| format!("bad quoted string: {e}"))?)
+            } else {
+                Value::String(text.to_string())
+            }
+        }
+        Kind::Bytes => Value::Bytes(parse_bytes(text)?.into()),
+        Kind::Enum(e) => {
+            if let Some(v) = e.get_value_by_name(t) {
+                Value::EnumNumber(v.number())
+            } else if let Ok(n) = t.parse::<i32>() {
+                Value::EnumNumber(n)
+            } else {
+                let names: Vec<String> = e.values().map(|v| v.name().to_string()).collect();
+                return Err(format!("\"{text}\" is not a value of {}; one of: {}", e.full_name(), names.join(", ")));
+            }
+        }
+        Kind::Message(m) => {
+            let mut de = serde_json::Deserializer::from_str(t);
+            let msg = DynamicMessage::deserialize(m.clone(), &mut de)
+                .map_err(|e| format!("value for {} must be JSON: {e}", m.full_name()))?;
+            Value::Message(msg)
+        }
+    })
+}
+
+pub fn kind_name(kind: &Kind) -> String {
+    match kind {
+        Kind::Message(m) => m.full_name().to_string(),
+        Kind::Enum(e) => e.full_name().to_string(),
+        k => format!("{k:?}").to_ascii_lowercase(),
+    }
+}
+
+fn parse_signed(t: &str) -> Result<i64, std::num::ParseIntError> {
+    match t.strip_prefix("-0x") {
+        Some(h) => i64::from_str_radix(h, 16).map(|v| -v),
+        None => match t.strip_prefix("0x") {
+            Some(h) => i64::from_str_radix(h, 16),
+            None => t.parse(),
+        },
+    }
+}
+
+fn parse_unsigned(t: &str) -> Result<u64, std::num::ParseIntError> {
+    match t.strip_prefix("0x") {
+        Some(h) => u64::from_str_radix(h, 16),
+        None => t.parse(),
+    }
+}
+
+fn parse_float(t: &str) -> Result<f64, String> {
+    match t.to_ascii_lowercase().as_str() {
+        "nan" => Ok(f64::NAN),
+        "inf" | "infinity" => Ok(f64::INFINITY),
+        "-inf" | "-infinity" => Ok(f64::NEG_INFINITY),
+        _ => t.parse().map_err(|e| format!("\"{t}\" is not a number: {e}")),
+    }
+}
+
+/// `hex:0a0b`, `0x0a0b`, `base64:CgE=`, or literal text.
+pub fn parse_bytes(text: &str) -> Result<Vec<u8>, String> {
+    if let Some(h) = text.strip_prefix("hex:").or_else(|| text.strip_prefix("0x")) {
+        return decode_hex(h);
+    }
+    if let Some(b) = text.strip_prefix("base64:") {
+        return base64::engine::general_purpose::STANDARD
+            .decode(b.trim())
+            .map_err(|e| format!("bad base64: {e}"));
+    }
+    Ok(text.as_bytes().to_vec())
+}
+
+pub fn decode_hex(h: &str) -> Result<Vec<u8>, String> {
+    let clean: String = h.chars().filter(|c| !c.is_whitespace()).collect();
+    if clean.len() % 2 != 0 {
+        return Err(format!("hex has an odd number of digits ({})", clean.len()));
+    }
+    (0..clean.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(&clean[i..i + 2], 16).map_err(|_| format!("bad hex at digit {i}")))
+        .collect()
+}

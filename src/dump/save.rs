@@ -1,0 +1,69 @@
+//! Atomic saves: write a temp file beside the target, fsync, keep `FILE.bak`, rename over.
+//! Must never: leave the target truncated or half-written, or overwrite the backup with a
+//! file that did not exist.
+
+use std::fs::{self, File};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+/// Path of the backup kept beside `path`.
+pub fn backup_path(path: &Path) -> PathBuf {
+    let mut name = path.file_name().map(|n| n.to_os_string()).unwrap_or_default();
+    name.push(".bak");
+    path.with_file_name(name)
+}
+
+/// Replaces `path` with `bytes` atomically. With `keep_backup`, the previous contents are
+/// first copied to `FILE.bak`. Returns the backup path when one was written.
+pub fn atomic_write(path: &Path, bytes: &[u8], keep_backup: bool) -> std::io::Result<Option<PathBuf>> {
+    let dir = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "out".into());
+    let tmp = dir.join(format!(".{name}.walscope-tmp-{}", std::process::id()));
+    let result = (|| {
+        let mut f = File::create(&tmp)?;
+        f.write_all(bytes)?;
+        f.sync_all()?;
+        drop(f);
+        let mut backup = None;
+        if keep_backup && path.exists() {
+            let b = backup_path(path);
+            fs::copy(path, &b)?;
+            File::open(&b)?.sync_all()?;
+            backup = Some(b);
+        }
+        fs::rename(&tmp, path)?;
+        // Make the rename itself durable.
+        if let Ok(d) = File::open(&dir) {
+            let _ = d.sync_all();
+        }
+        Ok(backup)
+    })();
+    if result.is_err() {
+        let _ = fs::remove_file(&tmp);
+    }
+    result
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn replaces_and_keeps_backup() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("x.bin");
+        assert_eq!(atomic_write(&p, b"one", true).unwrap(), None);
+        let b = atomic_write(&p, b"two", true).unwrap().unwrap();
+        assert_eq!(fs::read(&p).unwrap(), b"two");
+        assert_eq!(fs::read(&b).unwrap(), b"one");
+        let leftovers: Vec<_> = fs::read_dir(dir.path())
+            .unwrap()
+            .filter_map(|e| e.ok())
+            .filter(|e| e.file_name().to_string_lossy().contains("walscope-tmp"))
+            .collect();
+        assert!(leftovers.is_empty());
+    }
+}

@@ -1,0 +1,13 @@
+//! walscope: inspect, decode, edit and re-send protobuf write-ahead-log traffic.
+//!
+//! The core library (everything but `ui`) builds and tests without a display; the CLI and the
+//! GUI are two faces on the same functions.
+
+pub mod cli;
+pub mod codec;
+pub mod dump;
+pub mod schema;
+pub mod wire;
+
+#[cfg(feature = "gui")]
+pub mod ui;

@@ -1,0 +1,37 @@
+//! The `walscope` binary: a subcommand runs headless; no subcommand opens the window.
+
+use clap::Parser;
+use std::process::ExitCode;
+use walscope::cli::{Cli, run};
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match cli.command {
+        Some(command) => match run(command) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(e) => {
+                eprintln!("error: {e:#}");
+                ExitCode::FAILURE
+            }
+        },
+        None => open_window(),
+    }
+}
+
+#[cfg(feature = "gui")]
+fn open_window() -> ExitCode {
+    match walscope::ui::run_native() {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: cannot open the window: {e}\n  (no display? every feature also works headless: walscope --help)");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+#[cfg(not(feature = "gui"))]
+fn open_window() -> ExitCode {
+    use clap::CommandFactory;
+    let _ = Cli::command().print_help();
+    ExitCode::SUCCESS
+}

@@ -1,0 +1,187 @@
+//! Reading schema sources from disk: `.proto` files through protox, and descriptor sets.
+//! Turns protox's diagnostics into [`SchemaError`]s with file:line:column.
+
+use super::{Origin, SchemaError, SchemaSet};
+use miette::Diagnostic;
+use prost::Message;
+use prost_types::{FileDescriptorProto, FileDescriptorSet};
+use protox::file::{FileResolver, GoogleFileResolver};
+use std::path::{Path, PathBuf};
+
+/// The bundled well-known file `name` with its own imports, if it is one.
+pub(super) fn well_known(name: &str) -> Option<Vec<FileDescriptorProto>> {
+    if !name.starts_with("google/protobuf/") {
+        return None;
+    }
+    GoogleFileResolver::new().open_file(name).ok()?;
+    let mut c = protox::Compiler::with_file_resolver(GoogleFileResolver::new());
+    c.include_imports(true);
+    c.open_file(name).ok()?;
+    Some(c.file_descriptor_set().file)
+}
+
+impl SchemaSet {
+    /// Compiles `files` (paths on disk, or names relative to an include path) with the given
+    /// include paths and merges the result. A file outside every include path brings its own
+    /// directory as an extra include path.
+    pub fn add_proto_files(
+        &mut self,
+        include_paths: &[PathBuf],
+        files: &[PathBuf],
+    ) -> Result<usize, SchemaError> {
+        let mut includes: Vec<PathBuf> = include_paths.to_vec();
+        for f in files {
+            let under_include = includes.iter().any(|i| f.starts_with(i));
+            if f.exists() && !under_include {
+                if let Some(parent) = f.parent() {
+                    let parent = if parent.as_os_str().is_empty() { Path::new(".") } else { parent };
+                    if !includes.iter().any(|i| i == parent) {
+                        includes.push(parent.to_path_buf());
+                    }
+                }
+            }
+        }
+        let searched: Vec<String> = includes
+            .iter()
+            .map(|p| std::fs::canonicalize(p).unwrap_or_else(|_| p.clone()).display().to_string())
+            .chain(["(bundled google/protobuf/*)".to_string()])
+            .collect();
+        let mut compiler = protox::Compiler::new(&includes).map_err(|e| convert(&e, &searched))?;
+        compiler.include_imports(true);
+        for f in files {
+            let target: PathBuf = if f.exists() {
+                f.clone()
+            } else {
+                // A name relative to an include path, as in an import statement.
+                f.clone()
+            };
+            if let Err(e) = compiler.open_file(&target) {
+                if e.is_file_not_found() && !f.exists() && e.to_string().contains("not in any") {
+                    return Err(SchemaError::ProtoNotFound {
+                        file: f.display().to_string(),
+                        searched: searched.clone(),
+                    });
+                }
+                return Err(convert(&e, &searched));
+            }
+        }
+        let set = compiler.file_descriptor_set();
+        let origin = match files {
+            [one] => Origin::ProtoFile(one.clone()),
+            _ => Origin::ProtoFile(PathBuf::from(
+                files.iter().map(|f| f.display().to_string()).collect::<Vec<_>>().join(", "),
+            )),
+        };
+        // Well-known files compiled here are marked as such so they never conflict.
+        let (wk, own): (Vec<_>, Vec<_>) =
+            set.file.into_iter().partition(|f| f.name().starts_with("google/protobuf/"));
+        self.add_files(wk, Origin::WellKnown)?;
+        self.add_files(own, origin)
+    }
+
+    /// Reads a FileDescriptorSet (`.protoset`, `.pb`, `.desc`), with or without its imports.
+    pub fn add_descriptor_set(&mut self, path: &Path) -> Result<usize, SchemaError> {
+        let bytes = std::fs::read(path)
+            .map_err(|e| SchemaError::Io { path: path.to_path_buf(), reason: e.to_string() })?;
+        self.add_descriptor_set_bytes(&bytes, Origin::DescriptorSet(path.to_path_buf()))
+    }
+
+    pub fn add_descriptor_set_bytes(
+        &mut self,
+        bytes: &[u8],
+        origin: Origin,
+    ) -> Result<usize, SchemaError> {
+        let path = match &origin {
+            Origin::DescriptorSet(p) => p.clone(),
+            other => PathBuf::from(other.to_string()),
+        };
+        if bytes.starts_with(b"syntax") || bytes.starts_with(b"//") || bytes.starts_with(b"package") {
+            return Err(SchemaError::NotADescriptorSet {
+                path,
+                reason: "this looks like .proto source text".into(),
+            });
+        }
+        let set = FileDescriptorSet::decode(bytes)
+            .map_err(|e| SchemaError::NotADescriptorSet { path: path.clone(), reason: e.to_string() })?;
+        if set.file.is_empty() {
+            return Err(SchemaError::NotADescriptorSet { path, reason: "it holds no files".into() });
+        }
+        if let Some(bad) = set.file.iter().find(|f| f.name().is_empty()) {
+            let _ = bad;
+            return Err(SchemaError::NotADescriptorSet {
+                path,
+                reason: "a file in it has no name".into(),
+            });
+        }
+        self.add_files(set.file, origin)
+    }
+}
+
+/// Turns a protox error into our wording, with file:line:column where protox has a span.
+fn convert(e: &protox::Error, searched: &[String]) -> SchemaError {
+    let text = e.to_string();
+    let location = first_location(e);
+    if let Some(import) = quoted_after(&text, "import '") {
+        let importer = e.file().unwrap_or("?").to_string();
+        let at = location.as_ref().map(|(_, l, c)| format!(" (at {importer}:{l}:{c})")).unwrap_or_default();
+        return SchemaError::ImportNotFound { importer, import, at, searched: searched.to_vec() };
+    }
+    if e.is_file_not_found() {
+        let file = quoted_after(&text, "file '")
+            .or_else(|| quoted_after(&text, "path '"))
+            .unwrap_or_else(|| text.clone());
+        return SchemaError::ProtoNotFound { file, searched: searched.to_vec() };
+    }
+    let file = e.file().unwrap_or("?").to_string();
+    let message = detail(e);
+    match location {
+        Some((_, line, column)) if e.is_parse() => SchemaError::Syntax { file, line, column, message },
+        Some((_, line, column)) => {
+            SchemaError::Invalid { location: format!("{file}:{line}:{column}"), message }
+        }
+        None if e.is_parse() => SchemaError::Syntax { file, line: 0, column: 0, message },
+        None => SchemaError::Invalid { location: file, message },
+    }
+}
+
+/// The parser's own message, including nested diagnostics (a parse error may carry several).
+fn detail(e: &protox::Error) -> String {
+    let mut parts = vec![e.to_string()];
+    if let Some(related) = e.related() {
+        for r in related.take(3) {
+            parts.push(r.to_string());
+        }
+    }
+    if let Some(help) = e.help() {
+        parts.push(format!("help: {help}"));
+    }
+    parts.dedup();
+    parts.join("; ")
+}
+
+/// (file, 1-based line, 1-based column) of the first labelled span, searching related
+/// diagnostics too.
+fn first_location(e: &protox::Error) -> Option<(String, usize, usize)> {
+    fn from_diag(d: &dyn Diagnostic, file: &str) -> Option<(String, usize, usize)> {
+        let src = d.source_code()?;
+        let label = d.labels()?.next()?;
+        let span = src.read_span(label.inner(), 0, 0).ok()?;
+        Some((file.to_string(), span.line() + 1, span.column() + 1))
+    }
+    let file = e.file().unwrap_or("?");
+    if let Some(loc) = from_diag(e, file) {
+        return Some(loc);
+    }
+    for r in e.related()? {
+        if let Some(loc) = from_diag(r, file) {
+            return Some(loc);
+        }
+    }
+    None
+}
+
+fn quoted_after(text: &str, prefix: &str) -> Option<String> {
+    let start = text.find(prefix)? + prefix.len();
+    let end = text[start..].find('\'')? + start;
+    Some(text[start..end].to_string())
+}
