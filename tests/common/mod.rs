@@ -1,0 +1,142 @@
+//! Helpers shared by the integration tests: a deterministic generator of random messages for
+//! any descriptor, and small byte utilities.
+#![allow(dead_code)]
+
+use prost_reflect::{DynamicMessage, Kind, MapKey, MessageDescriptor, Value};
+
+/// splitmix64: tiny, deterministic, good enough to spread test values.
+pub struct Rng(pub u64);
+
+impl Rng {
+    pub fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+    pub fn below(&mut self, n: u64) -> u64 {
+        if n == 0 { 0 } else { self.next() % n }
+    }
+    pub fn chance(&mut self, percent: u64) -> bool {
+        self.below(100) < percent
+    }
+    pub fn bytes(&mut self, max: usize) -> Vec<u8> {
+        let n = self.below(max as u64 + 1) as usize;
+        (0..n).map(|_| self.next() as u8).collect()
+    }
+}
+
+fn int_pick(rng: &mut Rng) -> u64 {
+    match rng.below(6) {
+        0 => 0,
+        1 => 1,
+        2 => u64::MAX,
+        3 => rng.below(300),
+        4 => 1u64 << rng.below(64),
+        _ => rng.next(),
+    }
+}
+
+fn string_pick(rng: &mut Rng) -> String {
+    const PARTS: &[&str] = &["a", "by-dev", "_vc", "é", "日本", "\"q\"", "\\", "\n", " ", "0", "🦀", "\u{1}"];
+    let n = rng.below(5);
+    (0..n).map(|_| PARTS[rng.below(PARTS.len() as u64) as usize]).collect()
+}
+
+fn float_pick(rng: &mut Rng) -> f64 {
+    match rng.below(5) {
+        0 => 0.0,
+        1 => -1.5,
+        2 => 1e300,
+        3 => f64::INFINITY,
+        _ => (rng.next() as i64 as f64) / 1e6,
+    }
+}
+
+pub fn scalar(kind: &Kind, rng: &mut Rng, depth: usize) -> Option<Value> {
+    Some(match kind {
+        Kind::Double => Value::F64(float_pick(rng)),
+        Kind::Float => Value::F32(float_pick(rng) as f32),
+        Kind::Int32 | Kind::Sint32 | Kind::Sfixed32 => Value::I32(int_pick(rng) as i32),
+        Kind::Int64 | Kind::Sint64 | Kind::Sfixed64 => Value::I64(int_pick(rng) as i64),
+        Kind::Uint32 | Kind::Fixed32 => Value::U32(int_pick(rng) as u32),
+        Kind::Uint64 | Kind::Fixed64 => Value::U64(int_pick(rng)),
+        Kind::Bool => Value::Bool(rng.chance(50)),
+        Kind::String => Value::String(string_pick(rng)),
+        Kind::Bytes => Value::Bytes(rng.bytes(12).into()),
+        Kind::Enum(e) => {
+            let values: Vec<i32> = e.values().map(|v| v.number()).collect();
+            Value::EnumNumber(values[rng.below(values.len() as u64) as usize])
+        }
+        Kind::Message(m) => Value::Message(random_message(m, rng, depth + 1)?),
+    })
+}
+
+/// A random instance of `desc`: about half the fields set, lists and maps of 0-3 elements,
+/// nesting cut at depth 4. Well-known types other than FieldMask are left unset (their JSON
+/// forms constrain values in ways unrelated to what we test).
+pub fn random_message(desc: &MessageDescriptor, rng: &mut Rng, depth: usize) -> Option<DynamicMessage> {
+    let name = desc.full_name();
+    if name.starts_with("google.protobuf.") && name != "google.protobuf.FieldMask" {
+        return None;
+    }
+    if depth > 4 {
+        return None;
+    }
+    let mut msg = DynamicMessage::new(desc.clone());
+    if name == "google.protobuf.FieldMask" {
+        let paths: Vec<Value> = (0..rng.below(3))
+            .map(|i| Value::String(["collection_name", "schema.fields", "description"][i as usize % 3].into()))
+            .collect();
+        msg.set_field_by_name("paths", Value::List(paths));
+        return Some(msg);
+    }
+    let mut oneofs_done: Vec<String> = Vec::new();
+    for fd in desc.fields() {
+        if !rng.chance(55) {
+            continue;
+        }
+        if let Some(o) = fd.containing_oneof().filter(|o| !o.is_synthetic()) {
+            if oneofs_done.contains(&o.name().to_string()) {
+                continue;
+            }
+            oneofs_done.push(o.name().to_string());
+        }
+        let kind = fd.kind();
+        let value = if fd.is_map() {
+            let Kind::Message(entry) = &kind else { continue };
+            let (kk, vk) = (entry.map_entry_key_field().kind(), entry.map_entry_value_field().kind());
+            let mut map = std::collections::HashMap::new();
+            for _ in 0..rng.below(4) {
+                let Some(k) = scalar(&kk, rng, depth).and_then(|v| v.into_map_key()) else { continue };
+                let Some(v) = scalar(&vk, rng, depth) else { continue };
+                let _: &MapKey = &k;
+                map.insert(k, v);
+            }
+            Value::Map(map)
+        } else if fd.is_list() {
+            let items: Vec<Value> = (0..rng.below(4)).filter_map(|_| scalar(&kind, rng, depth)).collect();
+            Value::List(items)
+        } else {
+            match scalar(&kind, rng, depth) {
+                Some(v) => v,
+                None => continue,
+            }
+        };
+        msg.set_field(&fd, value);
+    }
+    Some(msg)
+}
+
+/// Ranges where two byte strings differ, after aligning on common prefix and suffix.
+pub fn diff_window(a: &[u8], b: &[u8]) -> (usize, usize, usize) {
+    let prefix = a.iter().zip(b).take_while(|(x, y)| x == y).count();
+    let max = a.len().min(b.len()) - prefix;
+    let suffix = a.iter().rev().zip(b.iter().rev()).take(max).take_while(|(x, y)| x == y).count();
+    (prefix, a.len() - prefix - suffix, b.len() - prefix - suffix)
+}
+
+pub fn hex(b: &[u8]) -> String {
+    b.iter().map(|x| format!("{x:02x}")).collect::<Vec<_>>().join(" ")
+}
