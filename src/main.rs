@@ -23,7 +23,9 @@ fn open_window() -> ExitCode {
     match walscope::ui::run_native() {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("error: cannot open the window: {e}\n  (no display? every feature also works headless: walscope --help)");
+            eprintln!(
+                "error: cannot open the window: {e}\n  (no display? every feature also works headless: walscope --help)"
+            );
             ExitCode::FAILURE
         }
     }

@@ -90,7 +90,8 @@ fn map_entry_by_key_and_new_entries() {
     let mut msg = ld(0x12, b"PAYLOAD");
     msg.extend(&props);
     msg.extend_from_slice(&[0xa0, 0x06, 0x01]); // unknown 100
-    let after = edit("milvus.proto.common.ImmutableMessage", &msg, "properties[\"_vc\"]=by-dev-rootcoord-dml_0");
+    let after =
+        edit("milvus.proto.common.ImmutableMessage", &msg, "properties[\"_vc\"]=by-dev-rootcoord-dml_0");
     let mut expected = ld(0x12, b"PAYLOAD");
     expected.extend(ld(0x1a, &[ld(0x0a, b"_vc"), ld(0x12, b"by-dev-rootcoord-dml_0")].concat()));
     expected.extend(ld(0x1a, &[ld(0x0a, b"_t"), ld(0x12, b"2")].concat()));
@@ -138,7 +139,8 @@ fn packed_elements_append_and_oneof() {
     // Setting one member of a oneof removes the other.
     let resp = set.message("milvus.proto.milvus.DumpMessagesResponse").unwrap();
     let with_message = ld(0x12, &ld(0x12, b"x"));
-    let after = codec::apply_edits(&resp, &with_message, &[Edit::set("status.reason=boom").unwrap()]).unwrap();
+    let after =
+        codec::apply_edits(&resp, &with_message, &[Edit::set("status.reason=boom").unwrap()]).unwrap();
     let json = codec::to_json(&codec::decode(&resp, &after).unwrap().message, false);
     assert_eq!(json, r#"{"status":{"reason":"boom"}}"#);
 }
@@ -148,7 +150,8 @@ fn edit_errors_explain_themselves() {
     let set = SchemaSet::builtin();
     let desc = set.message("openmldb.datasync.TaskStatusResponse").unwrap();
     let bytes = ld(0x12, &ld(0x22, b"INIT"));
-    let err = |spec: &str| codec::apply_edits(&desc, &bytes, &[Edit::set(spec).unwrap()]).unwrap_err().to_string();
+    let err =
+        |spec: &str| codec::apply_edits(&desc, &bytes, &[Edit::set(spec).unwrap()]).unwrap_err().to_string();
     assert!(err("task[5].status=X").contains("out of range: task has 1 elements"));
     assert!(err("task.status=X").contains("say which element"));
     assert!(err("nosuch=1").contains("has no field \"nosuch\"; its fields: response, task, readableInfo"));

@@ -19,7 +19,8 @@ fn every_builtin_type_round_trips() {
             continue;
         }
         tested += 1;
-        let mut runner = TestRunner::new(Config { cases: 24, failure_persistence: None, ..Config::default() });
+        let mut runner =
+            TestRunner::new(Config { cases: 64, failure_persistence: None, ..Config::default() });
         let result = runner.run(&any::<u64>(), |seed| {
             let mut rng = Rng(seed);
             let Some(m0) = random_message(&desc, &mut rng, 0) else { return Ok(()) };
@@ -31,11 +32,13 @@ fn every_builtin_type_round_trips() {
             let b2 = codec::encode(&d1.message);
             prop_assert_eq!(&b1, &b2, "bytes -> message -> bytes changed {}", desc.full_name());
             let json = codec::to_json(&d1.message, false);
-            let from_json = codec::from_json(&desc, &json).map_err(|e| TestCaseError::fail(format!("{e}\n{json}")))?;
+            let from_json =
+                codec::from_json(&desc, &json).map_err(|e| TestCaseError::fail(format!("{e}\n{json}")))?;
             prop_assert_eq!(&from_json, &d1.message, "JSON round trip of {}: {}", desc.full_name(), json);
             prop_assert_eq!(codec::encode(&from_json), b1.clone());
             let text = codec::to_text(&d1.message);
-            let from_text = codec::from_text(&desc, &text).map_err(|e| TestCaseError::fail(format!("{e}\n{text}")))?;
+            let from_text =
+                codec::from_text(&desc, &text).map_err(|e| TestCaseError::fail(format!("{e}\n{text}")))?;
             prop_assert_eq!(&from_text, &d1.message, "text round trip of {}: {}", desc.full_name(), text);
             prop_assert_eq!(codec::encode(&from_text), b1);
             Ok(())

@@ -18,7 +18,9 @@ fn check_spans(m: &WireMessage, len: usize) {
             assert!(f.key.end == lp.start && lp.end == f.value.start);
         }
         match &f.content {
-            WireContent::Message { message, .. } | WireContent::Group { message, .. } => check_spans(message, len),
+            WireContent::Message { message, .. } | WireContent::Group { message, .. } => {
+                check_spans(message, len)
+            }
             WireContent::Packed(p) => {
                 for s in p.spans() {
                     assert!(f.value.start <= s.start && s.end <= f.value.end);
@@ -123,7 +125,11 @@ fn ten_thousand_nested_levels_are_an_error_not_a_crash() {
 
     // Schema-guided, with a self-recursive type.
     let dir = tempfile::tempdir().unwrap();
-    std::fs::write(dir.path().join("r.proto"), "syntax = \"proto3\"; package t; message R { R r = 1; int32 x = 2; }").unwrap();
+    std::fs::write(
+        dir.path().join("r.proto"),
+        "syntax = \"proto3\"; package t; message R { R r = 1; int32 x = 2; }",
+    )
+    .unwrap();
     let mut set = SchemaSet::empty();
     set.add_proto_files(&[dir.path().to_path_buf()], &["r.proto".into()]).unwrap();
     let r = set.message("t.R").unwrap();
@@ -143,7 +149,10 @@ fn malformed_input_keeps_what_it_could_and_names_the_offset() {
     assert_eq!(d.root.fields[0].content, WireContent::Varint(150));
     let e = d.first_error().unwrap();
     assert_eq!(e.offset, 4);
-    assert_eq!(e.to_string(), "at byte 4: length prefix says 100 bytes but only 3 remain (truncated or corrupt frame)");
+    assert_eq!(
+        e.to_string(),
+        "at byte 4: length prefix says 100 bytes but only 3 remain (truncated or corrupt frame)"
+    );
     assert_eq!(d.root.raw_tail, Some(3..8));
 
     let huge = [0x0a, 0xff, 0xff, 0xff, 0xff, 0x0f];
@@ -173,8 +182,12 @@ fn guesses_strings_messages_and_packed_values() {
     assert!(d.is_clean(), "{:?}", d.errors);
     let f = &d.root.fields;
     assert_eq!(f[0].content, WireContent::Text);
-    assert!(matches!(&f[1].content, WireContent::Message { guessed: true, message } if message.fields.len() == 1));
+    assert!(
+        matches!(&f[1].content, WireContent::Message { guessed: true, message } if message.fields.len() == 1)
+    );
     assert!(matches!(&f[2].content, WireContent::Packed(p) if p.len() == 2));
-    assert!(matches!(&f[3].content, WireContent::Group { message, end_key: Some(_) } if message.fields[0].content == WireContent::Varint(7)));
+    assert!(
+        matches!(&f[3].content, WireContent::Group { message, end_key: Some(_) } if message.fields[0].content == WireContent::Varint(7))
+    );
     assert_eq!(f[3].whole(), 21..25, "group span includes its end key");
 }

@@ -37,7 +37,9 @@ pub fn decode(
     let mut out = std::io::stdout().lock();
     let Some(type_name) = type_name else {
         if matches!(format, Format::Json | Format::Text) {
-            bail!("--format {format:?} needs --type T (see `walscope schema list`); without a type use --format wire");
+            bail!(
+                "--format {format:?} needs --type T (see `walscope schema list`); without a type use --format wire"
+            );
         }
         return print_wire(&bytes, file, &mut out);
     };
@@ -57,7 +59,9 @@ pub fn decode(
                 writeln!(out, "{} ({} bytes, partial)", desc.full_name(), bytes.len())?;
                 print_tree(&nodes, 1, true, &mut out)?;
             }
-            bail!("{file}: {e}");
+            bail!(
+                "{file}: {e}\n  (is --type right? `walscope decode --format wire {file}` shows the raw fields)"
+            );
         }
     };
     let fields = &decoded.wire.root.fields;

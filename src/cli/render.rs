@@ -5,7 +5,12 @@ use crate::codec::tree::TypedNode;
 use std::io::Write;
 
 /// `typed`: nodes come from a schema, so a field it does not know is marked unknown.
-pub fn print_tree(nodes: &[TypedNode], depth: usize, typed: bool, out: &mut impl Write) -> std::io::Result<()> {
+pub fn print_tree(
+    nodes: &[TypedNode],
+    depth: usize,
+    typed: bool,
+    out: &mut impl Write,
+) -> std::io::Result<()> {
     let indent = "  ".repeat(depth);
     for n in nodes {
         let span = n.whole();

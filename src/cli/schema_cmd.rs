@@ -56,7 +56,13 @@ pub fn show(set: &SchemaSet, name: &str) -> Result<String> {
         for m in svc.methods() {
             let cs = if m.is_client_streaming() { "stream " } else { "" };
             let ss = if m.is_server_streaming() { "stream " } else { "" };
-            writeln!(s, "  rpc {}({cs}{}) returns ({ss}{});", m.name(), m.input().full_name(), m.output().full_name())?;
+            writeln!(
+                s,
+                "  rpc {}({cs}{}) returns ({ss}{});",
+                m.name(),
+                m.input().full_name(),
+                m.output().full_name()
+            )?;
         }
         writeln!(s, "}}")?;
         return Ok(s);
@@ -110,7 +116,13 @@ fn field_line(f: &FieldDescriptor) -> String {
     let label = match f.cardinality() {
         Cardinality::Repeated => "repeated ",
         Cardinality::Required => "required ",
-        Cardinality::Optional if f.supports_presence() && f.containing_oneof().is_none_or(|o| o.is_synthetic()) && !matches!(f.kind(), Kind::Message(_)) => "optional ",
+        Cardinality::Optional
+            if f.supports_presence()
+                && f.containing_oneof().is_none_or(|o| o.is_synthetic())
+                && !matches!(f.kind(), Kind::Message(_)) =>
+        {
+            "optional "
+        }
         Cardinality::Optional => "",
     };
     format!("{label}{ty} {} = {};", f.name(), f.number())
@@ -121,7 +133,8 @@ fn export(schema: &SchemaArgs, out: &std::path::Path) -> Result<()> {
     let set = schema.load()?;
     let fds = prost_types::FileDescriptorSet { file: set.pool().file_descriptor_protos().cloned().collect() };
     let bytes = fds.encode_to_vec();
-    crate::dump::save::atomic_write(out, &bytes, true).with_context(|| format!("cannot write {}", out.display()))?;
+    crate::dump::save::atomic_write(out, &bytes, true)
+        .with_context(|| format!("cannot write {}", out.display()))?;
     eprintln!("wrote {} files ({} bytes) to {}", fds.file.len(), bytes.len(), out.display());
     Ok(())
 }

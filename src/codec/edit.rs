@@ -50,7 +50,9 @@ pub fn apply_edits(desc: &MessageDescriptor, bytes: &[u8], edits: &[Edit]) -> Re
         cur = edit_message(desc, &cur, &e.path.0, &e.op)
             .map_err(|m| CodecError::Edit(format!("{}: {m}", e.path)))?;
     }
-    decode(desc, &cur).map_err(|e| CodecError::Edit(format!("the edit produced invalid bytes ({e}); nothing was changed")))?;
+    decode(desc, &cur).map_err(|e| {
+        CodecError::Edit(format!("the edit produced invalid bytes ({e}); nothing was changed"))
+    })?;
     Ok(cur)
 }
 
@@ -216,7 +218,9 @@ fn elements<'a>(occ: &[&'a WireField]) -> Vec<Elem<'a>> {
     let mut out = Vec::new();
     for f in occ {
         match &f.content {
-            WireContent::Packed(p) => out.extend(p.spans().into_iter().map(|s| Elem { occ: f, packed: Some(s) })),
+            WireContent::Packed(p) => {
+                out.extend(p.spans().into_iter().map(|s| Elem { occ: f, packed: Some(s) }))
+            }
             _ => out.push(Elem { occ: f, packed: None }),
         }
     }
@@ -246,12 +250,21 @@ fn resolve_index(i: i64, len: usize, name: &str) -> R<usize> {
     Ok(idx as usize)
 }
 
-fn edit_list(fd: &FieldDescriptor, buf: &[u8], occ: &[&WireField], seg: &Segment, rest: &[Segment], op: &EditOp) -> R<Vec<u8>> {
+fn edit_list(
+    fd: &FieldDescriptor,
+    buf: &[u8],
+    occ: &[&WireField],
+    seg: &Segment,
+    rest: &[Segment],
+    op: &EditOp,
+) -> R<Vec<u8>> {
     let elems = elements(occ);
     let name = fd.name();
     let mut reps: Vec<(Span, Vec<u8>)> = Vec::new();
     match &seg.selector {
-        Some(Selector::Key(k)) => return Err(format!("{name} is a list; index it with a number, not \"{k}\"")),
+        Some(Selector::Key(k)) => {
+            return Err(format!("{name} is a list; index it with a number, not \"{k}\""));
+        }
         Some(Selector::Index(i)) => {
             let e = &elems[resolve_index(*i, elems.len(), name)?];
             if !rest.is_empty() {
@@ -283,7 +296,10 @@ fn edit_list(fd: &FieldDescriptor, buf: &[u8], occ: &[&WireField], seg: &Segment
         }
         None => {
             if !rest.is_empty() {
-                return Err(format!("{name} is repeated: say which element, e.g. {name}[0].{}", rest[0].field));
+                return Err(format!(
+                    "{name} is repeated: say which element, e.g. {name}[0].{}",
+                    rest[0].field
+                ));
             }
             match op {
                 EditOp::Append(text) => {
@@ -327,8 +343,17 @@ fn edit_list(fd: &FieldDescriptor, buf: &[u8], occ: &[&WireField], seg: &Segment
 /// A JSON array (or object, for maps) as the whole value of `fd`, read through the parent.
 fn parse_list(fd: &FieldDescriptor, text: &str) -> R<Value> {
     let json = format!("{{\"{}\": {text}}}", fd.json_name());
-    let msg = DynamicMessage::deserialize(fd.parent_message().clone(), &mut serde_json::Deserializer::from_str(&json))
-        .map_err(|e| format!("value for {} must be JSON ({}): {e}", fd.name(), if fd.is_map() { "an object" } else { "an array" }))?;
+    let msg = DynamicMessage::deserialize(
+        fd.parent_message().clone(),
+        &mut serde_json::Deserializer::from_str(&json),
+    )
+    .map_err(|e| {
+        format!(
+            "value for {} must be JSON ({}): {e}",
+            fd.name(),
+            if fd.is_map() { "an object" } else { "an array" }
+        )
+    })?;
     Ok(msg.get_field(fd).into_owned())
 }
 
@@ -346,7 +371,14 @@ fn entry_key(entry: &MessageDescriptor, bytes: &[u8]) -> Option<Value> {
     Some(m.get_field(&entry.map_entry_key_field()).into_owned())
 }
 
-fn edit_map(fd: &FieldDescriptor, buf: &[u8], occ: &[&WireField], seg: &Segment, rest: &[Segment], op: &EditOp) -> R<Vec<u8>> {
+fn edit_map(
+    fd: &FieldDescriptor,
+    buf: &[u8],
+    occ: &[&WireField],
+    seg: &Segment,
+    rest: &[Segment],
+    op: &EditOp,
+) -> R<Vec<u8>> {
     let entry = sub_message(fd)?;
     let name = fd.name();
     let mut reps: Vec<(Span, Vec<u8>)> = Vec::new();
@@ -370,8 +402,10 @@ fn edit_map(fd: &FieldDescriptor, buf: &[u8], occ: &[&WireField], seg: &Segment,
     };
     let key = map_key(&entry.map_entry_key_field().kind(), sel)?;
     let key_value = Value::from(key.clone());
-    let matching: Vec<&&WireField> =
-        occ.iter().filter(|f| entry_key(&entry, &buf[f.value.clone()]).as_ref() == Some(&key_value)).collect();
+    let matching: Vec<&&WireField> = occ
+        .iter()
+        .filter(|f| entry_key(&entry, &buf[f.value.clone()]).as_ref() == Some(&key_value))
+        .collect();
     let value_seg = Segment { field: "value".into(), selector: None };
     let mut sub_path = vec![value_seg];
     sub_path.extend_from_slice(rest);

@@ -16,7 +16,7 @@ pub use path::FieldPath;
 use crate::wire::{self, DecodeOptions, WireDecoding};
 use miette::Diagnostic;
 use prost::Message;
-use prost_reflect::{DynamicMessage, MessageDescriptor, SerializeOptions};
+use prost_reflect::{DynamicMessage, MessageDescriptor, ReflectMessage, SerializeOptions};
 
 #[derive(Debug, Clone, thiserror::Error)]
 pub enum CodecError {
@@ -80,20 +80,50 @@ pub fn encode(msg: &DynamicMessage) -> Vec<u8> {
     out
 }
 
-/// Proto3 JSON mapping (lowerCamelCase names, 64-bit integers as strings).
+/// Proto3 JSON mapping (lowerCamelCase names, 64-bit integers as strings). Fields come in
+/// schema order and map entries sorted by key, so the same message always prints the same.
 pub fn to_json(msg: &DynamicMessage, pretty: bool) -> String {
-    let opts = SerializeOptions::new();
-    let mut out = Vec::new();
-    let result = if pretty {
-        let mut ser = serde_json::Serializer::pretty(&mut out);
-        msg.serialize_with_options(&mut ser, &opts)
-    } else {
-        let mut ser = serde_json::Serializer::new(&mut out);
-        msg.serialize_with_options(&mut ser, &opts)
+    let mut value = match msg.serialize_with_options(serde_json::value::Serializer, &SerializeOptions::new())
+    {
+        Ok(v) => v,
+        Err(e) => return format!("{{\"error\": {:?}}}", e.to_string()),
     };
-    match result {
-        Ok(()) => String::from_utf8_lossy(&out).into_owned(),
-        Err(e) => format!("{{\"error\": {:?}}}", e.to_string()),
+    sort_maps(&mut value, &msg.descriptor());
+    let text = if pretty { serde_json::to_string_pretty(&value) } else { serde_json::to_string(&value) };
+    text.unwrap_or_else(|e| format!("{{\"error\": {:?}}}", e.to_string()))
+}
+
+/// Sorts the entries of every map field (prost-reflect keeps maps in hash order).
+fn sort_maps(value: &mut serde_json::Value, desc: &MessageDescriptor) {
+    use prost_reflect::Kind;
+    if desc.full_name().starts_with("google.protobuf.") {
+        return; // well-known types have their own JSON shapes
+    }
+    let Some(obj) = value.as_object_mut() else { return };
+    for fd in desc.fields() {
+        let Some(v) = obj.get_mut(fd.json_name()) else { continue };
+        let Kind::Message(m) = fd.kind() else { continue };
+        if fd.is_map() {
+            let numeric = !matches!(m.map_entry_key_field().kind(), Kind::String | Kind::Bool);
+            let Some(map) = v.as_object_mut() else { continue };
+            let mut entries: Vec<(String, serde_json::Value)> = std::mem::take(map).into_iter().collect();
+            if numeric {
+                entries.sort_by_key(|(k, _)| (k.parse::<i128>().unwrap_or(0), k.clone()));
+            } else {
+                entries.sort_by(|a, b| a.0.cmp(&b.0));
+            }
+            let vd = m.map_entry_value_field();
+            for (k, mut e) in entries {
+                if let Kind::Message(vm) = vd.kind() {
+                    sort_maps(&mut e, &vm);
+                }
+                map.insert(k, e);
+            }
+        } else if let Some(items) = v.as_array_mut() {
+            items.iter_mut().for_each(|i| sort_maps(i, &m));
+        } else {
+            sort_maps(v, &m);
+        }
     }
 }
 
@@ -122,11 +152,8 @@ pub fn to_text(msg: &DynamicMessage) -> String {
 
 pub fn from_text(desc: &MessageDescriptor, text: &str) -> Result<DynamicMessage, CodecError> {
     DynamicMessage::parse_text_format(desc.clone(), text).map_err(|e| {
-        let (line, column) = e
-            .labels()
-            .and_then(|mut l| l.next())
-            .map(|l| line_col(text, l.offset()))
-            .unwrap_or((0, 0));
+        let (line, column) =
+            e.labels().and_then(|mut l| l.next()).map(|l| line_col(text, l.offset())).unwrap_or((0, 0));
         CodecError::Text { type_name: desc.full_name().to_string(), line, column, reason: e.to_string() }
     })
 }

@@ -154,7 +154,9 @@ pub fn parse_value(kind: &Kind, text: &str) -> Result<Value, String> {
         },
         Kind::String => {
             if t.len() >= 2 && t.starts_with('"') && t.ends_with('"') {
-                Value::String(serde_json::from_str::<String>(t).map_err(|e| format!("bad quoted string: {e}"))?)
+                Value::String(
+                    serde_json::from_str::<String>(t).map_err(|e| format!("bad quoted string: {e}"))?,
+                )
             } else {
                 Value::String(text.to_string())
             }
@@ -167,7 +169,11 @@ pub fn parse_value(kind: &Kind, text: &str) -> Result<Value, String> {
                 Value::EnumNumber(n)
             } else {
                 let names: Vec<String> = e.values().map(|v| v.name().to_string()).collect();
-                return Err(format!("\"{text}\" is not a value of {}; one of: {}", e.full_name(), names.join(", ")));
+                return Err(format!(
+                    "\"{text}\" is not a value of {}; one of: {}",
+                    e.full_name(),
+                    names.join(", ")
+                ));
             }
         }
         Kind::Message(m) => {
@@ -228,7 +234,7 @@ pub fn parse_bytes(text: &str) -> Result<Vec<u8>, String> {
 
 pub fn decode_hex(h: &str) -> Result<Vec<u8>, String> {
     let clean: String = h.chars().filter(|c| !c.is_whitespace()).collect();
-    if clean.len() % 2 != 0 {
+    if !clean.len().is_multiple_of(2) {
         return Err(format!("hex has an odd number of digits ({})", clean.len()));
     }
     (0..clean.len())

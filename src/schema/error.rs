@@ -29,22 +29,24 @@ pub enum SchemaError {
     DuplicateSymbol {
         symbol: String,
         first_file: String,
-        first_origin: Origin,
+        first_origin: Box<Origin>,
         second_file: String,
-        second_origin: Origin,
+        second_origin: Box<Origin>,
     },
 
     #[error(
         "file \"{file}\" is loaded twice with different contents: from {first} and from {second}\n  fix: load only one version of it"
     )]
-    ConflictingFile { file: String, first: Origin, second: Origin },
+    ConflictingFile { file: String, first: Box<Origin>, second: Box<Origin> },
 
     #[error(
         "{origin}: \"{file}\" imports \"{dependency}\", which is neither in the set nor already loaded\n  fix: re-create the set with its imports (protoc --include_imports), or also load the schema that defines \"{dependency}\""
     )]
-    MissingDependency { origin: Origin, file: String, dependency: String },
+    MissingDependency { origin: Box<Origin>, file: String, dependency: String },
 
-    #[error("{path}: not a protobuf descriptor set ({reason})\n  fix: descriptor sets come from `protoc -o FILE --include_imports`; for .proto sources use --proto")]
+    #[error(
+        "{path}: not a protobuf descriptor set ({reason})\n  fix: descriptor sets come from `protoc -o FILE --include_imports`; for .proto sources use --proto"
+    )]
     NotADescriptorSet { path: PathBuf, reason: String },
 
     #[error("{path}: cannot read: {reason}")]

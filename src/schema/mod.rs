@@ -100,8 +100,8 @@ impl SchemaSet {
                 }
                 return Err(SchemaError::ConflictingFile {
                     file: name,
-                    first: first.clone(),
-                    second: origin,
+                    first: Box::new(first.clone()),
+                    second: Box::new(origin),
                 });
             }
             if fresh.iter().any(|f| f.name() == name) {
@@ -122,9 +122,9 @@ impl SchemaSet {
                     return Err(SchemaError::DuplicateSymbol {
                         symbol,
                         first_file,
-                        first_origin: first_origin.unwrap_or(Origin::BuiltIn),
+                        first_origin: Box::new(first_origin.unwrap_or(Origin::BuiltIn)),
                         second_file: file.name().to_string(),
-                        second_origin: origin,
+                        second_origin: Box::new(origin),
                     });
                 }
                 new_symbols.insert(symbol, file.name().to_string());
@@ -144,7 +144,7 @@ impl SchemaSet {
                     }
                     None => {
                         return Err(SchemaError::MissingDependency {
-                            origin,
+                            origin: Box::new(origin),
                             file: file.name().to_string(),
                             dependency: dep.clone(),
                         });
@@ -153,8 +153,7 @@ impl SchemaSet {
             }
         }
         let mut pool = self.pool.clone();
-        let all: Vec<FileDescriptorProto> =
-            well_known.iter().cloned().chain(fresh.iter().cloned()).collect();
+        let all: Vec<FileDescriptorProto> = well_known.iter().cloned().chain(fresh.iter().cloned()).collect();
         pool.add_file_descriptor_protos(all).map_err(|e| SchemaError::Invalid {
             location: e.file().map_or_else(|| origin.to_string(), |f| format!("{f} ({origin})")),
             message: e.to_string(),

@@ -32,30 +32,29 @@ impl SchemaSet {
         let mut includes: Vec<PathBuf> = include_paths.to_vec();
         for f in files {
             let under_include = includes.iter().any(|i| f.starts_with(i));
-            if f.exists() && !under_include {
-                if let Some(parent) = f.parent() {
-                    let parent = if parent.as_os_str().is_empty() { Path::new(".") } else { parent };
-                    if !includes.iter().any(|i| i == parent) {
-                        includes.push(parent.to_path_buf());
-                    }
+            if f.exists()
+                && !under_include
+                && let Some(parent) = f.parent()
+            {
+                let parent = if parent.as_os_str().is_empty() { Path::new(".") } else { parent };
+                if !includes.iter().any(|i| i == parent) {
+                    includes.push(parent.to_path_buf());
                 }
             }
         }
         let searched: Vec<String> = includes
             .iter()
-            .map(|p| std::fs::canonicalize(p).unwrap_or_else(|_| p.clone()).display().to_string())
+            .map(|p| match std::fs::canonicalize(p) {
+                Ok(abs) => abs.display().to_string(),
+                Err(_) => format!("{} (does not exist)", p.display()),
+            })
             .chain(["(bundled google/protobuf/*)".to_string()])
             .collect();
         let mut compiler = protox::Compiler::new(&includes).map_err(|e| convert(&e, &searched))?;
         compiler.include_imports(true);
         for f in files {
-            let target: PathBuf = if f.exists() {
-                f.clone()
-            } else {
-                // A name relative to an include path, as in an import statement.
-                f.clone()
-            };
-            if let Err(e) = compiler.open_file(&target) {
+            // A path on disk, or a name relative to an include path as in an import statement.
+            if let Err(e) = compiler.open_file(f) {
                 if e.is_file_not_found() && !f.exists() && e.to_string().contains("not in any") {
                     return Err(SchemaError::ProtoNotFound {
                         file: f.display().to_string(),
@@ -86,11 +85,7 @@ impl SchemaSet {
         self.add_descriptor_set_bytes(&bytes, Origin::DescriptorSet(path.to_path_buf()))
     }
 
-    pub fn add_descriptor_set_bytes(
-        &mut self,
-        bytes: &[u8],
-        origin: Origin,
-    ) -> Result<usize, SchemaError> {
+    pub fn add_descriptor_set_bytes(&mut self, bytes: &[u8], origin: Origin) -> Result<usize, SchemaError> {
         let path = match &origin {
             Origin::DescriptorSet(p) => p.clone(),
             other => PathBuf::from(other.to_string()),
@@ -106,12 +101,8 @@ impl SchemaSet {
         if set.file.is_empty() {
             return Err(SchemaError::NotADescriptorSet { path, reason: "it holds no files".into() });
         }
-        if let Some(bad) = set.file.iter().find(|f| f.name().is_empty()) {
-            let _ = bad;
-            return Err(SchemaError::NotADescriptorSet {
-                path,
-                reason: "a file in it has no name".into(),
-            });
+        if set.file.iter().any(|f| f.name().is_empty()) {
+            return Err(SchemaError::NotADescriptorSet { path, reason: "a file in it has no name".into() });
         }
         self.add_files(set.file, origin)
     }

@@ -98,8 +98,7 @@ impl Ctx<'_> {
                 return (msg, None);
             }
             let field_desc = schema.and_then(|s| s.get_field(number));
-            match self.field(key_start..after_key, number, wire_type, end, depth, field_desc)
-            {
+            match self.field(key_start..after_key, number, wire_type, end, depth, field_desc) {
                 Some(field) => {
                     pos = field.whole().end;
                     msg.fields.push(field);
@@ -188,8 +187,7 @@ impl Ctx<'_> {
                     Kind::Message(m) => Some(m),
                     _ => None,
                 });
-                let (message, end_key) =
-                    self.message(pos..end, depth + 1, sub.as_ref(), Some(number));
+                let (message, end_key) = self.message(pos..end, depth + 1, sub.as_ref(), Some(number));
                 if end_key.is_none() {
                     if message.raw_tail.is_none() {
                         self.err(key_start, WireErrorKind::UnterminatedGroup(number));
@@ -210,7 +208,8 @@ impl Ctx<'_> {
     fn check_wire_type(&mut self, at: usize, d: &FieldDescriptor, found: WireType) {
         let (expected, _) = scalar_wire(&d.kind());
         let expected = if d.is_group() { WireType::StartGroup } else { expected };
-        let packed_ok = d.is_list() && d.kind().wire_type() != prost::encoding::WireType::LengthDelimited
+        let packed_ok = d.is_list()
+            && d.kind().wire_type() != prost::encoding::WireType::LengthDelimited
             && !matches!(d.kind(), Kind::Message(_));
         if found == expected || (packed_ok && found == WireType::Len) {
             return;
@@ -286,7 +285,7 @@ impl Ctx<'_> {
     fn packed(&self, value: Span, unit: usize) -> Option<PackedValues> {
         let bytes = &self.buf[value.clone()];
         match unit {
-            4 if bytes.len() % 4 == 0 => Some(PackedValues::Fixed32(
+            4 if bytes.len().is_multiple_of(4) => Some(PackedValues::Fixed32(
                 bytes
                     .chunks_exact(4)
                     .enumerate()
@@ -296,7 +295,7 @@ impl Ctx<'_> {
                     })
                     .collect(),
             )),
-            8 if bytes.len() % 8 == 0 => Some(PackedValues::Fixed64(
+            8 if bytes.len().is_multiple_of(8) => Some(PackedValues::Fixed64(
                 bytes
                     .chunks_exact(8)
                     .enumerate()
@@ -340,21 +339,21 @@ impl Ctx<'_> {
         }
         let mark = self.errors.len();
         let (message, _) = self.message(value.clone(), depth + 1, None, None);
-        let only_depth =
-            self.errors[mark..].iter().all(|e| matches!(e.kind, WireErrorKind::TooDeep(_)));
+        let only_depth = self.errors[mark..].iter().all(|e| matches!(e.kind, WireErrorKind::TooDeep(_)));
         if message.raw_tail.is_none() && only_depth {
             return WireContent::Message { message, guessed: true };
         }
         self.errors.truncate(mark);
-        if bytes.len() % 4 == 0 && bytes.chunks_exact(4).all(|c| plausible_f32(c)) {
-            if let Some(p) = self.packed(value.clone(), 4) {
-                return WireContent::Packed(p);
-            }
+        if bytes.len().is_multiple_of(4)
+            && bytes.chunks_exact(4).all(plausible_f32)
+            && let Some(p) = self.packed(value.clone(), 4)
+        {
+            return WireContent::Packed(p);
         }
-        if let Some(p) = self.packed(value, 0) {
-            if p.len() > 1 {
-                return WireContent::Packed(p);
-            }
+        if let Some(p) = self.packed(value, 0)
+            && p.len() > 1
+        {
+            return WireContent::Packed(p);
         }
         WireContent::Bytes
     }

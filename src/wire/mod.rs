@@ -97,14 +97,20 @@ pub enum WireContent {
     Fixed64(u64),
     Fixed32(u32),
     /// Length-delimited bytes that parse as a message (by schema, or by guess when `guessed`).
-    Message { message: WireMessage, guessed: bool },
+    Message {
+        message: WireMessage,
+        guessed: bool,
+    },
     /// Length-delimited bytes that are printable UTF-8 (or a schema string field).
     Text,
     /// Packed repeated scalars; each element with its own span.
     Packed(PackedValues),
     /// Opaque bytes.
     Bytes,
-    Group { message: WireMessage, end_key: Option<Span> },
+    Group {
+        message: WireMessage,
+        end_key: Option<Span>,
+    },
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -163,9 +169,7 @@ pub enum WireErrorKind {
     InvalidWireType(u8),
     #[error("{needed}-byte fixed value but only {available} bytes remain (truncated input)")]
     TruncatedFixed { needed: usize, available: usize },
-    #[error(
-        "length prefix says {declared} bytes but only {available} remain (truncated or corrupt frame)"
-    )]
+    #[error("length prefix says {declared} bytes but only {available} remain (truncated or corrupt frame)")]
     LengthOverrun { declared: u64, available: usize },
     #[error("end-group for field {0} without a matching start-group")]
     UnexpectedEndGroup(u32),

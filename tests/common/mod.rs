@@ -87,7 +87,9 @@ pub fn random_message(desc: &MessageDescriptor, rng: &mut Rng, depth: usize) -> 
     let mut msg = DynamicMessage::new(desc.clone());
     if name == "google.protobuf.FieldMask" {
         let paths: Vec<Value> = (0..rng.below(3))
-            .map(|i| Value::String(["collection_name", "schema.fields", "description"][i as usize % 3].into()))
+            .map(|i| {
+                Value::String(["collection_name", "schema.fields", "description"][i as usize % 3].into())
+            })
             .collect();
         msg.set_field_by_name("paths", Value::List(paths));
         return Some(msg);

@@ -1,0 +1,255 @@
+//! The headless CLI end to end: decode in every format, encode back to the same bytes, edit
+//! one field and nothing else, and clear failures for a wrong type or a truncated file.
+
+mod common;
+
+use std::path::Path;
+use std::process::{Command, Output, Stdio};
+use walscope::codec;
+use walscope::schema::SchemaSet;
+
+const BIN: &str = env!("CARGO_BIN_EXE_walscope");
+
+fn run(args: &[&str]) -> Output {
+    Command::new(BIN).args(args).output().expect("run walscope")
+}
+
+fn run_stdin(args: &[&str], input: &[u8]) -> Output {
+    use std::io::Write;
+    let mut child = Command::new(BIN)
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(input).unwrap();
+    child.wait_with_output().unwrap()
+}
+
+fn stdout(o: &Output) -> String {
+    assert!(o.status.success(), "failed: {}", String::from_utf8_lossy(&o.stderr));
+    String::from_utf8(o.stdout.clone()).unwrap()
+}
+
+const VCHANNEL: &str = "by-dev-rootcoord-dml_0_4491v0";
+
+/// A DumpMessagesResponse carrying an Insert WAL message, built the way the server would.
+fn dump_response() -> Vec<u8> {
+    let set = SchemaSet::builtin();
+    let insert = set.message("milvus.proto.msg.InsertRequest").unwrap();
+    let body = codec::from_json(&insert, r#"{"collectionID": "4491", "shardName": "by-dev-rootcoord-dml_0_4491v0", "numRows": "2", "rowIDs": ["1", "2"]}"#).unwrap();
+    let payload = codec::encode(&body);
+    let resp = set.message("milvus.proto.milvus.DumpMessagesResponse").unwrap();
+    let json = format!(
+        r#"{{"message": {{"id": {{"id": "rz", "WALName": "RocksMQ"}}, "payload": "{}", "properties": {{"_t": "2", "_v": "1", "_vc": "{VCHANNEL}", "_tt": "1d7ukyi1wgw00"}}}}}}"#,
+        base64_encode(&payload)
+    );
+    codec::encode(&codec::from_json(&resp, &json).unwrap())
+}
+
+fn base64_encode(b: &[u8]) -> String {
+    use base64::Engine;
+    base64::engine::general_purpose::STANDARD.encode(b)
+}
+
+fn write_dump(dir: &Path) -> (std::path::PathBuf, Vec<u8>) {
+    let bytes = dump_response();
+    let p = dir.join("resp.bin");
+    std::fs::write(&p, &bytes).unwrap();
+    (p, bytes)
+}
+
+const T: &str = "milvus.proto.milvus.DumpMessagesResponse";
+
+#[test]
+fn decode_prints_id_properties_and_payload_in_every_format() {
+    let dir = tempfile::tempdir().unwrap();
+    let (p, bytes) = write_dump(dir.path());
+    let p = p.to_str().unwrap();
+
+    let tree = stdout(&run(&["decode", "--type", T, p]));
+    assert!(tree.starts_with(&format!("{T} ({} bytes)", bytes.len())), "{tree}");
+    assert!(tree.contains("id: \"rz\""), "{tree}");
+    assert!(tree.contains("WAL_name: RocksMQ (1)"), "{tree}");
+    assert!(tree.contains(&format!("properties[\"_vc\"]: \"{VCHANNEL}\"")), "{tree}");
+    assert!(tree.contains("payload: "), "{tree}");
+    assert!(tree.contains("# bytes @"), "spans shown: {tree}");
+
+    let json = stdout(&run(&["decode", "--type", T, "--format", "json", p]));
+    let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+    assert_eq!(v["message"]["id"]["id"], "rz");
+    assert_eq!(v["message"]["properties"]["_vc"], VCHANNEL);
+    assert!(v["message"]["payload"].as_str().unwrap().len() > 10);
+
+    let text = stdout(&run(&["decode", "--type", T, "--format", "text", p]));
+    assert!(text.contains("id: \"rz\""), "{text}");
+    assert!(text.contains("key: \"_vc\""), "{text}");
+    assert!(text.contains("payload: \""), "{text}");
+
+    let wire = stdout(&run(&["decode", "--format", "wire", p]));
+    assert!(wire.contains("2 {"), "field 2 as a guessed message: {wire}");
+    assert!(wire.contains(&format!("\"{VCHANNEL}\"")), "{wire}");
+    assert!(wire.contains("@0.."), "{wire}");
+
+    // Standard input works the same, and short type names are accepted.
+    let from_stdin =
+        stdout(&run_stdin(&["decode", "--type", "DumpMessagesResponse", "--format", "json", "-"], &bytes));
+    assert_eq!(from_stdin, json);
+}
+
+#[test]
+fn encode_of_the_json_gives_the_same_bytes() {
+    let dir = tempfile::tempdir().unwrap();
+    let (p, bytes) = write_dump(dir.path());
+    let json = stdout(&run(&["decode", "--type", T, "--format", "json", p.to_str().unwrap()]));
+    let jp = dir.path().join("resp.json");
+    std::fs::write(&jp, &json).unwrap();
+    let out = dir.path().join("again.bin");
+    let o =
+        run(&["encode", "--type", T, "--from", "json", jp.to_str().unwrap(), "--out", out.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(std::fs::read(&out).unwrap(), bytes);
+    // To standard output through a pipe, and from text format.
+    let piped = run_stdin(&["encode", "--type", T, "--from", "json", "-"], json.as_bytes());
+    assert_eq!(piped.stdout, bytes);
+    let text = stdout(&run(&["decode", "--type", T, "--format", "text", p.to_str().unwrap()]));
+    let from_text = run_stdin(&["encode", "--type", T, "--from", "text", "-"], text.as_bytes());
+    assert_eq!(from_text.stdout, bytes);
+    // Bad JSON names the line and column.
+    let bad =
+        run_stdin(&["encode", "--type", T, "--from", "json", "-"], b"{\n \"message\": {\"nosuch\": 1}}");
+    assert!(!bad.status.success());
+    let err = String::from_utf8_lossy(&bad.stderr);
+    assert!(err.contains("line 2 column"), "{err}");
+}
+
+#[test]
+fn edit_set_changes_one_field_and_nothing_else() {
+    let dir = tempfile::tempdir().unwrap();
+    let (p, bytes) = write_dump(dir.path());
+    let out = dir.path().join("edited.bin");
+    let o = run(&[
+        "edit",
+        p.to_str().unwrap(),
+        "--type",
+        T,
+        "--set",
+        "message.properties[\"_vc\"]=by-dev-rootcoord-dml_1_4491v0",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let edited = std::fs::read(&out).unwrap();
+    assert_eq!(std::fs::read(&p).unwrap(), bytes, "--out leaves the input alone");
+    assert_eq!(edited.len(), bytes.len());
+    let diffs: Vec<usize> = (0..bytes.len()).filter(|i| bytes[*i] != edited[*i]).collect();
+    assert_eq!(diffs.len(), 1, "one character of the vchannel differs");
+    assert_eq!((bytes[diffs[0]], edited[diffs[0]]), (b'0', b'1'));
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert!(stderr.contains("every other byte is unchanged"), "{stderr}");
+
+    // In place: atomic replace with a backup of the original.
+    let o = run(&["edit", p.to_str().unwrap(), "--type", T, "--set", "message.id.id=s0"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(std::fs::read(dir.path().join("resp.bin.bak")).unwrap(), bytes);
+    let json = stdout(&run(&["decode", "--type", T, "--format", "json", p.to_str().unwrap()]));
+    assert!(json.contains("\"s0\""), "{json}");
+
+    // --dry-run writes nothing.
+    let before = std::fs::read(&p).unwrap();
+    let o = run(&["edit", p.to_str().unwrap(), "--type", T, "--clear", "message.payload", "--dry-run"]);
+    assert!(o.status.success());
+    assert_eq!(std::fs::read(&p).unwrap(), before);
+}
+
+#[test]
+fn wrong_type_and_truncated_file_fail_naming_the_byte_offset() {
+    let dir = tempfile::tempdir().unwrap();
+    let (p, bytes) = write_dump(dir.path());
+    // MessageID.WAL_name (field 2) is a varint; the dump's field 2 is length-delimited.
+    let o = run(&["decode", "--type", "milvus.proto.common.MessageID", p.to_str().unwrap()]);
+    assert!(!o.status.success());
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("not a valid milvus.proto.common.MessageID: at byte 0: field 2 (WAL_name) is declared varint but encoded as length-delimited: wrong type?"), "{err}");
+    // SyncPoint.pk (field 2) is a string: the nested message is not UTF-8.
+    let o = run(&["decode", "--type", "openmldb.datasync.SyncPoint", p.to_str().unwrap()]);
+    assert!(!o.status.success());
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("not a valid openmldb.datasync.SyncPoint: at byte "), "{err}");
+    assert!(err.contains("is --type right?"), "{err}");
+
+    // A type whose fields are all absent from the bytes.
+    let o = run(&["decode", "--type", "openmldb.datasync.TaskStatusRequest", p.to_str().unwrap()]);
+    assert!(!o.status.success());
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("at byte 0: field 2 is not a field of openmldb.datasync.TaskStatusRequest"),
+        "{err}"
+    );
+
+    let cut = dir.path().join("cut.bin");
+    std::fs::write(&cut, &bytes[..bytes.len() - 5]).unwrap();
+    let o = run(&["decode", "--type", T, "--format", "json", cut.to_str().unwrap()]);
+    assert!(!o.status.success());
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("at byte 1: length prefix says"), "{err}");
+    assert!(err.contains("truncated"), "{err}");
+    // The tree format still shows what it could read before failing.
+    let o = run(&["decode", "--type", T, cut.to_str().unwrap()]);
+    assert!(!o.status.success());
+    assert!(String::from_utf8_lossy(&o.stdout).contains("(unparsed)"));
+
+    let o = run(&["decode", "--type", "NoSuchType", p.to_str().unwrap()]);
+    assert!(!o.status.success());
+    assert!(String::from_utf8_lossy(&o.stderr).contains("unknown type \"NoSuchType\""));
+    let o = run(&["decode", "--type", T, dir.path().join("absent").to_str().unwrap()]);
+    assert!(!o.status.success());
+    assert!(String::from_utf8_lossy(&o.stderr).contains("cannot read"));
+}
+
+#[test]
+fn schema_list_show_and_user_protos() {
+    let list = stdout(&run(&["schema", "list", "--filter", "datasync"]));
+    assert!(list.contains("message  openmldb.datasync.SyncPoint"), "{list}");
+    assert!(list.contains("service  openmldb.datasync.SyncTool"), "{list}");
+    let show = stdout(&run(&["schema", "show", "openmldb.datasync.SyncPoint"]));
+    assert!(show.contains("required SyncType type = 1;"), "{show}");
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("mine.proto"),
+        "syntax = \"proto3\"; package mine; message Ping { string note = 1; }",
+    )
+    .unwrap();
+    let show = stdout(&run(&[
+        "schema",
+        "show",
+        "mine.Ping",
+        "--proto-path",
+        dir.path().to_str().unwrap(),
+        "--proto",
+        "mine.proto",
+    ]));
+    assert!(show.contains("string note = 1;"), "{show}");
+    let set = dir.path().join("all.pb");
+    stdout(&run(&[
+        "schema",
+        "export",
+        "--out",
+        set.to_str().unwrap(),
+        "--no-builtin",
+        "--proto-path",
+        dir.path().to_str().unwrap(),
+        "--proto",
+        "mine.proto",
+    ]));
+    let show = stdout(&run(&[
+        "schema",
+        "show",
+        "mine.Ping",
+        "--no-builtin",
+        "--descriptor-set",
+        set.to_str().unwrap(),
+    ]));
+    assert!(show.contains("string note = 1;"), "{show}");
+}
