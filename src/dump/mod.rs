@@ -1,4 +1,22 @@
-//! Dump files. For now: safe saving (atomic replace with a backup). The memory-mapped reader,
-//! frame index and append-only writer arrive with the dump-file work.
+//! Dump files of any size: memory-mapped reading with framing detection, a frame index built in
+//! the background, random access by frame number, the append-only writer with its manifest,
+//! and atomic saves with backup.
+//!
+//! Must never: read a whole large file into memory (only decoded text dumps are held), trust a
+//! length prefix, or lose an intact frame that follows a damaged one.
 
+pub mod detect;
+pub mod framing;
+pub mod index;
+pub mod reader;
 pub mod save;
+pub mod source;
+pub mod validate;
+pub mod writer;
+
+pub use detect::Detection;
+pub use framing::Framing;
+pub use index::Problem;
+pub use reader::{DumpFile, FrameLoc, OpenOptions};
+pub use source::TextEncoding;
+pub use writer::{DumpWriter, Manifest, ResumePoint, SyncPolicy, manifest_path};

@@ -1,0 +1,218 @@
+//! The frame index: where every frame starts, built by a scan that reads frame headers (and
+//! the first key of each body) only, published in chunks so the first rows are usable at once.
+//!
+//! After a corrupt frame the scan resynchronises: it drops recent frames whose bodies fail a
+//! full check (a corrupt length can swallow the frames after it), then looks byte by byte for
+//! the next offset where a chain of valid frames starts, and records the skipped range. An
+//! intact frame after a bad one is never lost. Costs 8 bytes of memory per frame.
+
+use super::framing::{Framing, HeaderFault, read_header};
+use super::validate::{check_message, first_key_plausible, message_range};
+use prost_reflect::MessageDescriptor;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, RwLock};
+
+/// A damaged byte range no frame covers.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Problem {
+    pub offset: u64,
+    pub len: u64,
+    /// `true` for a frame cut short by the end of the file.
+    pub truncated: bool,
+    pub reason: String,
+}
+
+/// Frames not yet published, so a late discovery of corruption can still take them back.
+const KEEP_BACK: usize = 16;
+/// Frames per published chunk.
+const CHUNK: usize = 65_536;
+/// Frames that must follow a resynchronisation candidate (or the end of the file).
+const CHAIN: usize = 2;
+
+/// State shared between the indexing job and its readers.
+#[derive(Default)]
+pub struct IndexShared {
+    offsets: RwLock<Vec<u64>>,
+    problems: RwLock<Vec<Problem>>,
+    scanned: AtomicU64,
+    done: AtomicBool,
+    cancel: AtomicBool,
+}
+
+impl IndexShared {
+    pub fn frame_count(&self) -> usize {
+        self.offsets.read().map(|o| o.len()).unwrap_or(0)
+    }
+    pub fn offset(&self, i: usize) -> Option<u64> {
+        self.offsets.read().ok()?.get(i).copied()
+    }
+    /// Offsets of frames `range` (clamped), for a visible page of rows.
+    pub fn offsets(&self, range: std::ops::Range<usize>) -> Vec<u64> {
+        match self.offsets.read() {
+            Ok(o) => {
+                let end = range.end.min(o.len());
+                o[range.start.min(end)..end].to_vec()
+            }
+            Err(_) => Vec::new(),
+        }
+    }
+    pub fn problems(&self) -> Vec<Problem> {
+        self.problems.read().map(|p| p.clone()).unwrap_or_default()
+    }
+    pub fn scanned_bytes(&self) -> u64 {
+        self.scanned.load(Ordering::Relaxed)
+    }
+    pub fn is_done(&self) -> bool {
+        self.done.load(Ordering::Acquire)
+    }
+    pub fn cancel(&self) {
+        self.cancel.store(true, Ordering::Relaxed);
+    }
+    pub fn was_cancelled(&self) -> bool {
+        self.cancel.load(Ordering::Relaxed)
+    }
+    /// Heap bytes held by the index (what a million-frame file costs beyond its mapping).
+    pub fn heap_bytes(&self) -> usize {
+        let o = self.offsets.read().map(|o| o.capacity() * 8).unwrap_or(0);
+        let p = self.problems.read().map(|p| p.iter().map(|x| 48 + x.reason.capacity()).sum()).unwrap_or(0);
+        o + p
+    }
+    fn publish(&self, batch: &mut Vec<u64>) {
+        if let Ok(mut o) = self.offsets.write() {
+            o.extend_from_slice(batch);
+        }
+        batch.clear();
+    }
+}
+
+struct Scan<'a> {
+    buf: &'a [u8],
+    framing: Framing,
+    desc: Option<&'a MessageDescriptor>,
+}
+
+impl Scan<'_> {
+    /// Header fits and the body starts like a message: the per-frame cost while indexing.
+    fn quick(&self, pos: usize) -> Result<u64, HeaderFault> {
+        let h = read_header(self.buf, pos, self.framing)?;
+        let body = &self.buf[pos + h.header_len as usize..pos + h.total() as usize];
+        let msg = &body[message_range(body, self.framing, &h)];
+        if first_key_plausible(msg, self.desc) {
+            Ok(h.total())
+        } else {
+            Err(HeaderFault::Invalid(format!("frame body does not start like a {}", self.type_name())))
+        }
+    }
+
+    fn type_name(&self) -> String {
+        self.desc.map_or_else(|| "protobuf message".to_string(), |d| d.full_name().to_string())
+    }
+
+    /// The whole frame at `pos` is valid; returns its length.
+    fn full(&self, pos: usize) -> Option<u64> {
+        let h = read_header(self.buf, pos, self.framing).ok()?;
+        let body = &self.buf[pos + h.header_len as usize..pos + h.total() as usize];
+        check_message(&body[message_range(body, self.framing, &h)], self.desc).ok()?;
+        Some(h.total())
+    }
+
+    /// A resynchronisation point: a non-empty valid frame followed by CHAIN valid frames or EOF.
+    fn chain_starts_at(&self, pos: usize) -> bool {
+        let mut p = pos;
+        for i in 0..=CHAIN {
+            if p == self.buf.len() {
+                return i > 0;
+            }
+            match self.full(p) {
+                Some(len) if i > 0 || len > 1 => p += len as usize,
+                _ => return false,
+            }
+        }
+        true
+    }
+}
+
+/// Scans `buf` and publishes frames into `shared`; returns when done or cancelled.
+pub fn build(buf: &[u8], framing: Framing, desc: Option<&MessageDescriptor>, shared: &IndexShared) {
+    let scan = Scan { buf, framing, desc };
+    let len = buf.len();
+    let mut pending: Vec<u64> = Vec::with_capacity(CHUNK + KEEP_BACK);
+    if framing == Framing::Single {
+        if len > 0 {
+            pending.push(0);
+        }
+        finish(shared, &mut pending, len);
+        return;
+    }
+    let mut pos = 0usize;
+    while pos < len {
+        if shared.was_cancelled() {
+            break;
+        }
+        match scan.quick(pos) {
+            Ok(total) => {
+                pending.push(pos as u64);
+                pos += total as usize;
+                if pending.len() >= CHUNK + KEEP_BACK {
+                    let keep = pending.split_off(pending.len() - KEEP_BACK);
+                    shared.publish(&mut pending);
+                    pending = keep;
+                    shared.scanned.store(pos as u64, Ordering::Relaxed);
+                }
+            }
+            Err(fault) => {
+                let mut bad = pos;
+                // A corrupt length before this point may have swallowed good frames: take back
+                // the recent frames whose bodies do not hold up.
+                while let Some(&last) = pending.last() {
+                    if scan.full(last as usize).is_some() {
+                        break;
+                    }
+                    pending.pop();
+                    bad = last as usize;
+                }
+                let next = (bad + 1..len).find(|p| scan.chain_starts_at(*p));
+                let truncated = matches!(fault, HeaderFault::Truncated { .. }) && next.is_none();
+                let end = next.unwrap_or(len);
+                let reason = if truncated {
+                    format!("truncated tail at byte {bad}: {fault}; {} bytes kept unread", end - bad)
+                } else if next.is_some() {
+                    format!("bytes {bad}..{end} skipped at byte {pos}: {fault}; resynchronised on the next valid frame")
+                } else {
+                    format!("bytes {bad}..{end} unreadable at byte {pos}: {fault}; no valid frame follows")
+                };
+                if let Ok(mut p) = shared.problems.write() {
+                    p.push(Problem { offset: bad as u64, len: (end - bad) as u64, truncated, reason });
+                }
+                pos = end;
+            }
+        }
+    }
+    finish(shared, &mut pending, pos.min(len));
+}
+
+fn finish(shared: &IndexShared, pending: &mut Vec<u64>, pos: usize) {
+    shared.publish(pending);
+    shared.scanned.store(pos as u64, Ordering::Relaxed);
+    shared.done.store(true, Ordering::Release);
+}
+
+/// Starts the scan on its own thread over `source` (kept alive by the Arc).
+pub fn spawn(
+    source: Arc<super::source::Source>,
+    framing: Framing,
+    desc: Option<MessageDescriptor>,
+) -> Arc<IndexShared> {
+    let shared = Arc::new(IndexShared::default());
+    let s = shared.clone();
+    let spawned = std::thread::Builder::new()
+        .name("walscope-index".into())
+        .spawn(move || build(source.bytes(), framing, desc.as_ref(), &s));
+    if let Err(e) = spawned {
+        if let Ok(mut p) = shared.problems.write() {
+            p.push(Problem { offset: 0, len: 0, truncated: false, reason: format!("cannot start indexing: {e}") });
+        }
+        shared.done.store(true, Ordering::Release);
+    }
+    shared
+}

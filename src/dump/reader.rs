@@ -1,0 +1,141 @@
+//! An opened dump: the mapped bytes, the chosen framing (detected or forced), the frame index
+//! being built in the background, and random access to any frame's bytes. Decoding lives in
+//! `view`; this file never decodes more than the detection sample.
+
+use super::detect::{Detection, detect};
+use super::framing::{FrameHeader, Framing, read_header};
+use super::index::{self, IndexShared, Problem};
+use super::source::{Source, TextEncoding, decode_text, sniff_text};
+use super::validate::message_range;
+use prost_reflect::MessageDescriptor;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+#[derive(Debug, Clone, Default)]
+pub struct OpenOptions {
+    /// Force a framing instead of detecting it.
+    pub framing: Option<Framing>,
+    /// Force a text encoding instead of sniffing it.
+    pub encoding: Option<TextEncoding>,
+    /// The message type of each frame, when known: sharpens detection and resynchronisation.
+    pub message_type: Option<MessageDescriptor>,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum DumpError {
+    #[error("{path}: cannot open: {reason}")]
+    Open { path: PathBuf, reason: String },
+    #[error("{path}: {reason}")]
+    Text { path: PathBuf, reason: String },
+}
+
+/// Where one frame is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FrameLoc {
+    pub index: usize,
+    pub offset: u64,
+    pub header: FrameHeader,
+}
+
+impl FrameLoc {
+    pub fn end(&self) -> u64 {
+        self.offset + self.header.total()
+    }
+}
+
+pub struct DumpFile {
+    pub path: PathBuf,
+    source: Arc<Source>,
+    pub encoding: TextEncoding,
+    pub framing: Framing,
+    /// What detection concluded (also filled, with confidence 1.0, when the framing was forced).
+    pub detection: Detection,
+    pub message_type: Option<MessageDescriptor>,
+    index: Arc<IndexShared>,
+}
+
+impl DumpFile {
+    /// Maps the file, settles encoding and framing, and starts indexing in the background.
+    pub fn open(path: &Path, opts: OpenOptions) -> Result<DumpFile, DumpError> {
+        let err = |e: std::io::Error| DumpError::Open { path: path.to_path_buf(), reason: e.to_string() };
+        let mapped = Source::map(path).map_err(err)?;
+        let encoding = opts.encoding.unwrap_or_else(|| sniff_text(mapped.bytes()));
+        let source = match encoding {
+            TextEncoding::Raw => mapped,
+            enc => Source::Owned(
+                decode_text(mapped.bytes(), enc)
+                    .map_err(|reason| DumpError::Text { path: path.to_path_buf(), reason })?,
+            ),
+        };
+        Ok(Self::from_source(path, Arc::new(source), encoding, opts))
+    }
+
+    /// Opens bytes already in memory (tests, pasted data).
+    pub fn from_bytes(name: &str, bytes: Vec<u8>, opts: OpenOptions) -> DumpFile {
+        Self::from_source(Path::new(name), Arc::new(Source::Owned(bytes)), TextEncoding::Raw, opts)
+    }
+
+    fn from_source(path: &Path, source: Arc<Source>, encoding: TextEncoding, opts: OpenOptions) -> DumpFile {
+        let desc = opts.message_type.clone();
+        let detection = match opts.framing {
+            Some(f) => Detection { framing: f, confidence: 1.0, reason: format!("{f} framing chosen by hand") },
+            None => detect(source.bytes(), desc.as_ref()),
+        };
+        let framing = detection.framing;
+        let index = index::spawn(source.clone(), framing, desc.clone());
+        DumpFile { path: path.to_path_buf(), source, encoding, framing, detection, message_type: desc, index }
+    }
+
+    pub fn bytes(&self) -> &[u8] {
+        self.source.bytes()
+    }
+    pub fn len(&self) -> u64 {
+        self.source.bytes().len() as u64
+    }
+    pub fn is_empty(&self) -> bool {
+        self.source.bytes().is_empty()
+    }
+    pub fn index(&self) -> &IndexShared {
+        &self.index
+    }
+    /// Frames indexed so far (grows while indexing runs).
+    pub fn frame_count(&self) -> usize {
+        self.index.frame_count()
+    }
+    pub fn problems(&self) -> Vec<Problem> {
+        self.index.problems()
+    }
+    /// Blocks until indexing finishes. For the CLI and tests; the UI polls instead.
+    pub fn wait_indexed(&self) {
+        while !self.index.is_done() {
+            std::thread::sleep(std::time::Duration::from_millis(2));
+        }
+    }
+
+    pub fn frame(&self, i: usize) -> Option<FrameLoc> {
+        let offset = self.index.offset(i)?;
+        let header = read_header(self.bytes(), offset as usize, self.framing).ok()?;
+        Some(FrameLoc { index: i, offset, header })
+    }
+
+    /// The frame's bytes including its header.
+    pub fn frame_bytes(&self, loc: &FrameLoc) -> &[u8] {
+        &self.bytes()[loc.offset as usize..loc.end() as usize]
+    }
+
+    /// The message inside the frame (for brpc, without meta and attachment) and its absolute
+    /// offset in the (decoded) file.
+    pub fn message_bytes(&self, loc: &FrameLoc) -> (u64, &[u8]) {
+        let start = loc.offset as usize + loc.header.header_len as usize;
+        let body = &self.bytes()[start..loc.end() as usize];
+        let r = message_range(body, self.framing, &loc.header);
+        ((start + r.start) as u64, &body[r])
+    }
+}
+
+impl Drop for DumpFile {
+    fn drop(&mut self) {
+        // Nobody will read the rest of the index.
+        self.index.cancel();
+    }
+}

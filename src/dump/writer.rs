@@ -1,0 +1,220 @@
+//! The append-only dump writer and its manifest.
+//!
+//! Data is fsynced before the manifest that describes it is replaced, so the manifest's frame
+//! count and resume point are never ahead of the bytes on disk; a crash leaves a file that reads
+//! up to its last complete frame. Must never: rewrite a frame already written, or write the
+//! manifest in place.
+
+use super::framing::{Framing, write_frame};
+use super::save::atomic_write;
+use serde::{Deserialize, Serialize};
+use std::fs::{File, OpenOptions};
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+pub const MANIFEST_VERSION: u32 = 1;
+
+/// Where a salvage can continue: the last message written, its last-confirmed id and timetick.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ResumePoint {
+    pub message_id: String,
+    /// WAL backend of the ids (RocksMQ, Pulsar, Kafka, Woodpecker).
+    pub wal: String,
+    pub last_confirmed_id: String,
+    pub timetick: u64,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Manifest {
+    pub format_version: u32,
+    pub walscope_version: String,
+    pub framing: String,
+    pub message_type: String,
+    pub source_endpoint: Option<String>,
+    /// The request that produced the dump (e.g. DumpMessagesRequest as JSON).
+    pub request: serde_json::Value,
+    pub started_at: String,
+    pub ended_at: Option<String>,
+    /// Frames and bytes known to be on disk (fsynced).
+    pub frames: u64,
+    pub bytes: u64,
+    pub resume: Option<ResumePoint>,
+    pub complete: bool,
+}
+
+impl Manifest {
+    pub fn new(framing: Framing, message_type: &str, source_endpoint: Option<String>, request: serde_json::Value) -> Self {
+        Manifest {
+            format_version: MANIFEST_VERSION,
+            walscope_version: env!("CARGO_PKG_VERSION").to_string(),
+            framing: framing.name().to_string(),
+            message_type: message_type.to_string(),
+            source_endpoint,
+            request,
+            started_at: now_text(),
+            ended_at: None,
+            frames: 0,
+            bytes: 0,
+            resume: None,
+            complete: false,
+        }
+    }
+
+    pub fn load(path: &Path) -> Result<Manifest, String> {
+        let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+        serde_json::from_str(&text).map_err(|e| format!("{}: not a walscope manifest: {e}", path.display()))
+    }
+}
+
+/// `FILE.manifest.json` beside `FILE`.
+pub fn manifest_path(dump: &Path) -> PathBuf {
+    let mut name = dump.file_name().map(|n| n.to_os_string()).unwrap_or_default();
+    name.push(".manifest.json");
+    dump.with_file_name(name)
+}
+
+pub fn now_text() -> String {
+    chrono::Utc::now().format("%Y-%m-%dT%H:%M:%S%.3fZ").to_string()
+}
+
+/// When to fsync: after this many frames or this much time, whichever comes first, and on close.
+#[derive(Debug, Clone, Copy)]
+pub struct SyncPolicy {
+    pub every_frames: u64,
+    pub every: Duration,
+}
+
+impl Default for SyncPolicy {
+    fn default() -> Self {
+        SyncPolicy { every_frames: 1000, every: Duration::from_millis(500) }
+    }
+}
+
+pub struct DumpWriter {
+    file: io::BufWriter<File>,
+    path: PathBuf,
+    framing: Framing,
+    policy: SyncPolicy,
+    manifest: Manifest,
+    frames: u64,
+    bytes: u64,
+    unsynced: u64,
+    last_sync: Instant,
+    pending_resume: Option<ResumePoint>,
+    scratch: Vec<u8>,
+}
+
+impl DumpWriter {
+    /// Creates (or truncates) `path` and writes an empty manifest beside it.
+    pub fn create(path: &Path, framing: Framing, manifest: Manifest, policy: SyncPolicy) -> io::Result<DumpWriter> {
+        let file = File::create(path)?;
+        let w = DumpWriter::with_file(file, path, framing, manifest, policy, 0, 0);
+        w.write_manifest()?;
+        Ok(w)
+    }
+
+    /// Reopens a dump to continue it: frames written after the manifest's last update are cut
+    /// off (their messages will be fetched again from the resume point), so nothing is doubled.
+    pub fn resume(path: &Path, policy: SyncPolicy) -> Result<DumpWriter, String> {
+        let manifest = Manifest::load(&manifest_path(path))?;
+        let framing = Framing::parse(&manifest.framing)
+            .ok_or_else(|| format!("manifest names an unknown framing \"{}\"", manifest.framing))?;
+        let file = OpenOptions::new().write(true).open(path).map_err(|e| format!("{}: {e}", path.display()))?;
+        let on_disk = file.metadata().map_err(|e| e.to_string())?.len();
+        if on_disk < manifest.bytes {
+            return Err(format!(
+                "{}: holds {on_disk} bytes but its manifest says {}: the file was cut; cannot resume safely",
+                path.display(),
+                manifest.bytes
+            ));
+        }
+        file.set_len(manifest.bytes).map_err(|e| e.to_string())?;
+        file.sync_all().map_err(|e| e.to_string())?;
+        let (frames, bytes) = (manifest.frames, manifest.bytes);
+        let mut file = file;
+        use std::io::Seek;
+        file.seek(io::SeekFrom::End(0)).map_err(|e| e.to_string())?;
+        let mut w = DumpWriter::with_file(file, path, framing, manifest, policy, frames, bytes);
+        w.pending_resume = w.manifest.resume.clone();
+        w.manifest.complete = false;
+        w.manifest.ended_at = None;
+        Ok(w)
+    }
+
+    fn with_file(
+        file: File,
+        path: &Path,
+        framing: Framing,
+        manifest: Manifest,
+        policy: SyncPolicy,
+        frames: u64,
+        bytes: u64,
+    ) -> DumpWriter {
+        DumpWriter {
+            file: io::BufWriter::with_capacity(1 << 20, file),
+            path: path.to_path_buf(),
+            framing,
+            policy,
+            manifest,
+            frames,
+            bytes,
+            unsynced: 0,
+            last_sync: Instant::now(),
+            pending_resume: None,
+            scratch: Vec::new(),
+        }
+    }
+
+    pub fn manifest(&self) -> &Manifest {
+        &self.manifest
+    }
+    pub fn frames(&self) -> u64 {
+        self.frames
+    }
+    pub fn bytes(&self) -> u64 {
+        self.bytes
+    }
+
+    /// Appends one message; `resume` is where a salvage could continue after it.
+    pub fn append(&mut self, message: &[u8], resume: Option<ResumePoint>) -> io::Result<()> {
+        self.scratch.clear();
+        write_frame(self.framing, message, &mut self.scratch);
+        self.file.write_all(&self.scratch)?;
+        self.frames += 1;
+        self.bytes += self.scratch.len() as u64;
+        self.unsynced += 1;
+        if resume.is_some() {
+            self.pending_resume = resume;
+        }
+        if self.unsynced >= self.policy.every_frames || self.last_sync.elapsed() >= self.policy.every {
+            self.sync()?;
+        }
+        Ok(())
+    }
+
+    /// Makes everything appended durable, then records it in the manifest.
+    pub fn sync(&mut self) -> io::Result<()> {
+        self.file.flush()?;
+        self.file.get_ref().sync_data()?;
+        self.manifest.frames = self.frames;
+        self.manifest.bytes = self.bytes;
+        self.manifest.resume = self.pending_resume.clone();
+        self.unsynced = 0;
+        self.last_sync = Instant::now();
+        self.write_manifest()
+    }
+
+    fn write_manifest(&self) -> io::Result<()> {
+        let text = serde_json::to_vec_pretty(&self.manifest).map_err(io::Error::other)?;
+        atomic_write(&manifest_path(&self.path), &text, false).map(|_| ())
+    }
+
+    /// Syncs and closes; `complete` says the source had nothing more to give.
+    pub fn finish(mut self, complete: bool) -> io::Result<Manifest> {
+        self.manifest.complete = complete;
+        self.manifest.ended_at = Some(now_text());
+        self.sync()?;
+        Ok(self.manifest)
+    }
+}
