@@ -5,6 +5,7 @@
 
 pub mod cli;
 pub mod codec;
+pub mod datasync;
 pub mod dump;
 pub mod schema;
 pub mod wire;

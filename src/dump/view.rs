@@ -1,0 +1,203 @@
+//! Decoding one frame for display: status, one-line summary and, for Milvus WAL dumps, the row
+//! fields (id, type, vchannel, timetick, collection, rows). Decoded on demand through a bounded
+//! LRU cache, so scrolling a million rows never holds a million decoded messages.
+
+use super::reader::DumpFile;
+use crate::codec;
+use crate::wal::{self, Encryption, WalMessage};
+use lru::LruCache;
+use prost_reflect::{DescriptorPool, DynamicMessage, MessageDescriptor, ReflectMessage};
+use std::num::NonZeroUsize;
+use std::sync::{Arc, Mutex};
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum FrameStatus {
+    Ok,
+    /// The payload is encrypted (`_ch`): expected, not damage.
+    Encrypted,
+    /// Decodes, but something inside is malformed (a bad property, a bad header).
+    Warning(String),
+    /// Does not decode as the chosen type; `offset` is absolute in the file.
+    Undecodable { offset: u64, reason: String },
+}
+
+impl FrameStatus {
+    pub fn label(&self) -> &'static str {
+        match self {
+            FrameStatus::Ok => "ok",
+            FrameStatus::Encrypted => "encrypted",
+            FrameStatus::Warning(_) => "warning",
+            FrameStatus::Undecodable { .. } => "bad",
+        }
+    }
+    pub fn is_bad(&self) -> bool {
+        matches!(self, FrameStatus::Undecodable { .. } | FrameStatus::Warning(_))
+    }
+}
+
+/// The WAL columns of a row.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct WalRow {
+    pub message_id: String,
+    pub type_name: String,
+    pub vchannel: String,
+    pub timetick: Option<u64>,
+    pub time: String,
+    pub collection: Option<i64>,
+    pub rows: Option<u64>,
+    pub txn: Option<i64>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct FrameView {
+    pub index: usize,
+    pub offset: u64,
+    pub size: u64,
+    pub status: FrameStatus,
+    pub summary: String,
+    pub wal: Option<WalRow>,
+}
+
+/// Decodes frames of one dump as one type, remembering the last `capacity` results.
+pub struct FrameDecoder {
+    pool: DescriptorPool,
+    message_type: Option<MessageDescriptor>,
+    cache: Mutex<LruCache<usize, Arc<FrameView>>>,
+}
+
+impl FrameDecoder {
+    pub fn new(pool: DescriptorPool, message_type: Option<MessageDescriptor>, capacity: usize) -> FrameDecoder {
+        let cap = NonZeroUsize::new(capacity.max(1)).unwrap_or(NonZeroUsize::MIN);
+        FrameDecoder { pool, message_type, cache: Mutex::new(LruCache::new(cap)) }
+    }
+
+    pub fn message_type(&self) -> Option<&MessageDescriptor> {
+        self.message_type.as_ref()
+    }
+
+    /// The view of frame `i`, from the cache or decoded now.
+    pub fn view(&self, dump: &DumpFile, i: usize) -> Option<Arc<FrameView>> {
+        if let Ok(mut c) = self.cache.lock()
+            && let Some(v) = c.get(&i)
+        {
+            return Some(v.clone());
+        }
+        let v = Arc::new(self.decode_view(dump, i)?);
+        if let Ok(mut c) = self.cache.lock() {
+            c.put(i, v.clone());
+        }
+        Some(v)
+    }
+
+    /// Decodes frame `i` as the chosen type (None: schema-less).
+    pub fn decode(&self, dump: &DumpFile, i: usize) -> Option<Result<DynamicMessage, (u64, String)>> {
+        let loc = dump.frame(i)?;
+        let (start, bytes) = dump.message_bytes(&loc);
+        let desc = self.message_type.as_ref()?;
+        Some(codec::decode(desc, bytes).map(|d| d.message).map_err(|e| match e {
+            codec::CodecError::Malformed { offset, reason, .. } => (start + offset as u64, reason),
+            other => (start, other.to_string()),
+        }))
+    }
+
+    fn decode_view(&self, dump: &DumpFile, i: usize) -> Option<FrameView> {
+        let loc = dump.frame(i)?;
+        let (start, bytes) = dump.message_bytes(&loc);
+        let mut view = FrameView {
+            index: i,
+            offset: loc.offset,
+            size: loc.header.total(),
+            status: FrameStatus::Ok,
+            summary: String::new(),
+            wal: None,
+        };
+        let Some(desc) = &self.message_type else {
+            let w = crate::wire::decode(bytes);
+            view.summary = format!("{} bytes, {} top-level fields (no type chosen)", bytes.len(), w.root.fields.len());
+            if let Some(e) = w.first_error() {
+                view.status = FrameStatus::Undecodable { offset: start + e.offset as u64, reason: e.kind.to_string() };
+            }
+            return Some(view);
+        };
+        match codec::decode(desc, bytes) {
+            Err(codec::CodecError::Malformed { offset, reason, .. }) => {
+                view.status = FrameStatus::Undecodable { offset: start + offset as u64, reason: reason.clone() };
+                view.summary = format!("not a {}: {reason} at byte {}", desc.name(), start + offset as u64);
+            }
+            Err(e) => {
+                view.status = FrameStatus::Undecodable { offset: start, reason: e.to_string() };
+                view.summary = e.to_string();
+            }
+            Ok(d) => self.summarize(&d.message, &mut view),
+        }
+        Some(view)
+    }
+
+    fn summarize(&self, msg: &DynamicMessage, view: &mut FrameView) {
+        let name = msg.descriptor().full_name().to_string();
+        let immutable = match name.as_str() {
+            "milvus.proto.milvus.DumpMessagesResponse" => {
+                if let Some(m) = msg.get_field_by_name("message").filter(|_| msg.has_field_by_name("message")) {
+                    m.as_message().cloned()
+                } else if msg.has_field_by_name("status") {
+                    let s = msg.get_field_by_name("status").and_then(|s| s.as_message().cloned());
+                    view.summary = s.map_or_else(|| "status".into(), |s| format!("status {}", codec::to_json(&s, false)));
+                    return;
+                } else {
+                    view.summary = "empty response".into();
+                    return;
+                }
+            }
+            "milvus.proto.common.ImmutableMessage" => Some(msg.clone()),
+            n if n == crate::datasync::ADD_SYNC_TASK_REQUEST => {
+                view.summary = crate::datasync::summarize_add_sync_task(msg);
+                return;
+            }
+            _ => None,
+        };
+        match immutable {
+            Some(imm) => {
+                let w = wal::analyze(&self.pool, &imm);
+                apply_wal(&w, view);
+            }
+            None => view.summary = generic_summary(msg),
+        }
+    }
+}
+
+fn apply_wal(w: &WalMessage, view: &mut FrameView) {
+    view.summary = w.summary();
+    if matches!(w.encryption, Encryption::Encrypted { .. }) {
+        view.status = FrameStatus::Encrypted;
+    }
+    if !w.problems.is_empty() {
+        view.status = FrameStatus::Warning(w.problems.join("; "));
+    }
+    view.wal = Some(WalRow {
+        message_id: match &w.id {
+            Some(Ok(r)) => r.display.clone(),
+            Some(Err(e)) => format!("invalid id: {e}"),
+            None => String::new(),
+        },
+        type_name: w.type_name.clone(),
+        vchannel: w.vchannel.clone().unwrap_or_default(),
+        timetick: w.timetick,
+        time: w.timetick.map(wal::format_timetick).unwrap_or_default(),
+        collection: w.collection_id,
+        rows: w.rows,
+        txn: w.txn.as_ref().and_then(|t| t.get_field_by_name("txn_id")).and_then(|v| v.as_i64()),
+    });
+}
+
+/// `Type: a=1 b="x" c={…}` over the first few set fields.
+fn generic_summary(msg: &DynamicMessage) -> String {
+    let mut parts = Vec::new();
+    for (fd, v) in msg.fields().take(5) {
+        parts.push(format!("{}={}", fd.name(), codec::tree::scalar_value_text(v)));
+    }
+    let unknown = msg.unknown_fields().count();
+    if unknown > 0 {
+        parts.push(format!("+{unknown} unknown"));
+    }
+    format!("{}: {}", msg.descriptor().name(), parts.join(" "))
+}

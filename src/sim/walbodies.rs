@@ -1,0 +1,183 @@
+//! The message kinds the WAL generator emits, each with the header and body the reference
+//! names for its type and version.
+
+use super::walgen::{DIM, GeneratedMessage, WalGenerator};
+use prost_reflect::{DynamicMessage, Value};
+use serde_json::json;
+
+const TITLES: [&str; 6] = ["kettle", "lamp", "drill", "tent", "kayak", "anvil"];
+
+impl WalGenerator {
+    pub(super) fn insert(&mut self, c: usize, txn: Option<(i64, &str)>, encrypted: bool) -> GeneratedMessage {
+        let (lo, hi) = self.cfg.rows;
+        let rows = self.rng.range(lo, hi);
+        let vi = self.rng.range(0, 1) as usize;
+        let (p, vchannel) = self.collections[c].vchannels[vi].clone();
+        let (cid, cname, partition) = (self.collections[c].id, self.collections[c].name, self.collections[c].partition);
+        let first_pk = self.collections[c].next_pk;
+        self.collections[c].next_pk += rows as i64;
+        let tt = self.tick();
+        let pks: Vec<i64> = (first_pk..first_pk + rows as i64).collect();
+        let titles: Vec<String> =
+            pks.iter().map(|pk| format!("{} #{pk}", TITLES[(*pk as usize) % TITLES.len()])).collect();
+        let segment = cid * 1000 + 7;
+        let mut body = super::walgen::build(
+            &self.types.insert,
+            json!({
+                "base": {"msg_type": "Insert", "msgID": tt.to_string(), "timestamp": tt.to_string(), "sourceID": "3"},
+                "shardName": vchannel, "db_name": "default", "collection_name": cname, "partition_name": "_default",
+                "dbID": "1", "collectionID": cid.to_string(), "partitionID": partition.to_string(), "segmentID": segment.to_string(),
+                "timestamps": vec![tt.to_string(); rows as usize],
+                "rowIDs": pks.iter().map(|p| p.to_string()).collect::<Vec<_>>(),
+                "fields_data": [
+                    {"type": "Int64", "field_name": "id", "field_id": "100", "scalars": {"long_data": {"data": pks.iter().map(|p| p.to_string()).collect::<Vec<_>>()}}},
+                    {"type": "FloatVector", "field_name": "embedding", "field_id": "101", "vectors": {"dim": DIM.to_string()}},
+                    {"type": "VarChar", "field_name": "title", "field_id": "102", "scalars": {"string_data": {"data": titles}}}
+                ],
+                "num_rows": rows.to_string(), "version": "ColumnBased"
+            }),
+        );
+        self.fill_vectors(&mut body, rows as usize);
+        let payload = crate::codec::encode(&body);
+        let header = self.header(
+            "InsertMessageHeader",
+            json!({"collection_id": cid.to_string(), "partitions": [{"partition_id": partition.to_string(), "rows": rows.to_string(),
+                "binary_size": payload.len().to_string(), "segment_assignment": {"segment_id": segment.to_string()}}]}),
+        );
+        let mut extra: Vec<(&str, String)> = Vec::new();
+        if let Some((id, _)) = txn {
+            extra.push(("_tx", self.txn_context(id)));
+        }
+        if let Some((_, lc)) = txn {
+            extra.push(("_lc", lc.to_string()));
+        }
+        let payload = if encrypted {
+            let cipher = self.header(
+                "CipherHeader",
+                json!({"ez_id": "9", "collection_id": cid.to_string(), "safe_key": super::walgen::b64(&self.rng.bytes(32)), "payload_bytes": payload.len().to_string()}),
+            );
+            extra.push(("_ch", super::walgen::b64(&crate::codec::encode(&cipher))));
+            // Ciphertext: as long as the plaintext plus a tag, and as random.
+            self.rng.bytes(payload.len() + 16)
+        } else {
+            payload
+        };
+        self.emit(p, &vchannel, "Insert", 1, &header, payload, &extra, tt)
+    }
+
+    fn fill_vectors(&mut self, body: &mut DynamicMessage, rows: usize) {
+        let floats: Vec<Value> = (0..rows * DIM).map(|_| Value::F32(self.rng.unit_f32())).collect();
+        let mut fa = DynamicMessage::new(self.types.float_array.clone());
+        fa.set_field_by_name("data", Value::List(floats));
+        if let Some(Value::List(fields)) = body.get_field_by_name_mut("fields_data")
+            && let Some(Value::Message(vec_field)) = fields.get_mut(1)
+            && let Some(Value::Message(vectors)) = vec_field.get_field_by_name_mut("vectors")
+        {
+            vectors.set_field_by_name("float_vector", Value::Message(fa));
+        }
+    }
+
+    pub(super) fn delete(&mut self, c: usize) -> GeneratedMessage {
+        let vi = self.rng.range(0, 1) as usize;
+        let (p, vchannel) = self.collections[c].vchannels[vi].clone();
+        let (cid, cname, partition) = (self.collections[c].id, self.collections[c].name, self.collections[c].partition);
+        let max_pk = (self.collections[c].next_pk - 1).max(1);
+        let n = self.rng.range(1, 3);
+        let pks: Vec<String> = (0..n).map(|_| self.rng.range(1, max_pk as u64).to_string()).collect();
+        let tt = self.tick();
+        let payload = self.body(
+            "milvus.proto.msg.DeleteRequest",
+            json!({"base": {"msg_type": "Delete", "msgID": tt.to_string(), "timestamp": tt.to_string(), "sourceID": "3"},
+                "shardName": vchannel, "db_name": "default", "collection_name": cname, "partition_name": "_default",
+                "dbID": "1", "collectionID": cid.to_string(), "partitionID": partition.to_string(),
+                "timestamps": vec![tt.to_string(); n as usize], "num_rows": n.to_string(),
+                "primary_keys": {"int_id": {"data": pks}}}),
+        );
+        let header = self.header("DeleteMessageHeader", json!({"collection_id": cid.to_string(), "rows": n.to_string()}));
+        self.emit(p, &vchannel, "Delete", 1, &header, payload, &[], tt)
+    }
+
+    pub(super) fn create_collection(&mut self, c: usize) -> GeneratedMessage {
+        let col = &self.collections[c];
+        let (cid, cname, partition) = (col.id, col.name, col.partition);
+        let (p, vchannel) = col.vchannels[0].clone();
+        let vchannels: Vec<String> = col.vchannels.iter().map(|(_, v)| v.clone()).collect();
+        let pchannels: Vec<String> = vchannels.iter().map(|v| v.rsplit_once('_').map_or(v.clone(), |(a, _)| a.to_string())).collect();
+        let tt = self.tick();
+        let payload = self.body(
+            "milvus.proto.msg.CreateCollectionRequest",
+            json!({"base": {"msg_type": "CreateCollection", "msgID": tt.to_string(), "timestamp": tt.to_string()},
+                "db_name": "default", "collectionName": cname, "dbID": "1", "collectionID": cid.to_string(),
+                "virtualChannelNames": vchannels, "physicalChannelNames": pchannels,
+                "partitionIDs": [partition.to_string()], "partitionNames": ["_default"],
+                "collection_schema": {"name": cname, "fields": [
+                    {"fieldID": "100", "name": "id", "is_primary_key": true, "data_type": "Int64"},
+                    {"fieldID": "101", "name": "embedding", "data_type": "FloatVector", "type_params": [{"key": "dim", "value": DIM.to_string()}]},
+                    {"fieldID": "102", "name": "title", "data_type": "VarChar", "type_params": [{"key": "max_length", "value": "256"}]}
+                ]}}),
+        );
+        let header = self.header(
+            "CreateCollectionMessageHeader",
+            json!({"collection_id": cid.to_string(), "partition_ids": [partition.to_string()], "db_id": "1"}),
+        );
+        self.emit(p, &vchannel, "CreateCollection", 1, &header, payload, &[], tt)
+    }
+
+    pub(super) fn drop_collection(&mut self, c: usize) -> GeneratedMessage {
+        let (cid, cname) = (self.collections[c].id, self.collections[c].name);
+        let (p, vchannel) = self.collections[c].vchannels[0].clone();
+        let tt = self.tick();
+        let payload = self.body(
+            "milvus.proto.msg.DropCollectionRequest",
+            json!({"base": {"msg_type": "DropCollection", "msgID": tt.to_string(), "timestamp": tt.to_string()},
+                "db_name": "default", "collectionName": cname, "dbID": "1", "collectionID": cid.to_string()}),
+        );
+        let header = self.header("DropCollectionMessageHeader", json!({"collection_id": cid.to_string(), "db_id": "1"}));
+        self.emit(p, &vchannel, "DropCollection", 1, &header, payload, &[], tt)
+    }
+
+    pub(super) fn manual_flush(&mut self, c: usize) -> GeneratedMessage {
+        let cid = self.collections[c].id;
+        let (p, vchannel) = self.collections[c].vchannels[0].clone();
+        let tt = self.tick();
+        let header = self.header(
+            "ManualFlushMessageHeader",
+            json!({"collection_id": cid.to_string(), "flush_ts": tt.to_string(), "segment_ids": [(cid * 1000 + 7).to_string()]}),
+        );
+        let payload = self.body("milvus.proto.messages.ManualFlushMessageBody", json!({}));
+        self.emit(p, &vchannel, "ManualFlush", 2, &header, payload, &[], tt)
+    }
+
+    fn txn_context(&self, id: i64) -> String {
+        let ctx = self.header("TxnContext", json!({"txn_id": id.to_string(), "keepalive_milliseconds": "10000"}));
+        super::walgen::b64(&crate::codec::encode(&ctx))
+    }
+
+    /// BeginTxn, `n` Inserts carrying `_tx`, CommitTxn, on one vchannel; the bodies point their
+    /// last-confirmed id at the BeginTxn, as DumpMessages re-stamps them.
+    pub(super) fn transaction(&mut self, c: usize, n: usize) -> Vec<GeneratedMessage> {
+        let id = self.next_txn;
+        self.next_txn += 1;
+        let ctx = self.txn_context(id);
+        let (p, vchannel) = self.collections[c].vchannels[0].clone();
+        let tt = self.tick();
+        let header = self.header("BeginTxnMessageHeader", json!({"keepalive_milliseconds": "10000"}));
+        let body = self.body("milvus.proto.messages.BeginTxnMessageBody", json!({}));
+        let begin = self.emit(p, &vchannel, "BeginTxn", 2, &header, body, &[("_tx", ctx.clone())], tt);
+        let mut out = vec![begin];
+        for _ in 0..n {
+            let lc = out[0].message_id.clone();
+            // Keep the bodies on the transaction's vchannel.
+            let saved = self.collections[c].vchannels.clone();
+            self.collections[c].vchannels = vec![(p, vchannel.clone()); 2];
+            let m = self.insert(c, Some((id, &lc)), false);
+            self.collections[c].vchannels = saved;
+            out.push(m);
+        }
+        let tt = self.tick();
+        let header = self.header("CommitTxnMessageHeader", json!({}));
+        let body = self.body("milvus.proto.messages.CommitTxnMessageBody", json!({}));
+        out.push(self.emit(p, &vchannel, "CommitTxn", 2, &header, body, &[("_tx", ctx)], tt));
+        out
+    }
+}
