@@ -7,6 +7,7 @@ pub mod cli;
 pub mod codec;
 pub mod dump;
 pub mod schema;
+pub mod wal;
 pub mod wire;
 
 #[cfg(feature = "gui")]
