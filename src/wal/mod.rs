@@ -1,0 +1,21 @@
+//! Milvus WAL semantics on top of the typed codec: message ids per WAL backend, timeticks,
+//! message types with their header and body types, and the analysis of one dumped
+//! `common.ImmutableMessage` into what an operator needs to see.
+//!
+//! Owns: the meaning of the `ImmutableMessage` property map and ids (reference
+//! `milvus-wal.md` §3–§5). Must never: panic on dumped data, treat an encrypted or legacy payload
+//! as corruption, or talk to a server (that is the network layer's job).
+
+pub mod analyze;
+pub mod message_id;
+mod summary;
+pub mod timetick;
+pub mod types;
+
+#[cfg(test)]
+mod tests;
+
+pub use analyze::{Encryption, WalMessage, analyze, analyze_bytes};
+pub use message_id::{MessageIdParts, RenderedId, WalBackend, encode_message_id, render_message_id};
+pub use timetick::{format_timetick, parse_base36_u64, timetick_to_millis, to_base36};
+pub use types::{header_body_types, is_dumped_type, message_type_name};
