@@ -8,6 +8,7 @@ pub mod codec;
 pub mod datasync;
 pub mod dump;
 pub mod schema;
+pub mod sim;
 pub mod wal;
 pub mod wire;
 

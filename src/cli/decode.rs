@@ -1,6 +1,9 @@
 //! `walscope decode` and `walscope encode`.
 
+use super::edit::Target;
 use super::render::print_tree;
+use crate::datasync::ProgressFileKind;
+use crate::dump::framing::locate;
 use super::{Format, InputEncoding, SchemaArgs, TextInput, read_input};
 use crate::codec::{self, tree};
 use crate::wire;
@@ -27,13 +30,25 @@ fn decode_input(raw: Vec<u8>, input: InputEncoding, file: &str) -> Result<Vec<u8
 
 pub fn decode(
     schema: &SchemaArgs,
-    type_name: Option<&str>,
+    target: &Target,
     format: Format,
     input: InputEncoding,
     lenient: bool,
     file: &str,
 ) -> Result<()> {
-    let bytes = decode_input(read_input(file)?, input, file)?;
+    let mut bytes = decode_input(read_input(file)?, input, file)?;
+    let progress = ProgressFileKind::from_path(Path::new(file)).is_some();
+    let mut target_type = target.type_name.clone();
+    if target.framing.is_some() || progress {
+        let set = schema.load()?;
+        let (desc, framing) = target.resolve(&set, file)?;
+        target_type = Some(desc.full_name().to_string());
+        if let Some(f) = framing {
+            let (_, _, range) = locate(&bytes, f, target.frame).map_err(|e| anyhow::anyhow!("{file}: {e}"))?;
+            bytes = bytes[range].to_vec();
+        }
+    }
+    let type_name = target_type.as_deref();
     let mut out = std::io::stdout().lock();
     let Some(type_name) = type_name else {
         if matches!(format, Format::Json | Format::Text) {

@@ -2,9 +2,28 @@
 
 use super::SchemaArgs;
 use crate::codec::{self, Edit};
+use crate::datasync::ProgressFileKind;
+use crate::dump::Framing;
+use crate::dump::framing::{locate, replace_message};
 use crate::dump::save::atomic_write;
-use anyhow::{Context, Result, anyhow};
+use crate::schema::SchemaSet;
+use anyhow::{Context, Result, anyhow, bail};
+use prost_reflect::MessageDescriptor;
 use std::path::Path;
+
+/// Errors inside a frame name offsets within the message; say where that is in the file.
+pub fn shift_offset(text: &str, base: usize) -> String {
+    match text.find("at byte ").map(|i| i + 8) {
+        Some(i) => {
+            let digits: String = text[i..].chars().take_while(|c| c.is_ascii_digit()).collect();
+            match digits.parse::<usize>() {
+                Ok(n) => format!("{}{} (file byte){}", &text[..i], n + base, &text[i + digits.len()..]),
+                Err(_) => text.to_string(),
+            }
+        }
+        None => text.to_string(),
+    }
+}
 
 pub struct EditArgs {
     pub set: Vec<String>,
@@ -42,19 +61,51 @@ pub fn changed_window(old: &[u8], new: &[u8]) -> Option<(usize, usize, usize)> {
     Some((prefix, old.len() - prefix - suffix, new.len() - prefix - suffix))
 }
 
+/// Which message of a file to work on: its type, and for framed files the framing and frame.
+pub struct Target {
+    pub type_name: Option<String>,
+    pub framing: Option<String>,
+    pub frame: usize,
+}
+
+impl Target {
+    /// The type and framing, filling in what an OpenMLDB progress file's name implies.
+    pub fn resolve(&self, set: &SchemaSet, file: &str) -> Result<(MessageDescriptor, Option<Framing>)> {
+        let by_name = ProgressFileKind::from_path(Path::new(file));
+        let framing = match &self.framing {
+            Some(f) => Some(Framing::parse(f).ok_or_else(|| anyhow!("--framing {f}: use varint, grpc, brpc, u32be, u32le or single"))?),
+            None => by_name.map(|k| k.framing()),
+        };
+        let desc = match (&self.type_name, by_name) {
+            (Some(t), _) => set.message(t)?,
+            (None, Some(_)) => set.message(crate::datasync::ADD_SYNC_TASK_REQUEST)?,
+            (None, None) => bail!("say which type the file holds: --type T (see `walscope schema list`)"),
+        };
+        Ok((desc, framing.filter(|f| *f != Framing::Single)))
+    }
+}
+
 pub fn edit(
     schema: &SchemaArgs,
     file: &Path,
-    type_name: &str,
+    target: &Target,
     args: &EditArgs,
     out: Option<&Path>,
     dry_run: bool,
 ) -> Result<()> {
     let edits = args.edits()?;
     let set = schema.load()?;
-    let desc = set.message(type_name)?;
+    let (desc, framing) = target.resolve(&set, &file.to_string_lossy())?;
     let bytes = std::fs::read(file).with_context(|| format!("cannot read {}", file.display()))?;
-    let new = codec::apply_edits(&desc, &bytes, &edits).with_context(|| format!("{}", file.display()))?;
+    let new = match framing {
+        None => codec::apply_edits(&desc, &bytes, &edits).with_context(|| format!("{}", file.display()))?,
+        Some(f) => {
+            let (_, _, range) = locate(&bytes, f, target.frame).map_err(|e| anyhow!("{}: {e}", file.display()))?;
+            let message = codec::apply_edits(&desc, &bytes[range.clone()], &edits)
+                .map_err(|e| anyhow!("{}: frame {}: {}", file.display(), target.frame, shift_offset(&e.to_string(), range.start)))?;
+            replace_message(&bytes, f, target.frame, &message).map_err(|e| anyhow!("{}: {e}", file.display()))?
+        }
+    };
     match changed_window(&bytes, &new) {
         None => eprintln!("no change: the file already holds these values"),
         Some((at, old_len, new_len)) => eprintln!(

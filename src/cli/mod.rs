@@ -3,7 +3,9 @@
 
 mod decode;
 mod edit;
+pub mod inspect;
 mod render;
+pub mod sample;
 mod schema_cmd;
 
 use crate::schema::SchemaSet;
@@ -97,6 +99,12 @@ pub enum Command {
         /// Decode even when no field of the bytes belongs to --type.
         #[arg(long)]
         lenient: bool,
+        /// The file is a dump in this framing; decode one frame (see --frame).
+        #[arg(long, value_name = "F")]
+        framing: Option<String>,
+        /// Which frame to decode in a framed file (from 0).
+        #[arg(long, value_name = "N", default_value_t = 0)]
+        frame: usize,
         /// File to read, or - for standard input.
         file: String,
         #[command(flatten)]
@@ -120,8 +128,15 @@ pub enum Command {
     Edit {
         /// The message file to edit (replaced atomically, with FILE.bak, unless --out).
         file: PathBuf,
+        /// Message type (default for OpenMLDB .progress files: AddSyncTaskRequest).
         #[arg(long = "type", value_name = "T")]
-        type_name: String,
+        type_name: Option<String>,
+        /// The file is a dump in this framing (varint, grpc, brpc, u32be, u32le); edit one frame.
+        #[arg(long, value_name = "F")]
+        framing: Option<String>,
+        /// Which frame to edit in a framed file (from 0).
+        #[arg(long, value_name = "N", default_value_t = 0)]
+        frame: usize,
         /// PATH=VALUE, e.g. sync_point.offset=42, task[2].status=RUNNING, properties["_vc"]=ch1.
         #[arg(long, value_name = "PATH=VALUE")]
         set: Vec<String>,
@@ -139,6 +154,50 @@ pub enum Command {
         dry_run: bool,
         #[command(flatten)]
         schema: SchemaArgs,
+    },
+    /// List, filter and summarise the frames of a dump file of any size.
+    Inspect {
+        file: PathBuf,
+        #[command(flatten)]
+        dump: inspect::DumpArgs,
+        /// One JSON object per frame (and per damaged range).
+        #[arg(long)]
+        jsonl: bool,
+        /// Counts per type and vchannel, timetick range, bytes, bad frames (instead of rows).
+        #[arg(long)]
+        stats: bool,
+        /// Show at most N frames.
+        #[arg(long, value_name = "N")]
+        limit: Option<usize>,
+    },
+    /// Write selected frames to JSON Lines, a new dump, or one raw file per message.
+    Export {
+        file: PathBuf,
+        #[arg(long, value_enum)]
+        to: inspect::ExportFormat,
+        /// Output file (jsonl, dump) or directory (raw).
+        #[arg(long, value_name = "PATH")]
+        out: PathBuf,
+        #[command(flatten)]
+        dump: inspect::DumpArgs,
+    },
+    /// Write realistic sample data: a Milvus WAL dump or an OpenMLDB progress file.
+    Sample {
+        #[arg(long, value_enum)]
+        kind: sample::SampleKind,
+        /// WAL messages to write (milvus-dump).
+        #[arg(long, default_value_t = 100)]
+        messages: u64,
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+        #[arg(long, value_name = "FILE")]
+        out: PathBuf,
+        /// Damage the dump on purpose, to practise recovery.
+        #[arg(long, value_enum)]
+        corrupt: Option<sample::CorruptArg>,
+        /// fsync (and update the manifest) every N frames (default 1000).
+        #[arg(long, value_name = "N")]
+        sync_every: Option<u64>,
     },
     /// List or show the loaded types.
     Schema {
@@ -174,17 +233,24 @@ pub enum SchemaAction {
 
 pub fn run(command: Command) -> Result<()> {
     match command {
-        Command::Decode { type_name, format, input, lenient, file, schema } => {
-            decode::decode(&schema, type_name.as_deref(), format, input, lenient, &file)
+        Command::Decode { type_name, format, input, lenient, framing, frame, file, schema } => {
+            let target = edit::Target { type_name, framing, frame };
+            decode::decode(&schema, &target, format, input, lenient, &file)
         }
         Command::Encode { type_name, from, out, file, schema } => {
             decode::encode(&schema, &type_name, from, out.as_deref(), &file)
         }
-        Command::Edit { file, type_name, set, append, clear, out, dry_run, schema } => {
+        Command::Edit { file, type_name, framing, frame, set, append, clear, out, dry_run, schema } => {
             let edits = edit::EditArgs { set, append, clear };
-            edit::edit(&schema, &file, &type_name, &edits, out.as_deref(), dry_run)
+            let target = edit::Target { type_name, framing, frame };
+            edit::edit(&schema, &file, &target, &edits, out.as_deref(), dry_run)
         }
         Command::Schema { action } => schema_cmd::run(action),
+        Command::Inspect { file, dump, jsonl, stats, limit } => inspect::inspect(&file, &dump, jsonl, stats, limit),
+        Command::Export { file, to, out, dump } => inspect::export(&file, &dump, to, &out),
+        Command::Sample { kind, messages, seed, out, corrupt, sync_every } => {
+            sample::sample(kind, messages, seed, &out, corrupt, sync_every)
+        }
     }
 }
 

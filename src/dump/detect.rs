@@ -16,6 +16,8 @@ const SINGLE_LIMIT: usize = 64 << 20;
 #[derive(Debug, Clone, PartialEq)]
 pub struct Detection {
     pub framing: Framing,
+    /// Valid frames found in the sample before any damage.
+    pub frames: usize,
     /// 0.0 (a guess) to 1.0 (every examined byte fits).
     pub confidence: f32,
     pub reason: String,
@@ -60,7 +62,7 @@ fn trial(buf: &[u8], framing: Framing, desc: Option<&MessageDescriptor>) -> Tria
 /// as that type), which sharpens the guess a lot.
 pub fn detect(buf: &[u8], desc: Option<&MessageDescriptor>) -> Detection {
     if buf.is_empty() {
-        return Detection { framing: Framing::VarintDelimited, confidence: 0.0, reason: "empty file".into() };
+        return Detection { framing: Framing::VarintDelimited, frames: 0, confidence: 0.0, reason: "empty file".into() };
     }
     let trials: Vec<Trial> = Framing::ALL.into_iter().map(|f| trial(buf, f, desc)).collect();
     // Framed readings that reach the end of the sample win; among them the most frames; a
@@ -88,6 +90,7 @@ pub fn detect(buf: &[u8], desc: Option<&MessageDescriptor>) -> Detection {
         let sampled = if best.sample < buf.len() { format!("the first {} bytes", best.sample) } else { "the whole file".into() };
         return Detection {
             framing: best.framing,
+            frames: best.frames,
             confidence,
             reason: format!(
                 "{} framing: {} frame(s) covering {sampled} decode as {what}{}",
@@ -100,6 +103,7 @@ pub fn detect(buf: &[u8], desc: Option<&MessageDescriptor>) -> Detection {
     if single.is_some() {
         return Detection {
             framing: Framing::Single,
+            frames: 1,
             confidence: if buf.len() <= SAMPLE { 0.8 } else { 0.5 },
             reason: format!("no framing fits; the bytes decode as one {what} message"),
         };
@@ -108,6 +112,7 @@ pub fn detect(buf: &[u8], desc: Option<&MessageDescriptor>) -> Detection {
     match best {
         Some(t) if t.frames > 0 => Detection {
             framing: t.framing,
+            frames: t.frames,
             confidence: 0.3 * t.covered as f32 / t.sample.max(1) as f32,
             reason: format!(
                 "{} framing: {} valid frame(s), then damage at byte {}; choose a framing if this is wrong",
@@ -116,6 +121,7 @@ pub fn detect(buf: &[u8], desc: Option<&MessageDescriptor>) -> Detection {
         },
         _ => Detection {
             framing: Framing::VarintDelimited,
+            frames: 0,
             confidence: 0.0,
             reason: format!("no framing fits the first bytes as {what}; assuming varint-delimited"),
         },

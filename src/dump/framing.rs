@@ -193,3 +193,53 @@ mod tests {
         assert!(matches!(read_header(&[2, 0, 0, 0, 0], 0, Framing::Grpc), Err(HeaderFault::Invalid(_))));
     }
 }
+
+/// Where frame `n` of a small in-memory file sits: its start, header and the range of its
+/// message (for brpc, between meta and attachment). Walks the headers from the start.
+pub fn locate(buf: &[u8], framing: Framing, n: usize) -> Result<(usize, FrameHeader, std::ops::Range<usize>), String> {
+    let mut pos = 0;
+    for i in 0..=n {
+        let h = read_header(buf, pos, framing).map_err(|e| format!("frame {i} at byte {pos}: {e}"))?;
+        if i == n {
+            let body_start = pos + h.header_len as usize;
+            let body = &buf[body_start..pos + h.total() as usize];
+            let r = super::validate::message_range(body, framing, &h);
+            return Ok((pos, h, body_start + r.start..body_start + r.end));
+        }
+        pos += h.total() as usize;
+        if pos >= buf.len() {
+            return Err(format!("there is no frame {n}: the file holds {} frame(s)", i + 1));
+        }
+    }
+    Err(format!("there is no frame {n}"))
+}
+
+/// The file with frame `n`'s message replaced by `message`; only that frame's header changes
+/// (its length), every other byte stays as it was.
+pub fn replace_message(buf: &[u8], framing: Framing, n: usize, message: &[u8]) -> Result<Vec<u8>, String> {
+    let (start, h, msg) = locate(buf, framing, n)?;
+    let end = start + h.total() as usize;
+    let body_start = start + h.header_len as usize;
+    let mut body = Vec::with_capacity(h.body_len as usize + message.len());
+    body.extend_from_slice(&buf[body_start..msg.start]);
+    body.extend_from_slice(message);
+    body.extend_from_slice(&buf[msg.end..end]);
+    let mut out = Vec::with_capacity(buf.len() + message.len());
+    out.extend_from_slice(&buf[..start]);
+    match framing {
+        Framing::Brpc => {
+            out.extend_from_slice(b"PRPC");
+            out.extend_from_slice(&(body.len() as u32).to_be_bytes());
+            out.extend_from_slice(&h.meta_len.to_be_bytes());
+            out.extend_from_slice(&body);
+        }
+        Framing::Grpc => {
+            out.push(buf[start]); // keep the compressed flag
+            out.extend_from_slice(&(body.len() as u32).to_be_bytes());
+            out.extend_from_slice(&body);
+        }
+        f => write_frame(f, &body, &mut out),
+    }
+    out.extend_from_slice(&buf[end..]);
+    Ok(out)
+}

@@ -177,9 +177,9 @@ pub fn build(buf: &[u8], framing: Framing, desc: Option<&MessageDescriptor>, sha
                 let reason = if truncated {
                     format!("truncated tail at byte {bad}: {fault}; {} bytes kept unread", end - bad)
                 } else if next.is_some() {
-                    format!("bytes {bad}..{end} skipped at byte {pos}: {fault}; resynchronised on the next valid frame")
+                    format!("bytes {bad}..{end} skipped (damage noticed at byte {pos}: {fault}); resynchronised on the next valid frame")
                 } else {
-                    format!("bytes {bad}..{end} unreadable at byte {pos}: {fault}; no valid frame follows")
+                    format!("bytes {bad}..{end} unreadable (damage noticed at byte {pos}: {fault}); no valid frame follows")
                 };
                 if let Ok(mut p) = shared.problems.write() {
                     p.push(Problem { offset: bad as u64, len: (end - bad) as u64, truncated, reason });

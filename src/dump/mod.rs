@@ -5,13 +5,16 @@
 //! Must never: read a whole large file into memory (only decoded text dumps are held), trust a
 //! length prefix, or lose an intact frame that follows a damaged one.
 
+pub mod auto;
 pub mod detect;
+pub mod filter;
 pub mod framing;
 pub mod index;
 pub mod reader;
 pub mod save;
 pub mod source;
 pub mod validate;
+pub mod view;
 pub mod writer;
 
 pub use detect::Detection;

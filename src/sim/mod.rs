@@ -6,6 +6,7 @@
 
 pub mod rng;
 pub mod sample;
+mod walbodies;
 pub mod walgen;
 
 pub use walgen::{GeneratedMessage, WalGenConfig, WalGenerator};

@@ -52,9 +52,10 @@ impl WalGenerator {
             extra.push(("_lc", lc.to_string()));
         }
         let payload = if encrypted {
+            let safe_key = super::walgen::b64(&self.rng.bytes(32));
             let cipher = self.header(
                 "CipherHeader",
-                json!({"ez_id": "9", "collection_id": cid.to_string(), "safe_key": super::walgen::b64(&self.rng.bytes(32)), "payload_bytes": payload.len().to_string()}),
+                json!({"ez_id": "9", "collection_id": cid.to_string(), "safe_key": safe_key, "payload_bytes": payload.len().to_string()}),
             );
             extra.push(("_ch", super::walgen::b64(&crate::codec::encode(&cipher))));
             // Ciphertext: as long as the plaintext plus a tag, and as random.

@@ -251,7 +251,10 @@ impl WalGenerator {
         match roll {
             0..=69 => vec![self.insert(c, None, false)],
             70..=84 => vec![self.delete(c)],
-            85..=88 => self.transaction(c, self.rng.range(1, 3) as usize),
+            85..=88 => {
+                let n = self.rng.range(1, 3) as usize;
+                self.transaction(c, n)
+            }
             89..=90 => vec![self.insert(c, None, true)],
             _ => vec![self.manual_flush(c)],
         }

@@ -1,0 +1,300 @@
+//! `walscope inspect` and `walscope export`: list, filter, summarise and extract the frames of a
+//! dump file of any size.
+
+use super::SchemaArgs;
+use crate::codec;
+use crate::dump::filter::FrameFilter;
+use crate::dump::view::{FrameDecoder, FrameStatus, FrameView};
+use crate::dump::{DumpFile, DumpWriter, Framing, Manifest, OpenOptions, SyncPolicy, TextEncoding, manifest_path};
+use anyhow::{Context, Result, anyhow, bail};
+use serde_json::json;
+use std::collections::BTreeMap;
+use std::io::Write;
+use std::path::Path;
+
+/// How to open a dump, as given on the command line.
+#[derive(clap::Args, Debug, Clone, Default)]
+pub struct DumpArgs {
+    /// Message type of each frame (default: chosen from the file name and contents).
+    #[arg(long = "type", value_name = "T")]
+    pub type_name: Option<String>,
+    /// varint, single, grpc, brpc, u32be or u32le (default: detected).
+    #[arg(long, value_name = "F")]
+    pub framing: Option<String>,
+    /// raw, base64 or hex (default: detected).
+    #[arg(long, value_name = "E")]
+    pub encoding: Option<String>,
+    /// Only frames matching, e.g. type=Insert,vchannel=dml_0,tt=FROM..TO,status=bad.
+    #[arg(long, value_name = "SPEC")]
+    pub filter: Option<String>,
+    #[command(flatten)]
+    pub schema: SchemaArgs,
+}
+
+pub struct Opened {
+    pub dump: DumpFile,
+    pub decoder: FrameDecoder,
+    pub why_type: String,
+    pub filter: FrameFilter,
+}
+
+pub fn open(file: &Path, args: &DumpArgs) -> Result<Opened> {
+    let set = args.schema.load()?;
+    let framing = match &args.framing {
+        Some(f) => Some(Framing::parse(f).ok_or_else(|| anyhow!("--framing {f}: use varint, single, grpc, brpc, u32be or u32le"))?),
+        None => None,
+    };
+    let encoding = match &args.encoding {
+        Some(e) => Some(TextEncoding::parse(e).ok_or_else(|| anyhow!("--encoding {e}: use raw, base64 or hex"))?),
+        None => None,
+    };
+    let (desc, name_framing, why_type) = match &args.type_name {
+        Some(t) => (Some(set.message(t)?), None, "chosen with --type".to_string()),
+        None => {
+            let head = read_head(file)?;
+            crate::dump::auto::choose(file, &head, &set)
+        }
+    };
+    let filter = FrameFilter::parse(args.filter.as_deref().unwrap_or("")).map_err(|e| anyhow!("--filter: {e}"))?;
+    let opts = OpenOptions { framing: framing.or(name_framing), encoding, message_type: desc.clone() };
+    let dump = DumpFile::open(file, opts)?;
+    let decoder = FrameDecoder::new(set.pool().clone(), desc, 4096);
+    Ok(Opened { dump, decoder, why_type, filter })
+}
+
+fn read_head(file: &Path) -> Result<Vec<u8>> {
+    use std::io::Read;
+    let mut f = std::fs::File::open(file).with_context(|| format!("cannot open {}", file.display()))?;
+    let mut head = vec![0; 1 << 20];
+    let n = f.read(&mut head)?;
+    head.truncate(n);
+    Ok(head)
+}
+
+fn view_json(o: &Opened, v: &FrameView) -> serde_json::Value {
+    let mut j = json!({"frame": v.index, "offset": v.offset, "size": v.size, "status": v.status.label(), "summary": v.summary});
+    match &v.status {
+        FrameStatus::Undecodable { offset, reason } => {
+            j["problem"] = json!(reason);
+            j["bad_byte"] = json!(offset);
+        }
+        FrameStatus::Warning(reason) => j["problem"] = json!(reason),
+        _ => {}
+    }
+    if let Some(w) = &v.wal {
+        j["id"] = json!(w.message_id);
+        j["type"] = json!(w.type_name);
+        j["vchannel"] = json!(w.vchannel);
+        j["timetick"] = json!(w.timetick);
+        j["time"] = json!(w.time);
+        j["collection"] = json!(w.collection);
+        j["rows"] = json!(w.rows);
+        if let Some(t) = w.txn {
+            j["txn"] = json!(t);
+        }
+    }
+    if let Some(Ok(m)) = o.decoder.decode(&o.dump, v.index) {
+        j["message"] = serde_json::from_str(&codec::to_json(&m, false)).unwrap_or(serde_json::Value::Null);
+    }
+    j
+}
+
+pub fn inspect(file: &Path, args: &DumpArgs, jsonl: bool, stats: bool, limit: Option<usize>) -> Result<()> {
+    let o = open(file, args)?;
+    o.dump.wait_indexed();
+    let d = &o.dump;
+    let mut out = std::io::stdout().lock();
+    let type_name = o.decoder.message_type().map_or("(none)".to_string(), |t| t.full_name().to_string());
+    if !jsonl {
+        writeln!(out, "file:    {} ({} bytes, {} encoding)", file.display(), d.len(), d.encoding.name())?;
+        writeln!(out, "framing: {} (confidence {:.2}: {})", d.framing, d.detection.confidence, d.detection.reason)?;
+        writeln!(out, "type:    {type_name} ({})", o.why_type)?;
+        writeln!(out, "frames:  {}, damaged ranges: {}", d.frame_count(), d.problems().len())?;
+    }
+    let mut problems = d.problems().into_iter().peekable();
+    let mut st = Stats::default();
+    let mut shown = 0usize;
+    if !jsonl && !stats {
+        writeln!(out, "{:>8} {:>12} {:>8} {:<9} {:<22} summary", "#", "offset", "size", "status", "id")?;
+    }
+    for i in 0..d.frame_count() {
+        let Some(v) = o.decoder.view(d, i) else { continue };
+        while let Some(p) = problems.next_if(|p| p.offset < v.offset) {
+            st.problem(&p);
+            if !stats && o.filter.status != Some(crate::dump::filter::StatusFilter::Ok) {
+                print_problem(&mut out, &p, jsonl)?;
+            }
+        }
+        if !o.filter.matches(&v) {
+            continue;
+        }
+        st.add(&v);
+        if stats || limit.is_some_and(|l| shown >= l) {
+            continue;
+        }
+        shown += 1;
+        if jsonl {
+            writeln!(out, "{}", view_json(&o, &v))?;
+        } else {
+            let status = match &v.status {
+                FrameStatus::Undecodable { offset, .. } => format!("bad@{offset}"),
+                s => s.label().to_string(),
+            };
+            let id = v.wal.as_ref().map_or("", |w| w.message_id.as_str());
+            writeln!(out, "{:>8} {:>12} {:>8} {:<9} {id:<22} {}", v.index, v.offset, v.size, status, v.summary)?;
+        }
+    }
+    for p in problems {
+        st.problem(&p);
+        if !stats {
+            print_problem(&mut out, &p, jsonl)?;
+        }
+    }
+    if stats {
+        st.print(&mut out, jsonl)?;
+    }
+    Ok(())
+}
+
+fn print_problem(out: &mut impl Write, p: &crate::dump::Problem, jsonl: bool) -> Result<()> {
+    if jsonl {
+        writeln!(out, "{}", json!({"damaged": {"offset": p.offset, "len": p.len, "truncated": p.truncated, "reason": p.reason}}))?;
+    } else {
+        let label = if p.truncated { "truncated" } else { "skipped" };
+        writeln!(out, "{:>8} {:>12} {:>8} {:<9} {:<22} {}", "!", p.offset, p.len, label, "", p.reason)?;
+    }
+    Ok(())
+}
+
+#[derive(Default)]
+struct Stats {
+    frames: u64,
+    bytes: u64,
+    bad: u64,
+    encrypted: u64,
+    per_type: BTreeMap<String, u64>,
+    per_vchannel: BTreeMap<String, u64>,
+    tt: Option<(u64, u64)>,
+    damaged: u64,
+    damaged_bytes: u64,
+}
+
+impl Stats {
+    fn add(&mut self, v: &FrameView) {
+        self.frames += 1;
+        self.bytes += v.size;
+        if v.status.is_bad() {
+            self.bad += 1;
+        }
+        if v.status == FrameStatus::Encrypted {
+            self.encrypted += 1;
+        }
+        if let Some(w) = &v.wal {
+            *self.per_type.entry(w.type_name.clone()).or_default() += 1;
+            if !w.vchannel.is_empty() {
+                *self.per_vchannel.entry(w.vchannel.clone()).or_default() += 1;
+            }
+            if let Some(t) = w.timetick {
+                self.tt = Some(self.tt.map_or((t, t), |(a, b)| (a.min(t), b.max(t))));
+            }
+        }
+    }
+
+    fn problem(&mut self, p: &crate::dump::Problem) {
+        self.damaged += 1;
+        self.damaged_bytes += p.len;
+    }
+
+    fn print(&self, out: &mut impl Write, as_json: bool) -> Result<()> {
+        let range = self.tt.map(|(a, b)| {
+            json!({"from": a, "to": b, "from_time": crate::wal::format_timetick(a), "to_time": crate::wal::format_timetick(b)})
+        });
+        if as_json {
+            let j = json!({"frames": self.frames, "bytes": self.bytes, "bad": self.bad, "encrypted": self.encrypted,
+                "damaged_ranges": self.damaged, "damaged_bytes": self.damaged_bytes,
+                "per_type": self.per_type, "per_vchannel": self.per_vchannel, "timetick": range});
+            writeln!(out, "{j}")?;
+            return Ok(());
+        }
+        writeln!(out, "matching frames: {} ({} bytes), bad: {}, encrypted: {}", self.frames, self.bytes, self.bad, self.encrypted)?;
+        writeln!(out, "damaged ranges:  {} ({} bytes)", self.damaged, self.damaged_bytes)?;
+        if let Some((a, b)) = self.tt {
+            writeln!(out, "timetick range:  {a}..{b} ({} .. {} UTC)", crate::wal::format_timetick(a), crate::wal::format_timetick(b))?;
+        }
+        if !self.per_type.is_empty() {
+            writeln!(out, "per type:")?;
+            for (t, n) in &self.per_type {
+                writeln!(out, "  {t:<24} {n:>10}")?;
+            }
+        }
+        if !self.per_vchannel.is_empty() {
+            writeln!(out, "per vchannel:")?;
+            for (t, n) in &self.per_vchannel {
+                writeln!(out, "  {t:<40} {n:>10}")?;
+            }
+        }
+        Ok(())
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ExportFormat {
+    /// One JSON object per frame (summary, WAL columns, decoded message).
+    Jsonl,
+    /// A new varint-delimited dump with a manifest; message bytes copied exactly.
+    Dump,
+    /// A directory with one file per message (the message bytes only).
+    Raw,
+}
+
+pub fn export(file: &Path, args: &DumpArgs, to: ExportFormat, out: &Path) -> Result<()> {
+    let o = open(file, args)?;
+    o.dump.wait_indexed();
+    let d = &o.dump;
+    let selected: Vec<usize> =
+        (0..d.frame_count()).filter(|i| o.decoder.view(d, *i).is_some_and(|v| o.filter.matches(&v))).collect();
+    match to {
+        ExportFormat::Jsonl => {
+            let mut text = Vec::new();
+            for &i in &selected {
+                if let Some(v) = o.decoder.view(d, i) {
+                    writeln!(text, "{}", view_json(&o, &v))?;
+                }
+            }
+            crate::dump::save::atomic_write(out, &text, true).with_context(|| format!("cannot write {}", out.display()))?;
+        }
+        ExportFormat::Dump => {
+            let type_name = o.decoder.message_type().map_or(String::new(), |t| t.full_name().to_string());
+            let manifest = Manifest::new(
+                Framing::VarintDelimited,
+                &type_name,
+                Some(format!("file://{}", file.display())),
+                json!({"export_of": file.display().to_string(), "filter": args.filter}),
+            );
+            let mut w = DumpWriter::create(out, Framing::VarintDelimited, manifest, SyncPolicy::default())?;
+            for &i in &selected {
+                if let Some(loc) = d.frame(i) {
+                    w.append(d.message_bytes(&loc).1, None)?;
+                }
+            }
+            w.finish(true)?;
+        }
+        ExportFormat::Raw => {
+            if out.exists() && !out.is_dir() {
+                bail!("{} exists and is not a directory", out.display());
+            }
+            std::fs::create_dir_all(out)?;
+            for &i in &selected {
+                if let Some(loc) = d.frame(i) {
+                    let p = out.join(format!("frame-{i:07}.bin"));
+                    std::fs::write(&p, d.message_bytes(&loc).1).with_context(|| format!("cannot write {}", p.display()))?;
+                }
+            }
+        }
+    }
+    eprintln!("exported {} of {} frames to {}", selected.len(), d.frame_count(), out.display());
+    if to == ExportFormat::Dump {
+        eprintln!("manifest: {}", manifest_path(out).display());
+    }
+    Ok(())
+}

@@ -1,0 +1,56 @@
+//! `walscope sample`: realistic practice files.
+
+use crate::dump::SyncPolicy;
+use crate::schema::SchemaSet;
+use crate::sim::sample::{Corruption, write_milvus_dump, write_progress};
+use anyhow::{Context, Result};
+use std::path::Path;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum SampleKind {
+    /// Varint-delimited DumpMessagesResponse frames with a manifest.
+    MilvusDump,
+    /// A SyncTool `<pid>.progress` file (varint-delimited AddSyncTaskRequest).
+    DatasyncProgress,
+    /// A DataCollector `task.progress` file (plain AddSyncTaskRequest).
+    DatacollectorProgress,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum CorruptArg {
+    Truncate,
+    Garbage,
+    HugeLength,
+}
+
+pub fn sample(kind: SampleKind, messages: u64, seed: u64, out: &Path, corrupt: Option<CorruptArg>, sync_every: Option<u64>) -> Result<()> {
+    let set = SchemaSet::builtin();
+    match kind {
+        SampleKind::MilvusDump => {
+            let corrupt = corrupt.map(|c| match c {
+                CorruptArg::Truncate => Corruption::Truncate,
+                CorruptArg::Garbage => Corruption::Garbage,
+                CorruptArg::HugeLength => Corruption::HugeLength,
+            });
+            let mut policy = SyncPolicy::default();
+            if let Some(n) = sync_every {
+                policy.every_frames = n.max(1);
+            }
+            let damage = write_milvus_dump(set.pool(), out, messages, seed, policy, corrupt)
+                .with_context(|| format!("cannot write {}", out.display()))?;
+            eprintln!("wrote {messages} WAL messages to {} (manifest beside it)", out.display());
+            if let Some(d) = damage {
+                eprintln!("damaged on purpose: {} at byte {} ({} bytes)", d.what, d.offset, d.len);
+            }
+        }
+        SampleKind::DatasyncProgress | SampleKind::DatacollectorProgress => {
+            if corrupt.is_some() {
+                anyhow::bail!("--corrupt applies to milvus-dump samples");
+            }
+            write_progress(set.pool(), out, seed, kind == SampleKind::DatasyncProgress)
+                .with_context(|| format!("cannot write {}", out.display()))?;
+            eprintln!("wrote one AddSyncTaskRequest to {}", out.display());
+        }
+    }
+    Ok(())
+}
