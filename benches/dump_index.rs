@@ -1,0 +1,120 @@
+//! Indexing and summarising a ~1 GiB dump of one million frames, each beside a baseline taken
+//! in the same run: a plain sequential read of the same file. The ratios are what we report;
+//! absolute times depend on the machine.
+//!
+//! The file is generated once into the temp directory (WALSCOPE_BENCH_FRAMES overrides the
+//! frame count) and reused while its manifest matches.
+
+use criterion::{Criterion, criterion_group, criterion_main};
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+use walscope::dump::view::FrameDecoder;
+use walscope::dump::{DumpFile, DumpWriter, Framing, Manifest, OpenOptions, SyncPolicy, manifest_path};
+use walscope::schema::SchemaSet;
+use walscope::sim::{WalGenConfig, WalGenerator};
+
+const T: &str = "milvus.proto.milvus.DumpMessagesResponse";
+
+fn frames_wanted() -> u64 {
+    std::env::var("WALSCOPE_BENCH_FRAMES").ok().and_then(|v| v.parse().ok()).unwrap_or(1_000_000)
+}
+
+/// 20,000 distinct WAL messages (1-2 rows of 128-dim vectors each, ~1.1 KiB), repeated.
+fn bench_file() -> PathBuf {
+    let n = frames_wanted();
+    let path = std::env::temp_dir().join(format!("walscope-bench-{n}.dump"));
+    if Manifest::load(&manifest_path(&path)).is_ok_and(|m| m.complete && m.frames == n) {
+        return path;
+    }
+    let set = SchemaSet::builtin();
+    let unique: Vec<Vec<u8>> = WalGenerator::new(set.pool(), WalGenConfig { seed: 1, rows: (1, 2), total: None })
+        .take(20_000)
+        .map(|m| m.response)
+        .collect();
+    let manifest = Manifest::new(Framing::VarintDelimited, T, Some("bench".into()), serde_json::json!({"frames": n}));
+    let policy = SyncPolicy { every_frames: 100_000, every: Duration::from_secs(60) };
+    let mut w = DumpWriter::create(&path, Framing::VarintDelimited, manifest, policy).expect("create bench file");
+    for i in 0..n as usize {
+        w.append(&unique[i % unique.len()], None).expect("write bench file");
+    }
+    w.finish(true).expect("finish bench file");
+    path
+}
+
+fn sequential_read(path: &Path) -> u64 {
+    let mut f = std::fs::File::open(path).expect("open");
+    let mut buf = vec![0u8; 8 << 20];
+    let mut acc = 0u64;
+    loop {
+        let n = f.read(&mut buf).expect("read");
+        if n == 0 {
+            break;
+        }
+        acc = acc.wrapping_add(u64::from(buf[n - 1])).wrapping_add(n as u64);
+    }
+    acc
+}
+
+fn open_indexed(path: &Path, set: &SchemaSet) -> DumpFile {
+    let opts = OpenOptions {
+        framing: Some(Framing::VarintDelimited),
+        message_type: Some(set.message(T).expect("type")),
+        ..Default::default()
+    };
+    let d = DumpFile::open(path, opts).expect("open dump");
+    d.wait_indexed();
+    d
+}
+
+fn summarise_all(d: &DumpFile, set: &SchemaSet) -> usize {
+    let decoder = FrameDecoder::new(set.pool().clone(), Some(set.message(T).expect("type")), 1024);
+    (0..d.frame_count()).filter_map(|i| decoder.view(d, i)).map(|v| v.summary.len()).sum()
+}
+
+fn time<F: FnMut()>(mut f: F, runs: usize) -> Duration {
+    let mut v: Vec<Duration> = (0..runs)
+        .map(|_| {
+            let t = Instant::now();
+            f();
+            t.elapsed()
+        })
+        .collect();
+    v.sort();
+    v[runs / 2]
+}
+
+fn benches(c: &mut Criterion) {
+    let path = bench_file();
+    let set = SchemaSet::builtin();
+    let size = std::fs::metadata(&path).map(|m| m.len()).unwrap_or(0);
+    let mut g = c.benchmark_group(format!("dump_{}_frames_{}MiB", frames_wanted(), size >> 20));
+    g.sample_size(10);
+    g.bench_function("baseline_sequential_read", |b| b.iter(|| sequential_read(&path)));
+    g.bench_function("index_build", |b| b.iter(|| open_indexed(&path, &set).frame_count()));
+    g.finish();
+
+    // Decoding everything takes long; measure it (and its baseline) as medians of 3 runs.
+    let read = time(|| drop(sequential_read(&path)), 5);
+    let index = time(|| drop(open_indexed(&path, &set)), 5);
+    let d = open_indexed(&path, &set);
+    let heap = d.index().heap_bytes();
+    let decode = time(|| drop(summarise_all(&d, &set)), 3);
+    println!("\n== walscope dump benchmark: {} frames, {} MiB ==", d.frame_count(), size >> 20);
+    println!("sequential read (baseline): {:>9.3} s", read.as_secs_f64());
+    println!(
+        "index build:                {:>9.3} s   = {:.2}x the sequential read",
+        index.as_secs_f64(),
+        index.as_secs_f64() / read.as_secs_f64()
+    );
+    println!(
+        "decode + summarise all:     {:>9.3} s   = {:.2}x the sequential read ({:.0} frames/s)",
+        decode.as_secs_f64(),
+        decode.as_secs_f64() / read.as_secs_f64(),
+        d.frame_count() as f64 / decode.as_secs_f64()
+    );
+    println!("index memory beyond the mapping: {:.1} MiB", heap as f64 / (1 << 20) as f64);
+}
+
+criterion_group!(dump, benches);
+criterion_main!(dump);
