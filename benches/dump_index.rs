@@ -20,7 +20,7 @@ fn frames_wanted() -> u64 {
     std::env::var("WALSCOPE_BENCH_FRAMES").ok().and_then(|v| v.parse().ok()).unwrap_or(1_000_000)
 }
 
-/// 20,000 distinct WAL messages (1-2 rows of 128-dim vectors each, ~1.1 KiB), repeated.
+/// 20,000 distinct WAL messages (1-3 rows of 128-dim vectors each, ~1.1 KiB), repeated.
 fn bench_file() -> PathBuf {
     let n = frames_wanted();
     let path = std::env::temp_dir().join(format!("walscope-bench-{n}.dump"));
@@ -28,13 +28,16 @@ fn bench_file() -> PathBuf {
         return path;
     }
     let set = SchemaSet::builtin();
-    let unique: Vec<Vec<u8>> = WalGenerator::new(set.pool(), WalGenConfig { seed: 1, rows: (1, 2), total: None })
-        .take(20_000)
-        .map(|m| m.response)
-        .collect();
-    let manifest = Manifest::new(Framing::VarintDelimited, T, Some("bench".into()), serde_json::json!({"frames": n}));
+    let unique: Vec<Vec<u8>> =
+        WalGenerator::new(set.pool(), WalGenConfig { seed: 1, rows: (1, 3), total: None })
+            .take(20_000)
+            .map(|m| m.response)
+            .collect();
+    let manifest =
+        Manifest::new(Framing::VarintDelimited, T, Some("bench".into()), serde_json::json!({"frames": n}));
     let policy = SyncPolicy { every_frames: 100_000, every: Duration::from_secs(60) };
-    let mut w = DumpWriter::create(&path, Framing::VarintDelimited, manifest, policy).expect("create bench file");
+    let mut w =
+        DumpWriter::create(&path, Framing::VarintDelimited, manifest, policy).expect("create bench file");
     for i in 0..n as usize {
         w.append(&unique[i % unique.len()], None).expect("write bench file");
     }
@@ -95,11 +98,21 @@ fn benches(c: &mut Criterion) {
     g.finish();
 
     // Decoding everything takes long; measure it (and its baseline) as medians of 3 runs.
-    let read = time(|| drop(sequential_read(&path)), 5);
+    let read = time(
+        || {
+            sequential_read(&path);
+        },
+        5,
+    );
     let index = time(|| drop(open_indexed(&path, &set)), 5);
     let d = open_indexed(&path, &set);
     let heap = d.index().heap_bytes();
-    let decode = time(|| drop(summarise_all(&d, &set)), 3);
+    let decode = time(
+        || {
+            summarise_all(&d, &set);
+        },
+        3,
+    );
     println!("\n== walscope dump benchmark: {} frames, {} MiB ==", d.frame_count(), size >> 20);
     println!("sequential read (baseline): {:>9.3} s", read.as_secs_f64());
     println!(

@@ -33,7 +33,8 @@ fn committed_samples_are_what_the_generator_writes() {
         ("milvus-40-huge-length.dump", "40", "2", Some("huge-length")),
     ] {
         let out = dir.path().join(name);
-        let mut args = vec!["sample", "--kind", "milvus-dump", "--messages", messages, "--seed", seed, "--out", s(&out)];
+        let mut args =
+            vec!["sample", "--kind", "milvus-dump", "--messages", messages, "--seed", seed, "--out", s(&out)];
         if let Some(c) = corrupt {
             args.extend(["--corrupt", c]);
         }
@@ -48,7 +49,12 @@ fn inspect_lists_filters_and_summarises() {
     let all = ok(run(&["inspect", s(&dump)]));
     assert!(all.contains("type:    milvus.proto.milvus.DumpMessagesResponse"), "{all}");
     assert!(all.contains("frames:  100, damaged ranges: 0"), "{all}");
-    assert!(all.contains("CreateCollection coll=4491 vchannel=by-dev-rootcoord-dml_0_4491v0 tt=2026-11-30 00:12:00."), "{all}");
+    assert!(
+        all.contains(
+            "CreateCollection coll=4491 vchannel=by-dev-rootcoord-dml_0_4491v0 tt=2026-11-30 00:12:00."
+        ),
+        "{all}"
+    );
     assert!(all.contains("RocksMQ 1000") && all.contains("Pulsar 100/0/-1"), "{all}");
 
     let jsonl = ok(run(&["inspect", s(&dump), "--filter", "type=Insert", "--jsonl"]));
@@ -68,7 +74,13 @@ fn inspect_lists_filters_and_summarises() {
 
     let vc = ok(run(&["inspect", s(&dump), "--filter", "vchannel=dml_3,type=Delete|Insert", "--jsonl"]));
     assert!(vc.lines().all(|l| l.contains("by-dev-rootcoord-dml_3")), "{vc}");
-    let window = ok(run(&["inspect", s(&dump), "--filter", "tt=2026-11-30 00:12:00.000..2026-11-30 00:12:00.010", "--jsonl"]));
+    let window = ok(run(&[
+        "inspect",
+        s(&dump),
+        "--filter",
+        "tt=2026-11-30 00:12:00.000..2026-11-30 00:12:00.010",
+        "--jsonl",
+    ]));
     assert!(!window.is_empty() && window.lines().count() < 100);
     let bad = run(&["inspect", s(&dump), "--filter", "colour=red"]);
     assert!(!bad.status.success());
@@ -85,7 +97,8 @@ fn damaged_samples_report_offsets_and_keep_frames() {
         let out = ok(run(&["inspect", s(&samples().join(name)), "--filter", "status=bad"]));
         let want_frames = if what == "truncated" { 39 } else { 40 };
         assert!(out.contains(&format!("frames:  {want_frames}, damaged ranges: 1")), "{name}: {out}");
-        let line = out.lines().find(|l| l.trim_start().starts_with('!')).unwrap_or_else(|| panic!("{name}: {out}"));
+        let line =
+            out.lines().find(|l| l.trim_start().starts_with('!')).unwrap_or_else(|| panic!("{name}: {out}"));
         assert!(line.contains(&format!(" {offset} ")) && line.contains(what), "{name}: {line}");
     }
 }

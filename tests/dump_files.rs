@@ -72,7 +72,11 @@ fn detects_every_framing_with_confidence() {
     for framing in [Framing::VarintDelimited, Framing::Grpc, Framing::Brpc, Framing::U32Be, Framing::U32Le] {
         let bytes = frame_all(framing, &msgs);
         for desc in [None, Some(set.message(T).unwrap())] {
-            let d = DumpFile::from_bytes("x", bytes.clone(), OpenOptions { message_type: desc.clone(), ..Default::default() });
+            let d = DumpFile::from_bytes(
+                "x",
+                bytes.clone(),
+                OpenOptions { message_type: desc.clone(), ..Default::default() },
+            );
             assert_eq!(d.framing, framing, "{} typed={}: {}", framing, desc.is_some(), d.detection.reason);
             assert!(d.detection.confidence > 0.5, "{framing}: {:?}", d.detection);
             d.wait_indexed();
@@ -98,7 +102,8 @@ fn base64_and_hex_text_dumps() {
     let dir = tempfile::tempdir().unwrap();
     // base64, wrapped at 76 columns like MIME; and one base64 message per line (single-frame lines).
     let b64 = base64::engine::general_purpose::STANDARD.encode(&bin);
-    let wrapped: Vec<String> = b64.as_bytes().chunks(76).map(|c| String::from_utf8(c.to_vec()).unwrap()).collect();
+    let wrapped: Vec<String> =
+        b64.as_bytes().chunks(76).map(|c| String::from_utf8(c.to_vec()).unwrap()).collect();
     let p = dir.path().join("dump.b64");
     std::fs::write(&p, wrapped.join("\n")).unwrap();
     let d = DumpFile::open(&p, OpenOptions::default()).unwrap();
@@ -113,7 +118,9 @@ fn base64_and_hex_text_dumps() {
     assert_eq!(d.encoding, TextEncoding::Hex);
     assert_eq!(frames(&d), msgs);
     std::fs::write(&p, "zz not hex at all\n").unwrap();
-    let e = DumpFile::open(&p, OpenOptions { encoding: Some(TextEncoding::Hex), ..Default::default() }).err().unwrap();
+    let e = DumpFile::open(&p, OpenOptions { encoding: Some(TextEncoding::Hex), ..Default::default() })
+        .err()
+        .unwrap();
     assert!(e.to_string().contains("not hex"), "{e}");
 }
 
@@ -196,10 +203,12 @@ fn zero_length_frames_random_bytes_and_empty_files() {
         let junk = rng.bytes(4096);
         let d = open(junk.clone(), true);
         // Whatever is found, frames and problems tile the file without overlap.
-        let mut covered: Vec<(u64, u64)> = (0..d.frame_count()).map(|i| {
-            let f = d.frame(i).unwrap();
-            (f.offset, f.end())
-        }).collect();
+        let mut covered: Vec<(u64, u64)> = (0..d.frame_count())
+            .map(|i| {
+                let f = d.frame(i).unwrap();
+                (f.offset, f.end())
+            })
+            .collect();
         covered.extend(d.problems().iter().map(|p| (p.offset, p.offset + p.len)));
         covered.sort();
         let mut pos = 0;
@@ -219,7 +228,11 @@ fn index_of_a_million_frames_costs_under_64_mib() {
     for _ in 0..1_000_000 {
         bytes.extend_from_slice(&frame);
     }
-    let d = DumpFile::from_bytes("m", bytes, OpenOptions { framing: Some(Framing::VarintDelimited), ..Default::default() });
+    let d = DumpFile::from_bytes(
+        "m",
+        bytes,
+        OpenOptions { framing: Some(Framing::VarintDelimited), ..Default::default() },
+    );
     d.wait_indexed();
     assert_eq!(d.frame_count(), 1_000_000);
     let heap = d.index().heap_bytes();

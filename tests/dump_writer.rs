@@ -3,7 +3,9 @@
 
 use std::process::Command;
 use std::time::{Duration, Instant};
-use walscope::dump::{DumpFile, DumpWriter, Framing, Manifest, OpenOptions, ResumePoint, SyncPolicy, manifest_path};
+use walscope::dump::{
+    DumpFile, DumpWriter, Framing, Manifest, OpenOptions, ResumePoint, SyncPolicy, manifest_path,
+};
 use walscope::schema::SchemaSet;
 use walscope::sim::{WalGenConfig, WalGenerator};
 
@@ -11,7 +13,11 @@ const T: &str = "milvus.proto.milvus.DumpMessagesResponse";
 
 fn open_typed(path: &std::path::Path) -> DumpFile {
     let set = SchemaSet::builtin();
-    let d = DumpFile::open(path, OpenOptions { message_type: Some(set.message(T).unwrap()), ..Default::default() }).unwrap();
+    let d = DumpFile::open(
+        path,
+        OpenOptions { message_type: Some(set.message(T).unwrap()), ..Default::default() },
+    )
+    .unwrap();
     d.wait_indexed();
     d
 }
@@ -21,7 +27,17 @@ fn sigkill_mid_write_leaves_every_complete_frame_and_an_honest_manifest() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("crash.dump");
     let mut child = Command::new(env!("CARGO_BIN_EXE_walscope"))
-        .args(["sample", "--kind", "milvus-dump", "--messages", "5000000", "--seed", "11", "--sync-every", "25"])
+        .args([
+            "sample",
+            "--kind",
+            "milvus-dump",
+            "--messages",
+            "5000000",
+            "--seed",
+            "11",
+            "--sync-every",
+            "25",
+        ])
         .arg("--out")
         .arg(&path)
         .spawn()
@@ -50,7 +66,10 @@ fn sigkill_mid_write_leaves_every_complete_frame_and_an_honest_manifest() {
     assert_eq!(last.end(), manifest.bytes);
     // Every complete frame is there, byte for byte what the generator produced.
     let set = SchemaSet::builtin();
-    let generated = WalGenerator::new(set.pool(), WalGenConfig { seed: 11, total: Some(5_000_000), ..Default::default() });
+    let generated = WalGenerator::new(
+        set.pool(),
+        WalGenConfig { seed: 11, total: Some(5_000_000), ..Default::default() },
+    );
     let mut resume_id = None;
     for (i, m) in generated.take(d.frame_count()).enumerate() {
         let loc = d.frame(i).unwrap();
@@ -70,7 +89,8 @@ fn resume_cuts_unconfirmed_frames_and_continues_without_gaps() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("r.dump");
     let set = SchemaSet::builtin();
-    let all: Vec<_> = WalGenerator::new(set.pool(), WalGenConfig { seed: 5, ..Default::default() }).take(60).collect();
+    let all: Vec<_> =
+        WalGenerator::new(set.pool(), WalGenConfig { seed: 5, ..Default::default() }).take(60).collect();
     let policy = SyncPolicy { every_frames: 10, every: Duration::from_secs(3600) };
     let rp = |i: usize| ResumePoint {
         message_id: all[i].message_id.clone(),
@@ -99,7 +119,8 @@ fn resume_cuts_unconfirmed_frames_and_continues_without_gaps() {
     assert!(m.complete);
     assert_eq!(m.frames, 60);
     let d = open_typed(&path);
-    let got: Vec<Vec<u8>> = (0..d.frame_count()).map(|i| d.message_bytes(&d.frame(i).unwrap()).1.to_vec()).collect();
+    let got: Vec<Vec<u8>> =
+        (0..d.frame_count()).map(|i| d.message_bytes(&d.frame(i).unwrap()).1.to_vec()).collect();
     let want: Vec<Vec<u8>> = all.iter().map(|m| m.response.clone()).collect();
     assert_eq!(got, want);
     assert!(d.problems().is_empty());

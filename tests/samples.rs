@@ -18,7 +18,8 @@ fn generator_is_deterministic_and_realistic() {
     let a: Vec<_> = WalGenerator::new(pool, cfg.clone()).take(300).collect();
     let b: Vec<_> = WalGenerator::new(pool, cfg).take(300).collect();
     assert!(a.iter().zip(&b).all(|(x, y)| x.response == y.response));
-    let other: Vec<_> = WalGenerator::new(pool, WalGenConfig { seed: 43, ..Default::default() }).take(30).collect();
+    let other: Vec<_> =
+        WalGenerator::new(pool, WalGenConfig { seed: 43, ..Default::default() }).take(30).collect();
     assert!(a.iter().zip(&other).any(|(x, y)| x.response != y.response));
 
     let resp = set.message(T).unwrap();
@@ -69,20 +70,29 @@ fn generator_is_deterministic_and_realistic() {
             assert!(walscope::codec::to_json(body, false).contains("\"primaryKeys\":{\"intId\""));
         }
     }
-    for t in ["Insert", "Delete", "CreateCollection", "DropCollection", "BeginTxn", "CommitTxn", "ManualFlush"] {
+    for t in
+        ["Insert", "Delete", "CreateCollection", "DropCollection", "BeginTxn", "CommitTxn", "ManualFlush"]
+    {
         assert!(types.contains(t), "{t} missing from {types:?}");
     }
     assert_eq!(backends.len(), 4, "every WAL id style: {backends:?}");
     assert!(encrypted > 0 && in_txn > 0);
     // Small samples still show a transaction and an encrypted message.
-    let small: Vec<_> = WalGenerator::new(pool, WalGenConfig { seed: 9, total: Some(20), ..Default::default() }).take(20).collect();
+    let small: Vec<_> =
+        WalGenerator::new(pool, WalGenConfig { seed: 9, total: Some(20), ..Default::default() })
+            .take(20)
+            .collect();
     assert!(small.iter().any(|m| m.type_name == "BeginTxn"));
     let _ = WalBackend::Pulsar;
 }
 
 fn frames(path: &std::path::Path) -> (Vec<Vec<u8>>, Vec<walscope::dump::Problem>) {
     let set = SchemaSet::builtin();
-    let d = DumpFile::open(path, OpenOptions { message_type: Some(set.message(T).unwrap()), ..Default::default() }).unwrap();
+    let d = DumpFile::open(
+        path,
+        OpenOptions { message_type: Some(set.message(T).unwrap()), ..Default::default() },
+    )
+    .unwrap();
     d.wait_indexed();
     let f = (0..d.frame_count()).map(|i| d.message_bytes(&d.frame(i).unwrap()).1.to_vec()).collect();
     (f, d.problems())
@@ -99,7 +109,8 @@ fn every_corruption_opens_with_every_intact_frame() {
     assert!(problems.is_empty());
     for how in [Corruption::Truncate, Corruption::Garbage, Corruption::HugeLength] {
         let p = dir.path().join(format!("{how:?}.dump"));
-        let damage = write_milvus_dump(set.pool(), &p, 120, 8, SyncPolicy::default(), Some(how)).unwrap().unwrap();
+        let damage =
+            write_milvus_dump(set.pool(), &p, 120, 8, SyncPolicy::default(), Some(how)).unwrap().unwrap();
         let (got, problems) = frames(&p);
         let expected = if how == Corruption::Truncate { &want[..119] } else { &want[..] };
         assert_eq!(got, expected, "{how:?}");

@@ -2,10 +2,10 @@
 
 use super::edit::Target;
 use super::render::print_tree;
-use crate::datasync::ProgressFileKind;
-use crate::dump::framing::locate;
 use super::{Format, InputEncoding, SchemaArgs, TextInput, read_input};
 use crate::codec::{self, tree};
+use crate::datasync::ProgressFileKind;
+use crate::dump::framing::locate;
 use crate::wire;
 use anyhow::{Context, Result, bail};
 use base64::Engine;
@@ -44,7 +44,8 @@ pub fn decode(
         let (desc, framing) = target.resolve(&set, file)?;
         target_type = Some(desc.full_name().to_string());
         if let Some(f) = framing {
-            let (_, _, range) = locate(&bytes, f, target.frame).map_err(|e| anyhow::anyhow!("{file}: {e}"))?;
+            let (_, _, range) =
+                locate(&bytes, f, target.frame).map_err(|e| anyhow::anyhow!("{file}: {e}"))?;
             bytes = bytes[range].to_vec();
         }
     }

@@ -72,10 +72,13 @@ impl Target {
     /// The type and framing, filling in what an OpenMLDB progress file's name implies.
     pub fn resolve(&self, set: &SchemaSet, file: &str) -> Result<(MessageDescriptor, Option<Framing>)> {
         let by_name = ProgressFileKind::from_path(Path::new(file));
-        let framing = match &self.framing {
-            Some(f) => Some(Framing::parse(f).ok_or_else(|| anyhow!("--framing {f}: use varint, grpc, brpc, u32be, u32le or single"))?),
-            None => by_name.map(|k| k.framing()),
-        };
+        let framing =
+            match &self.framing {
+                Some(f) => Some(Framing::parse(f).ok_or_else(|| {
+                    anyhow!("--framing {f}: use varint, grpc, brpc, u32be, u32le or single")
+                })?),
+                None => by_name.map(|k| k.framing()),
+            };
         let desc = match (&self.type_name, by_name) {
             (Some(t), _) => set.message(t)?,
             (None, Some(_)) => set.message(crate::datasync::ADD_SYNC_TASK_REQUEST)?,
@@ -100,10 +103,18 @@ pub fn edit(
     let new = match framing {
         None => codec::apply_edits(&desc, &bytes, &edits).with_context(|| format!("{}", file.display()))?,
         Some(f) => {
-            let (_, _, range) = locate(&bytes, f, target.frame).map_err(|e| anyhow!("{}: {e}", file.display()))?;
-            let message = codec::apply_edits(&desc, &bytes[range.clone()], &edits)
-                .map_err(|e| anyhow!("{}: frame {}: {}", file.display(), target.frame, shift_offset(&e.to_string(), range.start)))?;
-            replace_message(&bytes, f, target.frame, &message).map_err(|e| anyhow!("{}: {e}", file.display()))?
+            let (_, _, range) =
+                locate(&bytes, f, target.frame).map_err(|e| anyhow!("{}: {e}", file.display()))?;
+            let message = codec::apply_edits(&desc, &bytes[range.clone()], &edits).map_err(|e| {
+                anyhow!(
+                    "{}: frame {}: {}",
+                    file.display(),
+                    target.frame,
+                    shift_offset(&e.to_string(), range.start)
+                )
+            })?;
+            replace_message(&bytes, f, target.frame, &message)
+                .map_err(|e| anyhow!("{}: {e}", file.display()))?
         }
     };
     match changed_window(&bytes, &new) {

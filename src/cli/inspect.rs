@@ -5,7 +5,9 @@ use super::SchemaArgs;
 use crate::codec;
 use crate::dump::filter::FrameFilter;
 use crate::dump::view::{FrameDecoder, FrameStatus, FrameView};
-use crate::dump::{DumpFile, DumpWriter, Framing, Manifest, OpenOptions, SyncPolicy, TextEncoding, manifest_path};
+use crate::dump::{
+    DumpFile, DumpWriter, Framing, Manifest, OpenOptions, SyncPolicy, TextEncoding, manifest_path,
+};
 use anyhow::{Context, Result, anyhow, bail};
 use serde_json::json;
 use std::collections::BTreeMap;
@@ -41,11 +43,16 @@ pub struct Opened {
 pub fn open(file: &Path, args: &DumpArgs) -> Result<Opened> {
     let set = args.schema.load()?;
     let framing = match &args.framing {
-        Some(f) => Some(Framing::parse(f).ok_or_else(|| anyhow!("--framing {f}: use varint, single, grpc, brpc, u32be or u32le"))?),
+        Some(f) => Some(
+            Framing::parse(f)
+                .ok_or_else(|| anyhow!("--framing {f}: use varint, single, grpc, brpc, u32be or u32le"))?,
+        ),
         None => None,
     };
     let encoding = match &args.encoding {
-        Some(e) => Some(TextEncoding::parse(e).ok_or_else(|| anyhow!("--encoding {e}: use raw, base64 or hex"))?),
+        Some(e) => {
+            Some(TextEncoding::parse(e).ok_or_else(|| anyhow!("--encoding {e}: use raw, base64 or hex"))?)
+        }
         None => None,
     };
     let (desc, name_framing, why_type) = match &args.type_name {
@@ -55,7 +62,8 @@ pub fn open(file: &Path, args: &DumpArgs) -> Result<Opened> {
             crate::dump::auto::choose(file, &head, &set)
         }
     };
-    let filter = FrameFilter::parse(args.filter.as_deref().unwrap_or("")).map_err(|e| anyhow!("--filter: {e}"))?;
+    let filter =
+        FrameFilter::parse(args.filter.as_deref().unwrap_or("")).map_err(|e| anyhow!("--filter: {e}"))?;
     let opts = OpenOptions { framing: framing.or(name_framing), encoding, message_type: desc.clone() };
     let dump = DumpFile::open(file, opts)?;
     let decoder = FrameDecoder::new(set.pool().clone(), desc, 4096);
@@ -107,7 +115,11 @@ pub fn inspect(file: &Path, args: &DumpArgs, jsonl: bool, stats: bool, limit: Op
     let type_name = o.decoder.message_type().map_or("(none)".to_string(), |t| t.full_name().to_string());
     if !jsonl {
         writeln!(out, "file:    {} ({} bytes, {} encoding)", file.display(), d.len(), d.encoding.name())?;
-        writeln!(out, "framing: {} (confidence {:.2}: {})", d.framing, d.detection.confidence, d.detection.reason)?;
+        writeln!(
+            out,
+            "framing: {} (confidence {:.2}: {})",
+            d.framing, d.detection.confidence, d.detection.reason
+        )?;
         writeln!(out, "type:    {type_name} ({})", o.why_type)?;
         writeln!(out, "frames:  {}, damaged ranges: {}", d.frame_count(), d.problems().len())?;
     }
@@ -141,7 +153,11 @@ pub fn inspect(file: &Path, args: &DumpArgs, jsonl: bool, stats: bool, limit: Op
                 s => s.label().to_string(),
             };
             let id = v.wal.as_ref().map_or("", |w| w.message_id.as_str());
-            writeln!(out, "{:>8} {:>12} {:>8} {:<9} {id:<22} {}", v.index, v.offset, v.size, status, v.summary)?;
+            writeln!(
+                out,
+                "{:>8} {:>12} {:>8} {:<9} {id:<22} {}",
+                v.index, v.offset, v.size, status, v.summary
+            )?;
         }
     }
     for p in problems {
@@ -158,7 +174,11 @@ pub fn inspect(file: &Path, args: &DumpArgs, jsonl: bool, stats: bool, limit: Op
 
 fn print_problem(out: &mut impl Write, p: &crate::dump::Problem, jsonl: bool) -> Result<()> {
     if jsonl {
-        writeln!(out, "{}", json!({"damaged": {"offset": p.offset, "len": p.len, "truncated": p.truncated, "reason": p.reason}}))?;
+        writeln!(
+            out,
+            "{}",
+            json!({"damaged": {"offset": p.offset, "len": p.len, "truncated": p.truncated, "reason": p.reason}})
+        )?;
     } else {
         let label = if p.truncated { "truncated" } else { "skipped" };
         writeln!(out, "{:>8} {:>12} {:>8} {:<9} {:<22} {}", "!", p.offset, p.len, label, "", p.reason)?;
@@ -216,10 +236,19 @@ impl Stats {
             writeln!(out, "{j}")?;
             return Ok(());
         }
-        writeln!(out, "matching frames: {} ({} bytes), bad: {}, encrypted: {}", self.frames, self.bytes, self.bad, self.encrypted)?;
+        writeln!(
+            out,
+            "matching frames: {} ({} bytes), bad: {}, encrypted: {}",
+            self.frames, self.bytes, self.bad, self.encrypted
+        )?;
         writeln!(out, "damaged ranges:  {} ({} bytes)", self.damaged, self.damaged_bytes)?;
         if let Some((a, b)) = self.tt {
-            writeln!(out, "timetick range:  {a}..{b} ({} .. {} UTC)", crate::wal::format_timetick(a), crate::wal::format_timetick(b))?;
+            writeln!(
+                out,
+                "timetick range:  {a}..{b} ({} .. {} UTC)",
+                crate::wal::format_timetick(a),
+                crate::wal::format_timetick(b)
+            )?;
         }
         if !self.per_type.is_empty() {
             writeln!(out, "per type:")?;
@@ -251,8 +280,9 @@ pub fn export(file: &Path, args: &DumpArgs, to: ExportFormat, out: &Path) -> Res
     let o = open(file, args)?;
     o.dump.wait_indexed();
     let d = &o.dump;
-    let selected: Vec<usize> =
-        (0..d.frame_count()).filter(|i| o.decoder.view(d, *i).is_some_and(|v| o.filter.matches(&v))).collect();
+    let selected: Vec<usize> = (0..d.frame_count())
+        .filter(|i| o.decoder.view(d, *i).is_some_and(|v| o.filter.matches(&v)))
+        .collect();
     match to {
         ExportFormat::Jsonl => {
             let mut text = Vec::new();
@@ -261,7 +291,8 @@ pub fn export(file: &Path, args: &DumpArgs, to: ExportFormat, out: &Path) -> Res
                     writeln!(text, "{}", view_json(&o, &v))?;
                 }
             }
-            crate::dump::save::atomic_write(out, &text, true).with_context(|| format!("cannot write {}", out.display()))?;
+            crate::dump::save::atomic_write(out, &text, true)
+                .with_context(|| format!("cannot write {}", out.display()))?;
         }
         ExportFormat::Dump => {
             let type_name = o.decoder.message_type().map_or(String::new(), |t| t.full_name().to_string());
@@ -287,7 +318,8 @@ pub fn export(file: &Path, args: &DumpArgs, to: ExportFormat, out: &Path) -> Res
             for &i in &selected {
                 if let Some(loc) = d.frame(i) {
                     let p = out.join(format!("frame-{i:07}.bin"));
-                    std::fs::write(&p, d.message_bytes(&loc).1).with_context(|| format!("cannot write {}", p.display()))?;
+                    std::fs::write(&p, d.message_bytes(&loc).1)
+                        .with_context(|| format!("cannot write {}", p.display()))?;
                 }
             }
         }

@@ -246,7 +246,9 @@ pub fn run(command: Command) -> Result<()> {
             edit::edit(&schema, &file, &target, &edits, out.as_deref(), dry_run)
         }
         Command::Schema { action } => schema_cmd::run(action),
-        Command::Inspect { file, dump, jsonl, stats, limit } => inspect::inspect(&file, &dump, jsonl, stats, limit),
+        Command::Inspect { file, dump, jsonl, stats, limit } => {
+            inspect::inspect(&file, &dump, jsonl, stats, limit)
+        }
         Command::Export { file, to, out, dump } => inspect::export(&file, &dump, to, &out),
         Command::Sample { kind, messages, seed, out, corrupt, sync_every } => {
             sample::sample(kind, messages, seed, &out, corrupt, sync_every)

@@ -23,7 +23,14 @@ pub enum CorruptArg {
     HugeLength,
 }
 
-pub fn sample(kind: SampleKind, messages: u64, seed: u64, out: &Path, corrupt: Option<CorruptArg>, sync_every: Option<u64>) -> Result<()> {
+pub fn sample(
+    kind: SampleKind,
+    messages: u64,
+    seed: u64,
+    out: &Path,
+    corrupt: Option<CorruptArg>,
+    sync_every: Option<u64>,
+) -> Result<()> {
     let set = SchemaSet::builtin();
     match kind {
         SampleKind::MilvusDump => {

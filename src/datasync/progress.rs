@@ -50,7 +50,9 @@ fn enum_name(m: &DynamicMessage, name: &str) -> Option<String> {
     let fd = m.descriptor().get_field_by_name(name)?;
     let n = field(m, name)?.as_enum_number()?;
     match fd.kind() {
-        prost_reflect::Kind::Enum(e) => Some(e.get_value(n).map_or_else(|| n.to_string(), |v| v.name().to_string())),
+        prost_reflect::Kind::Enum(e) => {
+            Some(e.get_value(n).map_or_else(|| n.to_string(), |v| v.name().to_string()))
+        }
         _ => Some(n.to_string()),
     }
 }
@@ -59,7 +61,9 @@ fn enum_name(m: &DynamicMessage, name: &str) -> Option<String> {
 pub fn sync_point_text(sp: &DynamicMessage) -> String {
     let ty = enum_name(sp, "type");
     let mut s = match ty.as_deref() {
-        Some("kBINLOG") => format!("binlog offset={}", field(sp, "offset").and_then(|v| v.as_u64()).unwrap_or(0)),
+        Some("kBINLOG") => {
+            format!("binlog offset={}", field(sp, "offset").and_then(|v| v.as_u64()).unwrap_or(0))
+        }
         Some("kSNAPSHOT") => {
             let mut t = "snapshot".to_string();
             if let Some(pk) = field(sp, "pk") {
@@ -117,7 +121,10 @@ mod tests {
 
     #[test]
     fn names_and_summaries() {
-        assert_eq!(ProgressFileKind::from_path(Path::new("/t/7/0.progress")), Some(ProgressFileKind::SyncTool));
+        assert_eq!(
+            ProgressFileKind::from_path(Path::new("/t/7/0.progress")),
+            Some(ProgressFileKind::SyncTool)
+        );
         assert_eq!(
             ProgressFileKind::from_path(Path::new("/t/7/0.progress.finished.1764461521123")),
             Some(ProgressFileKind::SyncTool)

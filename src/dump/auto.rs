@@ -12,7 +12,11 @@ use std::path::Path;
 pub const DUMP_RESPONSE: &str = "milvus.proto.milvus.DumpMessagesResponse";
 
 /// The message type (and, when the name says so, the framing) to read `path` with, and why.
-pub fn choose(path: &Path, head: &[u8], set: &SchemaSet) -> (Option<MessageDescriptor>, Option<Framing>, String) {
+pub fn choose(
+    path: &Path,
+    head: &[u8],
+    set: &SchemaSet,
+) -> (Option<MessageDescriptor>, Option<Framing>, String) {
     if let Ok(m) = super::writer::Manifest::load(&super::writer::manifest_path(path))
         && let Ok(d) = set.message(&m.message_type)
     {
@@ -31,5 +35,9 @@ pub fn choose(path: &Path, head: &[u8], set: &SchemaSet) -> (Option<MessageDescr
             return (Some(d), None, format!("Milvus dump: {}", det.reason));
         }
     }
-    (None, None, "no built-in type fits; showing the schema-less wire view (choose a type with --type)".into())
+    (
+        None,
+        None,
+        "no built-in type fits; showing the schema-less wire view (choose a type with --type)".into(),
+    )
 }

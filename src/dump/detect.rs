@@ -62,21 +62,29 @@ fn trial(buf: &[u8], framing: Framing, desc: Option<&MessageDescriptor>) -> Tria
 /// as that type), which sharpens the guess a lot.
 pub fn detect(buf: &[u8], desc: Option<&MessageDescriptor>) -> Detection {
     if buf.is_empty() {
-        return Detection { framing: Framing::VarintDelimited, frames: 0, confidence: 0.0, reason: "empty file".into() };
+        return Detection {
+            framing: Framing::VarintDelimited,
+            frames: 0,
+            confidence: 0.0,
+            reason: "empty file".into(),
+        };
     }
     let trials: Vec<Trial> = Framing::ALL.into_iter().map(|f| trial(buf, f, desc)).collect();
     // Framed readings that reach the end of the sample win; among them the most frames; a
     // single message only when no framing explains the bytes (a varint-delimited stream is
     // rarely also one valid message, but a lone message often parses as one short frame).
-    let full: Vec<&Trial> =
-        trials.iter().filter(|t| t.covered == t.sample && t.framing != Framing::Single && t.frames > 0).collect();
+    let full: Vec<&Trial> = trials
+        .iter()
+        .filter(|t| t.covered == t.sample && t.framing != Framing::Single && t.frames > 0)
+        .collect();
     let single = trials.iter().find(|t| t.framing == Framing::Single && t.frames == 1);
     let what = desc.map_or_else(|| "protobuf".to_string(), |d| d.full_name().to_string());
     if let Some(best) = full
         .iter()
-        .max_by_key(|t| (t.substantial, std::cmp::Reverse(t.frames), std::cmp::Reverse(t.framing as u8))) {
+        .max_by_key(|t| (t.substantial, std::cmp::Reverse(t.frames), std::cmp::Reverse(t.framing as u8)))
+    {
         let contenders =
-        full.iter().filter(|t| t.substantial == best.substantial && t.frames == best.frames).count();
+            full.iter().filter(|t| t.substantial == best.substantial && t.frames == best.frames).count();
         let single_bonus = single.is_some() && best.frames == 1;
         let mut confidence = match best.frames {
             1 => 0.5,
@@ -87,7 +95,11 @@ pub fn detect(buf: &[u8], desc: Option<&MessageDescriptor>) -> Detection {
         if contenders > 1 || single_bonus {
             confidence *= 0.6;
         }
-        let sampled = if best.sample < buf.len() { format!("the first {} bytes", best.sample) } else { "the whole file".into() };
+        let sampled = if best.sample < buf.len() {
+            format!("the first {} bytes", best.sample)
+        } else {
+            "the whole file".into()
+        };
         return Detection {
             framing: best.framing,
             frames: best.frames,

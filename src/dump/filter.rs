@@ -139,13 +139,18 @@ mod tests {
 
     #[test]
     fn parses_specs_and_times() {
-        let f = FrameFilter::parse("type=Insert|Delete, vchannel=dml_0, status=bad, tt=2026-11-30 00:12:01..").unwrap();
+        let f =
+            FrameFilter::parse("type=Insert|Delete, vchannel=dml_0, status=bad, tt=2026-11-30 00:12:01..")
+                .unwrap();
         assert_eq!(f.types, ["insert", "delete"]);
         assert_eq!(f.vchannel.as_deref(), Some("dml_0"));
         assert_eq!(f.status, Some(StatusFilter::Bad));
         assert_eq!(f.tt_from, Some(1_795_997_521_000 << 18));
         assert_eq!(f.tt_to, None);
-        assert_eq!(parse_time("2026-11-30T00:12:01.123", true).unwrap(), Some(((1_795_997_521_124u64) << 18) - 1));
+        assert_eq!(
+            parse_time("2026-11-30T00:12:01.123", true).unwrap(),
+            Some(((1_795_997_521_124u64) << 18) - 1)
+        );
         assert!(FrameFilter::parse("color=red").unwrap_err().contains("unknown filter key"));
         assert!(FrameFilter::parse("tt=5").unwrap_err().contains("FROM..TO"));
     }

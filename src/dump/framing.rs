@@ -25,8 +25,14 @@ pub enum Framing {
 }
 
 impl Framing {
-    pub const ALL: [Framing; 6] =
-        [Framing::VarintDelimited, Framing::Grpc, Framing::Brpc, Framing::U32Be, Framing::U32Le, Framing::Single];
+    pub const ALL: [Framing; 6] = [
+        Framing::VarintDelimited,
+        Framing::Grpc,
+        Framing::Brpc,
+        Framing::U32Be,
+        Framing::U32Le,
+        Framing::Single,
+    ];
 
     pub fn name(self) -> &'static str {
         match self {
@@ -109,7 +115,10 @@ pub fn read_header(buf: &[u8], pos: usize, framing: Framing) -> Result<FrameHead
         Framing::Grpc => {
             let h = fixed(5)?;
             if h[0] > 1 {
-                return Err(HeaderFault::Invalid(format!("gRPC compressed flag is {} (must be 0 or 1)", h[0])));
+                return Err(HeaderFault::Invalid(format!(
+                    "gRPC compressed flag is {} (must be 0 or 1)",
+                    h[0]
+                )));
             }
             let len = u32::from_be_bytes([h[1], h[2], h[3], h[4]]);
             FrameHeader { header_len: 5, body_len: u64::from(len), meta_len: 0 }
@@ -167,36 +176,13 @@ pub fn write_frame(framing: Framing, body: &[u8], out: &mut Vec<u8>) {
     out.extend_from_slice(body);
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn every_framing_writes_what_it_reads() {
-        for f in Framing::ALL {
-            let mut buf = Vec::new();
-            write_frame(f, b"\x08\x01", &mut buf);
-            let h = read_header(&buf, 0, f).unwrap();
-            assert_eq!(h.total() as usize, buf.len(), "{f}");
-            assert_eq!(h.body_len, 2);
-            assert_eq!(Framing::parse(f.name()), Some(f));
-        }
-    }
-
-    #[test]
-    fn faults() {
-        assert!(matches!(read_header(&[0x05, 1], 0, Framing::VarintDelimited), Err(HeaderFault::Truncated { .. })));
-        let huge = [0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x40];
-        assert!(matches!(read_header(&huge, 0, Framing::VarintDelimited), Err(HeaderFault::Invalid(_))));
-        assert!(matches!(read_header(b"XRPC\0\0\0\0\0\0\0\0", 0, Framing::Brpc), Err(HeaderFault::Invalid(_))));
-        assert!(matches!(read_header(b"PRPC\0\0\0\x01\0\0\0\x02\0", 0, Framing::Brpc), Err(HeaderFault::Invalid(_))));
-        assert!(matches!(read_header(&[2, 0, 0, 0, 0], 0, Framing::Grpc), Err(HeaderFault::Invalid(_))));
-    }
-}
-
 /// Where frame `n` of a small in-memory file sits: its start, header and the range of its
 /// message (for brpc, between meta and attachment). Walks the headers from the start.
-pub fn locate(buf: &[u8], framing: Framing, n: usize) -> Result<(usize, FrameHeader, std::ops::Range<usize>), String> {
+pub fn locate(
+    buf: &[u8],
+    framing: Framing,
+    n: usize,
+) -> Result<(usize, FrameHeader, std::ops::Range<usize>), String> {
     let mut pos = 0;
     for i in 0..=n {
         let h = read_header(buf, pos, framing).map_err(|e| format!("frame {i} at byte {pos}: {e}"))?;
@@ -242,4 +228,40 @@ pub fn replace_message(buf: &[u8], framing: Framing, n: usize, message: &[u8]) -
     }
     out.extend_from_slice(&buf[end..]);
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_framing_writes_what_it_reads() {
+        for f in Framing::ALL {
+            let mut buf = Vec::new();
+            write_frame(f, b"\x08\x01", &mut buf);
+            let h = read_header(&buf, 0, f).unwrap();
+            assert_eq!(h.total() as usize, buf.len(), "{f}");
+            assert_eq!(h.body_len, 2);
+            assert_eq!(Framing::parse(f.name()), Some(f));
+        }
+    }
+
+    #[test]
+    fn faults() {
+        assert!(matches!(
+            read_header(&[0x05, 1], 0, Framing::VarintDelimited),
+            Err(HeaderFault::Truncated { .. })
+        ));
+        let huge = [0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x40];
+        assert!(matches!(read_header(&huge, 0, Framing::VarintDelimited), Err(HeaderFault::Invalid(_))));
+        assert!(matches!(
+            read_header(b"XRPC\0\0\0\0\0\0\0\0", 0, Framing::Brpc),
+            Err(HeaderFault::Invalid(_))
+        ));
+        assert!(matches!(
+            read_header(b"PRPC\0\0\0\x01\0\0\0\x02\0", 0, Framing::Brpc),
+            Err(HeaderFault::Invalid(_))
+        ));
+        assert!(matches!(read_header(&[2, 0, 0, 0, 0], 0, Framing::Grpc), Err(HeaderFault::Invalid(_))));
+    }
 }

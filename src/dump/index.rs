@@ -177,9 +177,13 @@ pub fn build(buf: &[u8], framing: Framing, desc: Option<&MessageDescriptor>, sha
                 let reason = if truncated {
                     format!("truncated tail at byte {bad}: {fault}; {} bytes kept unread", end - bad)
                 } else if next.is_some() {
-                    format!("bytes {bad}..{end} skipped (damage noticed at byte {pos}: {fault}); resynchronised on the next valid frame")
+                    format!(
+                        "bytes {bad}..{end} skipped (damage noticed at byte {pos}: {fault}); resynchronised on the next valid frame"
+                    )
                 } else {
-                    format!("bytes {bad}..{end} unreadable (damage noticed at byte {pos}: {fault}); no valid frame follows")
+                    format!(
+                        "bytes {bad}..{end} unreadable (damage noticed at byte {pos}: {fault}); no valid frame follows"
+                    )
                 };
                 if let Ok(mut p) = shared.problems.write() {
                     p.push(Problem { offset: bad as u64, len: (end - bad) as u64, truncated, reason });
@@ -210,7 +214,12 @@ pub fn spawn(
         .spawn(move || build(source.bytes(), framing, desc.as_ref(), &s));
     if let Err(e) = spawned {
         if let Ok(mut p) = shared.problems.write() {
-            p.push(Problem { offset: 0, len: 0, truncated: false, reason: format!("cannot start indexing: {e}") });
+            p.push(Problem {
+                offset: 0,
+                len: 0,
+                truncated: false,
+                reason: format!("cannot start indexing: {e}"),
+            });
         }
         shared.done.store(true, Ordering::Release);
     }

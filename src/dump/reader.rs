@@ -78,7 +78,12 @@ impl DumpFile {
     fn from_source(path: &Path, source: Arc<Source>, encoding: TextEncoding, opts: OpenOptions) -> DumpFile {
         let desc = opts.message_type.clone();
         let detection = match opts.framing {
-            Some(f) => Detection { framing: f, frames: 0, confidence: 1.0, reason: format!("{f} framing chosen by hand") },
+            Some(f) => Detection {
+                framing: f,
+                frames: 0,
+                confidence: 1.0,
+                reason: format!("{f} framing chosen by hand"),
+            },
             None => detect(source.bytes(), desc.as_ref()),
         };
         let framing = detection.framing;

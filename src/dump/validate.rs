@@ -44,7 +44,9 @@ pub fn first_key_plausible(body: &[u8], desc: Option<&MessageDescriptor>) -> boo
     match desc.and_then(|d| d.get_field(number as u32)) {
         Some(fd) => {
             let expected = crate::codec::value::wire_type_of(&fd.kind());
-            wt == expected || (fd.is_list() && wt == WireType::Len) || (fd.is_group() && wt == WireType::StartGroup)
+            wt == expected
+                || (fd.is_list() && wt == WireType::Len)
+                || (fd.is_group() && wt == WireType::StartGroup)
         }
         // With a schema, a first field it does not know is suspicious but legal; keep it.
         None => true,

@@ -18,7 +18,10 @@ pub enum FrameStatus {
     /// Decodes, but something inside is malformed (a bad property, a bad header).
     Warning(String),
     /// Does not decode as the chosen type; `offset` is absolute in the file.
-    Undecodable { offset: u64, reason: String },
+    Undecodable {
+        offset: u64,
+        reason: String,
+    },
 }
 
 impl FrameStatus {
@@ -66,7 +69,11 @@ pub struct FrameDecoder {
 }
 
 impl FrameDecoder {
-    pub fn new(pool: DescriptorPool, message_type: Option<MessageDescriptor>, capacity: usize) -> FrameDecoder {
+    pub fn new(
+        pool: DescriptorPool,
+        message_type: Option<MessageDescriptor>,
+        capacity: usize,
+    ) -> FrameDecoder {
         let cap = NonZeroUsize::new(capacity.max(1)).unwrap_or(NonZeroUsize::MIN);
         FrameDecoder { pool, message_type, cache: Mutex::new(LruCache::new(cap)) }
     }
@@ -113,15 +120,18 @@ impl FrameDecoder {
         };
         let Some(desc) = &self.message_type else {
             let w = crate::wire::decode(bytes);
-            view.summary = format!("{} bytes, {} top-level fields (no type chosen)", bytes.len(), w.root.fields.len());
+            view.summary =
+                format!("{} bytes, {} top-level fields (no type chosen)", bytes.len(), w.root.fields.len());
             if let Some(e) = w.first_error() {
-                view.status = FrameStatus::Undecodable { offset: start + e.offset as u64, reason: e.kind.to_string() };
+                view.status =
+                    FrameStatus::Undecodable { offset: start + e.offset as u64, reason: e.kind.to_string() };
             }
             return Some(view);
         };
         match codec::decode(desc, bytes) {
             Err(codec::CodecError::Malformed { offset, reason, .. }) => {
-                view.status = FrameStatus::Undecodable { offset: start + offset as u64, reason: reason.clone() };
+                view.status =
+                    FrameStatus::Undecodable { offset: start + offset as u64, reason: reason.clone() };
                 view.summary = format!("not a {}: {reason} at byte {}", desc.name(), start + offset as u64);
             }
             Err(e) => {
@@ -137,11 +147,13 @@ impl FrameDecoder {
         let name = msg.descriptor().full_name().to_string();
         let immutable = match name.as_str() {
             "milvus.proto.milvus.DumpMessagesResponse" => {
-                if let Some(m) = msg.get_field_by_name("message").filter(|_| msg.has_field_by_name("message")) {
+                if let Some(m) = msg.get_field_by_name("message").filter(|_| msg.has_field_by_name("message"))
+                {
                     m.as_message().cloned()
                 } else if msg.has_field_by_name("status") {
                     let s = msg.get_field_by_name("status").and_then(|s| s.as_message().cloned());
-                    view.summary = s.map_or_else(|| "status".into(), |s| format!("status {}", codec::to_json(&s, false)));
+                    view.summary = s
+                        .map_or_else(|| "status".into(), |s| format!("status {}", codec::to_json(&s, false)));
                     return;
                 } else {
                     view.summary = "empty response".into();
@@ -157,7 +169,7 @@ impl FrameDecoder {
         };
         match immutable {
             Some(imm) => {
-                let w = wal::analyze(&self.pool, &imm);
+                let w = wal::analyze_row(&self.pool, &imm);
                 apply_wal(&w, view);
             }
             None => view.summary = generic_summary(msg),

@@ -44,7 +44,12 @@ pub struct Manifest {
 }
 
 impl Manifest {
-    pub fn new(framing: Framing, message_type: &str, source_endpoint: Option<String>, request: serde_json::Value) -> Self {
+    pub fn new(
+        framing: Framing,
+        message_type: &str,
+        source_endpoint: Option<String>,
+        request: serde_json::Value,
+    ) -> Self {
         Manifest {
             format_version: MANIFEST_VERSION,
             walscope_version: env!("CARGO_PKG_VERSION").to_string(),
@@ -107,7 +112,12 @@ pub struct DumpWriter {
 
 impl DumpWriter {
     /// Creates (or truncates) `path` and writes an empty manifest beside it.
-    pub fn create(path: &Path, framing: Framing, manifest: Manifest, policy: SyncPolicy) -> io::Result<DumpWriter> {
+    pub fn create(
+        path: &Path,
+        framing: Framing,
+        manifest: Manifest,
+        policy: SyncPolicy,
+    ) -> io::Result<DumpWriter> {
         let file = File::create(path)?;
         let w = DumpWriter::with_file(file, path, framing, manifest, policy, 0, 0);
         w.write_manifest()?;
@@ -120,7 +130,8 @@ impl DumpWriter {
         let manifest = Manifest::load(&manifest_path(path))?;
         let framing = Framing::parse(&manifest.framing)
             .ok_or_else(|| format!("manifest names an unknown framing \"{}\"", manifest.framing))?;
-        let file = OpenOptions::new().write(true).open(path).map_err(|e| format!("{}: {e}", path.display()))?;
+        let file =
+            OpenOptions::new().write(true).open(path).map_err(|e| format!("{}: {e}", path.display()))?;
         let on_disk = file.metadata().map_err(|e| e.to_string())?.len();
         if on_disk < manifest.bytes {
             return Err(format!(

@@ -84,7 +84,11 @@ pub fn damage(path: &Path, how: Corruption, seed: u64) -> io::Result<Damage> {
         Corruption::Truncate => {
             let last = *starts.last().unwrap_or(&0);
             let cut = last + (bytes.len() - last) / 2;
-            let d = Damage { offset: last as u64, len: (bytes.len() - last) as u64, what: "last frame cut in half".into() };
+            let d = Damage {
+                offset: last as u64,
+                len: (bytes.len() - last) as u64,
+                what: "last frame cut in half".into(),
+            };
             bytes.truncate(cut.max(last + 1));
             d
         }
@@ -113,7 +117,8 @@ pub fn progress_record(pool: &DescriptorPool, seed: u64) -> Vec<u8> {
         panic!("built-in schema lacks AddSyncTaskRequest (build defect)");
     };
     let token: String = (0..32).map(|_| format!("{:x}", rng.range(0, 15))).collect();
-    let token = format!("{}-{}-{}-{}-{}", &token[..8], &token[8..12], &token[12..16], &token[16..20], &token[20..]);
+    let token =
+        format!("{}-{}-{}-{}-{}", &token[..8], &token[8..12], &token[12..16], &token[16..20], &token[20..]);
     let tid = rng.range(2, 40);
     let json = json!({
         "tid": tid, "pid": rng.range(0, 7), "mode": "kFullAndContinuous",

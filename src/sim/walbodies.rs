@@ -13,7 +13,8 @@ impl WalGenerator {
         let rows = self.rng.range(lo, hi);
         let vi = self.rng.range(0, 1) as usize;
         let (p, vchannel) = self.collections[c].vchannels[vi].clone();
-        let (cid, cname, partition) = (self.collections[c].id, self.collections[c].name, self.collections[c].partition);
+        let (cid, cname, partition) =
+            (self.collections[c].id, self.collections[c].name, self.collections[c].partition);
         let first_pk = self.collections[c].next_pk;
         self.collections[c].next_pk += rows as i64;
         let tt = self.tick();
@@ -81,7 +82,8 @@ impl WalGenerator {
     pub(super) fn delete(&mut self, c: usize) -> GeneratedMessage {
         let vi = self.rng.range(0, 1) as usize;
         let (p, vchannel) = self.collections[c].vchannels[vi].clone();
-        let (cid, cname, partition) = (self.collections[c].id, self.collections[c].name, self.collections[c].partition);
+        let (cid, cname, partition) =
+            (self.collections[c].id, self.collections[c].name, self.collections[c].partition);
         let max_pk = (self.collections[c].next_pk - 1).max(1);
         let n = self.rng.range(1, 3);
         let pks: Vec<String> = (0..n).map(|_| self.rng.range(1, max_pk as u64).to_string()).collect();
@@ -94,7 +96,8 @@ impl WalGenerator {
                 "timestamps": vec![tt.to_string(); n as usize], "num_rows": n.to_string(),
                 "primary_keys": {"int_id": {"data": pks}}}),
         );
-        let header = self.header("DeleteMessageHeader", json!({"collection_id": cid.to_string(), "rows": n.to_string()}));
+        let header = self
+            .header("DeleteMessageHeader", json!({"collection_id": cid.to_string(), "rows": n.to_string()}));
         self.emit(p, &vchannel, "Delete", 1, &header, payload, &[], tt)
     }
 
@@ -103,7 +106,8 @@ impl WalGenerator {
         let (cid, cname, partition) = (col.id, col.name, col.partition);
         let (p, vchannel) = col.vchannels[0].clone();
         let vchannels: Vec<String> = col.vchannels.iter().map(|(_, v)| v.clone()).collect();
-        let pchannels: Vec<String> = vchannels.iter().map(|v| v.rsplit_once('_').map_or(v.clone(), |(a, _)| a.to_string())).collect();
+        let pchannels: Vec<String> =
+            vchannels.iter().map(|v| v.rsplit_once('_').map_or(v.clone(), |(a, _)| a.to_string())).collect();
         let tt = self.tick();
         let payload = self.body(
             "milvus.proto.msg.CreateCollectionRequest",
@@ -133,7 +137,8 @@ impl WalGenerator {
             json!({"base": {"msg_type": "DropCollection", "msgID": tt.to_string(), "timestamp": tt.to_string()},
                 "db_name": "default", "collectionName": cname, "dbID": "1", "collectionID": cid.to_string()}),
         );
-        let header = self.header("DropCollectionMessageHeader", json!({"collection_id": cid.to_string(), "db_id": "1"}));
+        let header = self
+            .header("DropCollectionMessageHeader", json!({"collection_id": cid.to_string(), "db_id": "1"}));
         self.emit(p, &vchannel, "DropCollection", 1, &header, payload, &[], tt)
     }
 
@@ -150,7 +155,8 @@ impl WalGenerator {
     }
 
     fn txn_context(&self, id: i64) -> String {
-        let ctx = self.header("TxnContext", json!({"txn_id": id.to_string(), "keepalive_milliseconds": "10000"}));
+        let ctx =
+            self.header("TxnContext", json!({"txn_id": id.to_string(), "keepalive_milliseconds": "10000"}));
         super::walgen::b64(&crate::codec::encode(&ctx))
     }
 

@@ -109,7 +109,9 @@ impl WalGenerator {
             float_array: desc(pool, "milvus.proto.schema.FloatArray"),
         };
         let mut collections = Vec::new();
-        for (i, (id, name)) in [(4491i64, "orders"), (4492, "users"), (5001, "events")].into_iter().enumerate() {
+        for (i, (id, name)) in
+            [(4491i64, "orders"), (4492, "users"), (5001, "events")].into_iter().enumerate()
+        {
             let vchannels = (0..2)
                 .map(|j| {
                     let p = (i + j) % PCHANNELS.len();
@@ -150,7 +152,9 @@ impl WalGenerator {
                 partition: -1,
                 batch_index: -1,
             },
-            WalBackend::Woodpecker => MessageIdParts::Woodpecker { segment: (n / 500) as i64, entry: (n % 500) as i64 },
+            WalBackend::Woodpecker => {
+                MessageIdParts::Woodpecker { segment: (n / 500) as i64, entry: (n % 500) as i64 }
+            }
             _ => MessageIdParts::Sequential(1000 + n as i64),
         };
         (encode_message_id(&parts), backend)
@@ -169,9 +173,11 @@ impl WalGenerator {
         extra: &[(&str, String)],
         tt: u64,
     ) -> GeneratedMessage {
-        let Some(t) = self.pool.get_enum_by_name("milvus.proto.messages.MessageType").and_then(|e| {
-            e.get_value_by_name(type_name).map(|v| v.number())
-        }) else {
+        let Some(t) = self
+            .pool
+            .get_enum_by_name("milvus.proto.messages.MessageType")
+            .and_then(|e| e.get_value_by_name(type_name).map(|v| v.number()))
+        else {
             panic!("MessageType has no {type_name} (build defect)");
         };
         let (id, backend) = self.next_id(p);
