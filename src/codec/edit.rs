@@ -326,18 +326,29 @@ fn edit_list(
                     }
                 }
                 EditOp::Clear => reps.extend(occ.iter().map(|f| (f.whole(), Vec::new()))),
-                EditOp::Set(text) => {
-                    let v = parse_list(fd, text)?;
-                    let mut bytes = Vec::new();
-                    super::value::write_field(fd, &v, &mut bytes);
-                    let at = occ.first().map_or(buf.len(), |f| f.key.start);
-                    reps.extend(occ.iter().map(|f| (f.whole(), Vec::new())));
-                    reps.push((at..at, bytes));
-                }
+                EditOp::Set(text) => replace_whole_field(fd, buf, occ, text, &mut reps)?,
             }
         }
     }
     Ok(splice(buf, reps))
+}
+
+/// A whole repeated or map field set from JSON: every occurrence goes, the new encoding takes
+/// the place of the first one.
+fn replace_whole_field(
+    fd: &FieldDescriptor,
+    buf: &[u8],
+    occ: &[&WireField],
+    text: &str,
+    reps: &mut Vec<(Span, Vec<u8>)>,
+) -> R<()> {
+    let v = parse_list(fd, text)?;
+    let mut bytes = Vec::new();
+    super::value::write_field(fd, &v, &mut bytes);
+    let at = occ.first().map_or(buf.len(), |f| f.key.start);
+    reps.extend(occ.iter().map(|f| (f.whole(), Vec::new())));
+    reps.push((at..at, bytes));
+    Ok(())
 }
 
 /// A JSON array (or object, for maps) as the whole value of `fd`, read through the parent.
@@ -388,14 +399,7 @@ fn edit_map(
         }
         match op {
             EditOp::Clear => reps.extend(occ.iter().map(|f| (f.whole(), Vec::new()))),
-            EditOp::Set(text) => {
-                let v = parse_list(fd, text)?;
-                let mut bytes = Vec::new();
-                super::value::write_field(fd, &v, &mut bytes);
-                let at = occ.first().map_or(buf.len(), |f| f.key.start);
-                reps.extend(occ.iter().map(|f| (f.whole(), Vec::new())));
-                reps.push((at..at, bytes));
-            }
+            EditOp::Set(text) => replace_whole_field(fd, buf, occ, text, &mut reps)?,
             EditOp::Append(_) => return Err(format!("{name} is a map: use --set {name}[\"key\"]=VALUE")),
         }
         return Ok(splice(buf, reps));
