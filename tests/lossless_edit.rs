@@ -161,3 +161,31 @@ fn edit_errors_explain_themselves() {
     let e = codec::apply_edits(&desc, &bytes[..3], &[Edit::set("task[0].status=X").unwrap()]).unwrap_err();
     assert!(e.to_string().contains("at byte 1"), "{e}");
 }
+
+#[test]
+fn whole_repeated_and_map_fields_from_json() {
+    let set = SchemaSet::builtin();
+    let desc = set.message("milvus.proto.msg.InsertRequest").unwrap();
+    let mut bytes = vec![0xf8, 0x07, 0x09];
+    bytes.extend(ld(0x52, &[1, 2, 3]));
+    bytes.extend(ld(0x22, b"coll"));
+    let after =
+        codec::apply_edits(&desc, &bytes, &[Edit::set("timestamps=[\"7\", \"8\"]").unwrap()]).unwrap();
+    let mut expected = vec![0xf8, 0x07, 0x09];
+    expected.extend(ld(0x52, &[7, 8]));
+    expected.extend(ld(0x22, b"coll"));
+    assert_eq!(hex(&after), hex(&expected));
+
+    let imm = set.message("milvus.proto.common.ImmutableMessage").unwrap();
+    let mut msg = ld(0x1a, &[ld(0x0a, b"_t"), ld(0x12, b"2")].concat());
+    msg.extend(ld(0x12, b"P"));
+    let after =
+        codec::apply_edits(&imm, &msg, &[Edit::set("properties={\"_v\": \"2\", \"_t\": \"3\"}").unwrap()])
+            .unwrap();
+    let mut expected = ld(0x1a, &[ld(0x0a, b"_t"), ld(0x12, b"3")].concat());
+    expected.extend(ld(0x1a, &[ld(0x0a, b"_v"), ld(0x12, b"2")].concat()));
+    expected.extend(ld(0x12, b"P"));
+    assert_eq!(hex(&after), hex(&expected), "sorted entries where the old ones stood");
+    let e = codec::apply_edits(&desc, &bytes, &[Edit::set("timestamps=[1,").unwrap()]).unwrap_err();
+    assert!(e.to_string().contains("must be JSON (an array)"), "{e}");
+}
