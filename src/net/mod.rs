@@ -7,6 +7,7 @@
 //! call that may have had an effect, or reach an address the user did not give.
 
 pub mod brpc;
+pub mod http_json;
 
 use bytes::Bytes;
 use futures::future::BoxFuture;

@@ -77,6 +77,12 @@ impl SchemaSet {
         set
     }
 
+    /// The built-in set, built once per process (protocol code looks types up on every call).
+    pub fn shared_builtin() -> &'static SchemaSet {
+        static SHARED: std::sync::OnceLock<SchemaSet> = std::sync::OnceLock::new();
+        SHARED.get_or_init(SchemaSet::builtin)
+    }
+
     pub fn pool(&self) -> &DescriptorPool {
         &self.pool
     }

@@ -1,11 +1,16 @@
-//! Realistic synthetic data: the Milvus WAL generator behind `walscope sample` (and, later, the
-//! demo servers), and OpenMLDB progress records. Deterministic for a given seed.
+//! Realistic synthetic data and demo servers: the Milvus WAL generator behind `walscope sample`,
+//! OpenMLDB progress records, and a demo SyncTool + DataCollector on loopback.
+//! Deterministic for a given seed.
 //!
 //! Must never: produce bytes our own decoders would not accept as real traffic (every message
 //! follows the reference's rules), or depend on wall-clock time or global randomness.
 
+pub mod collector;
+pub mod datasync;
 pub mod rng;
 pub mod sample;
+pub mod synctool;
+mod synctool_state;
 mod walbodies;
 pub mod walgen;
 

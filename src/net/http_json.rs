@@ -1,0 +1,203 @@
+//! HTTP/1.1 + JSON, the fallback SyncTool (brpc-java) serves on its brpc port:
+//! `POST /<service>/<method>` with `Content-Type: application/json` and a body (`{}` at least).
+//! A deliberately small HTTP/1.1 client and server: one request per connection, bounded sizes.
+//! Must never: read an unbounded header or body, or send SendData rows (HTTP has no attachment).
+
+use super::brpc::server::BrpcService;
+use super::{CallInfo, CallOptions, NetError, StreamReply, Transport, UnaryReply};
+use bytes::{Bytes, BytesMut};
+use futures::future::BoxFuture;
+use prost_reflect::{DeserializeOptions, DynamicMessage, MethodDescriptor};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpStream;
+
+const MAX_HEAD: usize = 64 * 1024;
+const MAX_BODY: usize = 64 * 1024 * 1024;
+
+/// A parsed request or response head plus body.
+struct Message {
+    first_line: String,
+    headers: Vec<(String, String)>,
+    body: Bytes,
+}
+
+impl Message {
+    fn header(&self, name: &str) -> Option<&str> {
+        self.headers.iter().find(|(k, _)| k.eq_ignore_ascii_case(name)).map(|(_, v)| v.as_str())
+    }
+}
+
+/// Reads one HTTP message; `buf` may already hold its first bytes.
+async fn read_message(stream: &mut TcpStream, mut buf: BytesMut, until_eof: bool) -> Result<Message, String> {
+    let head_end = loop {
+        if let Some(i) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
+            break i;
+        }
+        if buf.len() > MAX_HEAD {
+            return Err(format!("HTTP head longer than {MAX_HEAD} bytes"));
+        }
+        match stream.read_buf(&mut buf).await {
+            Ok(0) => return Err("connection closed before the HTTP head ended".into()),
+            Ok(_) => {}
+            Err(e) => return Err(e.to_string()),
+        }
+    };
+    let head = String::from_utf8_lossy(&buf[..head_end]).into_owned();
+    let mut lines = head.split("\r\n");
+    let first_line = lines.next().unwrap_or_default().to_string();
+    let headers: Vec<(String, String)> = lines
+        .filter_map(|l| l.split_once(':'))
+        .map(|(k, v)| (k.trim().to_string(), v.trim().to_string()))
+        .collect();
+    let _ = buf.split_to(head_end + 4);
+    let length = headers.iter().find(|(k, _)| k.eq_ignore_ascii_case("content-length")).map(|(_, v)| v.parse::<usize>());
+    let length = match length {
+        Some(Ok(n)) if n <= MAX_BODY => Some(n),
+        Some(Ok(n)) => return Err(format!("HTTP body of {n} bytes exceeds {MAX_BODY}")),
+        Some(Err(_)) => return Err("bad Content-Length".into()),
+        None if until_eof => None,
+        None => Some(0),
+    };
+    loop {
+        if length.is_some_and(|n| buf.len() >= n) {
+            break;
+        }
+        if buf.len() > MAX_BODY {
+            return Err(format!("HTTP body exceeds {MAX_BODY} bytes"));
+        }
+        match stream.read_buf(&mut buf).await {
+            Ok(0) if length.is_none() => break,
+            Ok(0) => return Err("connection closed inside the HTTP body".into()),
+            Ok(_) => {}
+            Err(e) => return Err(e.to_string()),
+        }
+    }
+    let body = buf.split_to(length.unwrap_or(buf.len())).freeze();
+    Ok(Message { first_line, headers, body })
+}
+
+/// Client side: one POST per call.
+pub struct HttpJsonTransport {
+    endpoint: String,
+}
+
+impl HttpJsonTransport {
+    pub fn new(endpoint: impl Into<String>) -> HttpJsonTransport {
+        HttpJsonTransport { endpoint: endpoint.into() }
+    }
+
+    async fn post(&self, path: &str, json: &str, timeout: Duration) -> Result<Message, NetError> {
+        let err = |reason: String| NetError::Connect { endpoint: self.endpoint.clone(), reason };
+        let work = async {
+            let mut s = TcpStream::connect(&self.endpoint).await.map_err(|e| err(e.to_string()))?;
+            let req = format!(
+                "POST {path} HTTP/1.1\r\nHost: {}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{json}",
+                self.endpoint,
+                json.len()
+            );
+            s.write_all(req.as_bytes()).await.map_err(|e| err(e.to_string()))?;
+            read_message(&mut s, BytesMut::new(), true)
+                .await
+                .map_err(|reason| NetError::Protocol { endpoint: self.endpoint.clone(), reason })
+        };
+        tokio::time::timeout(timeout, work).await.map_err(|_| NetError::Timeout { method: path.to_string(), after: timeout })?
+    }
+}
+
+impl Transport for HttpJsonTransport {
+    fn endpoint(&self) -> &str {
+        &self.endpoint
+    }
+
+    fn call_unary<'a>(
+        &'a self,
+        method: &'a MethodDescriptor,
+        request: &'a DynamicMessage,
+        opts: &'a CallOptions,
+    ) -> BoxFuture<'a, Result<UnaryReply, NetError>> {
+        Box::pin(async move {
+            if !opts.attachment.is_empty() {
+                return Err(NetError::Unsupported(
+                    "HTTP/JSON carries no attachment: send rows over baidu_std (--transport brpc)".into(),
+                ));
+            }
+            let started = Instant::now();
+            let name = super::brpc::wire_method_name(method.name());
+            let path = format!("/{}/{name}", method.parent_service().full_name());
+            let json = crate::codec::to_json(request, false);
+            let timeout = opts.timeout.unwrap_or(super::brpc::DEFAULT_TIMEOUT);
+            let reply = self.post(&path, &json, timeout).await?;
+            let status = reply.first_line.split_whitespace().nth(1).and_then(|c| c.parse::<i32>().ok()).unwrap_or(0);
+            let text = String::from_utf8_lossy(&reply.body).into_owned();
+            if status != 200 {
+                return Err(NetError::Status {
+                    method: path,
+                    code: format!("HTTP {status}"),
+                    numeric: status,
+                    message: text.trim().to_string(),
+                    hint: String::new(),
+                });
+            }
+            let mut de = serde_json::Deserializer::from_str(&text);
+            let message = DynamicMessage::deserialize_with_options(
+                method.output(),
+                &mut de,
+                &DeserializeOptions::new().deny_unknown_fields(false),
+            )
+            .map_err(|e| NetError::Decode {
+                method: path.clone(),
+                type_name: method.output().full_name().to_string(),
+                reason: e.to_string(),
+            })?;
+            let bytes = Bytes::from(crate::codec::encode(&message));
+            let info = CallInfo { elapsed: started.elapsed(), headers: reply.headers, ..CallInfo::default() };
+            Ok(UnaryReply { bytes, message, info })
+        })
+    }
+
+    fn call_server_stream<'a>(
+        &'a self,
+        method: &'a MethodDescriptor,
+        _request: &'a DynamicMessage,
+        _opts: &'a CallOptions,
+    ) -> BoxFuture<'a, Result<StreamReply, NetError>> {
+        let name = method.full_name().to_string();
+        Box::pin(async move { Err(NetError::Unsupported(format!("{name}: HTTP/JSON carries unary calls only"))) })
+    }
+}
+
+/// Server side, for a brpc port that also speaks HTTP (called with the bytes already read).
+pub(super) async fn serve(mut stream: TcpStream, first: BytesMut, service: Arc<dyn BrpcService>) {
+    let (status, body) = match read_message(&mut stream, first, false).await {
+        Err(e) => (400, e),
+        Ok(req) => {
+            let path = req.first_line.split_whitespace().nth(1).unwrap_or("/").to_string();
+            let mut parts = path.trim_start_matches('/').splitn(2, '/');
+            let (svc, method) = (parts.next().unwrap_or("").to_string(), parts.next().unwrap_or("").to_string());
+            let ct = req.header("content-type").unwrap_or("");
+            if !ct.starts_with("application/json") {
+                (400, "Content-Type must be application/json".to_string())
+            } else if req.body.is_empty() {
+                (400, "a request body is required (send {} for no fields)".to_string())
+            } else {
+                match service.http_json(svc, method, String::from_utf8_lossy(&req.body).into_owned()) {
+                    None => (404, "this server does not speak HTTP".to_string()),
+                    Some(f) => match f.await {
+                        Ok(json) => (200, json),
+                        Err((code, text)) => (code, text),
+                    },
+                }
+            }
+        }
+    };
+    let reason = if status == 200 { "OK" } else { "Error" };
+    let ct = if status == 200 { "application/json" } else { "text/plain" };
+    let resp = format!(
+        "HTTP/1.1 {status} {reason}\r\nContent-Type: {ct}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    );
+    let _ = stream.write_all(resp.as_bytes()).await;
+    let _ = stream.shutdown().await;
+}
