@@ -39,7 +39,11 @@ async fn status(t: &dyn Transport) -> Vec<serde_json::Value> {
     r["task"].as_array().cloned().unwrap_or_default()
 }
 
-async fn wait_for<F: Fn(&[serde_json::Value]) -> bool>(t: &dyn Transport, what: &str, f: F) -> Vec<serde_json::Value> {
+async fn wait_for<F: Fn(&[serde_json::Value]) -> bool>(
+    t: &dyn Transport,
+    what: &str,
+    f: F,
+) -> Vec<serde_json::Value> {
     let start = Instant::now();
     loop {
         let s = status(t).await;
@@ -55,21 +59,35 @@ async fn wait_for<F: Fn(&[serde_json::Value]) -> bool>(t: &dyn Transport, what: 
 async fn create_progress_status_delete_over_brpc() {
     let d = demo(Duration::from_secs(30)).await;
     let t = BrpcTransport::new(d.synctool.addr().to_string());
-    let r = call(&t, "CreateSyncTask", r#"{"db": "demo_db", "name": "orders", "mode": "kFullAndContinuous", "dest": "hdfs:///s/orders"}"#).await.unwrap();
+    let r = call(
+        &t,
+        "CreateSyncTask",
+        r#"{"db": "demo_db", "name": "orders", "mode": "kFullAndContinuous", "dest": "hdfs:///s/orders"}"#,
+    )
+    .await
+    .unwrap();
     assert_eq!(r["code"], 0, "{r}");
     let tasks = wait_for(&t, "both partitions RUNNING with rows", |s| {
-        s.len() == 2 && s.iter().all(|t| t["status"] == "RUNNING" && t["count"].as_str().unwrap_or("0") != "0")
+        s.len() == 2
+            && s.iter().all(|t| t["status"] == "RUNNING" && t["count"].as_str().unwrap_or("0") != "0")
     })
     .await;
     assert_eq!(tasks[0]["progress"]["desEndpoint"], d.synctool.addr().to_string());
     assert_eq!(tasks[0]["dataCollector"], d.collector.addr().to_string());
     // The sync point has moved from the snapshot into the binlog.
-    wait_for(&t, "binlog sync points", |s| s.iter().all(|t| t["progress"]["syncPoint"]["type"] == "kBINLOG")).await;
+    wait_for(&t, "binlog sync points", |s| s.iter().all(|t| t["progress"]["syncPoint"]["type"] == "kBINLOG"))
+        .await;
     let info = call(&t, "TaskStatus", "{}").await.unwrap();
     assert!(info["readableInfo"][0].as_str().unwrap().starts_with("lastUpdateTime="));
-    assert!(info["readableInfo"][0].as_str().unwrap().contains("progressPath=/tmp/sync_task_progress/2/0.progress"));
+    assert!(
+        info["readableInfo"][0]
+            .as_str()
+            .unwrap()
+            .contains("progressPath=/tmp/sync_task_progress/2/0.progress")
+    );
 
-    let again = call(&t, "CreateSyncTask", r#"{"db": "demo_db", "name": "orders", "mode": 2}"#).await.unwrap();
+    let again =
+        call(&t, "CreateSyncTask", r#"{"db": "demo_db", "name": "orders", "mode": 2}"#).await.unwrap();
     assert_eq!(again["msg"], "sync task already exists(creating or created)");
     let mem = call(&t, "CreateSyncTask", r#"{"db": "demo_db", "name": "cache", "mode": 0}"#).await.unwrap();
     assert_eq!(mem["msg"], "only SSD and HDD are supported");
@@ -121,12 +139,18 @@ async fn many_calls_in_flight_on_one_connection() {
     let calls = (0..64).map(|i| {
         let t = &t;
         async move {
-            let r = call(t, "DeleteSyncTask", &format!(r#"{{"db": "demo_db", "name": "missing_{i}"}}"#)).await.unwrap();
+            let r = call(t, "DeleteSyncTask", &format!(r#"{{"db": "demo_db", "name": "missing_{i}"}}"#))
+                .await
+                .unwrap();
             (i, r["msg"].as_str().unwrap().to_string())
         }
     });
     for (i, msg) in futures::future::join_all(calls).await {
-        assert_eq!(msg, format!("table demo_db.missing_{i} not found"), "answer {i} went to the right caller");
+        assert_eq!(
+            msg,
+            format!("table demo_db.missing_{i} not found"),
+            "answer {i} went to the right caller"
+        );
     }
 }
 
@@ -142,7 +166,12 @@ async fn send_data_rules_and_wire_names() {
         let (t, m) = (&t, &m);
         async move { t.call_unary(m, &req, &opts).await.map(|r| codec::to_json(&r.message, false)) }
     };
-    let bad_token = send(r#"{"tid": 3, "pid": 0, "token": "nope", "count": "1", "startPoint": {"type": "kSNAPSHOT"}}"#, b"row").await.unwrap();
+    let bad_token = send(
+        r#"{"tid": 3, "pid": 0, "token": "nope", "count": "1", "startPoint": {"type": "kSNAPSHOT"}}"#,
+        b"row",
+    )
+    .await
+    .unwrap();
     assert!(bad_token.contains("token mismatch"), "{bad_token}");
     let unknown = send(r#"{"tid": 99, "pid": 0, "token": "x"}"#, b"").await.unwrap();
     assert!(unknown.contains("can't find sync task") && unknown.contains("\"deleteTask\":true"), "{unknown}");
@@ -163,7 +192,11 @@ async fn send_data_rules_and_wire_names() {
 async fn typo_call(addr: &str) -> (i32, String) {
     let mut s = tokio::net::TcpStream::connect(addr).await.unwrap();
     let meta = RpcMeta {
-        request: Some(RequestMeta { service_name: "openmldb.datasync.SyncTool".into(), method_name: "DelelteSyncTask".into(), ..Default::default() }),
+        request: Some(RequestMeta {
+            service_name: "openmldb.datasync.SyncTool".into(),
+            method_name: "DelelteSyncTask".into(),
+            ..Default::default()
+        }),
         correlation_id: 7,
         ..Default::default()
     };
@@ -193,10 +226,15 @@ async fn http_json_fallback() {
     assert!(matches!(h.call_unary(&m, &req, &opts).await, Err(NetError::Unsupported(_))));
     // Content-Type is required, as brpc-java requires it.
     let mut s = tokio::net::TcpStream::connect(d.synctool.addr()).await.unwrap();
-    s.write_all(b"POST /openmldb.datasync.SyncTool/TaskStatus HTTP/1.1\r\nContent-Length: 2\r\n\r\n{}").await.unwrap();
+    s.write_all(b"POST /openmldb.datasync.SyncTool/TaskStatus HTTP/1.1\r\nContent-Length: 2\r\n\r\n{}")
+        .await
+        .unwrap();
     let mut out = String::new();
     s.read_to_string(&mut out).await.unwrap();
-    assert!(out.starts_with("HTTP/1.1 400") && out.contains("Content-Type must be application/json"), "{out}");
+    assert!(
+        out.starts_with("HTTP/1.1 400") && out.contains("Content-Type must be application/json"),
+        "{out}"
+    );
 }
 
 /// A peer that answers every connection with `reply` bytes.
@@ -233,7 +271,10 @@ async fn malformed_frames_end_in_errors_not_hangs() {
         let addr = bad_peer(reply).await;
         let t = BrpcTransport::new(addr);
         let started = Instant::now();
-        let e = t.call_raw("openmldb.datasync.SyncTool", "TaskStatus", b"", b"", Some(Duration::from_secs(10))).await.unwrap_err();
+        let e = t
+            .call_raw("openmldb.datasync.SyncTool", "TaskStatus", b"", b"", Some(Duration::from_secs(10)))
+            .await
+            .unwrap_err();
         assert!(e.to_string().contains(expect), "{e}");
         assert!(started.elapsed() < Duration::from_secs(5), "answered promptly");
     }

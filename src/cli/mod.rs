@@ -7,6 +7,7 @@ pub mod inspect;
 mod render;
 pub mod sample;
 mod schema_cmd;
+pub mod tasks;
 
 use crate::schema::SchemaSet;
 use anyhow::{Context, Result};
@@ -199,6 +200,11 @@ pub enum Command {
         #[arg(long, value_name = "N")]
         sync_every: Option<u64>,
     },
+    /// OpenMLDB sync tasks on a SyncTool: status, create, delete.
+    Tasks {
+        #[command(subcommand)]
+        action: tasks::TasksAction,
+    },
     /// List or show the loaded types.
     Schema {
         #[command(subcommand)]
@@ -246,6 +252,7 @@ pub fn run(command: Command) -> Result<()> {
             edit::edit(&schema, &file, &target, &edits, out.as_deref(), dry_run)
         }
         Command::Schema { action } => schema_cmd::run(action),
+        Command::Tasks { action } => tasks::run(action),
         Command::Inspect { file, dump, jsonl, stats, limit } => {
             inspect::inspect(&file, &dump, jsonl, stats, limit)
         }

@@ -6,8 +6,10 @@
 //! which program wrote it.
 
 pub mod progress;
+pub mod status;
 
 pub use progress::{ProgressFileKind, summarize_add_sync_task, sync_point_text};
+pub use status::{SubTaskRow, SyncTaskHistory};
 
 /// Full names of the types this module reads.
 pub const ADD_SYNC_TASK_REQUEST: &str = "openmldb.datasync.AddSyncTaskRequest";

@@ -52,7 +52,10 @@ async fn read_message(stream: &mut TcpStream, mut buf: BytesMut, until_eof: bool
         .map(|(k, v)| (k.trim().to_string(), v.trim().to_string()))
         .collect();
     let _ = buf.split_to(head_end + 4);
-    let length = headers.iter().find(|(k, _)| k.eq_ignore_ascii_case("content-length")).map(|(_, v)| v.parse::<usize>());
+    let length = headers
+        .iter()
+        .find(|(k, _)| k.eq_ignore_ascii_case("content-length"))
+        .map(|(_, v)| v.parse::<usize>());
     let length = match length {
         Some(Ok(n)) if n <= MAX_BODY => Some(n),
         Some(Ok(n)) => return Err(format!("HTTP body of {n} bytes exceeds {MAX_BODY}")),
@@ -102,7 +105,9 @@ impl HttpJsonTransport {
                 .await
                 .map_err(|reason| NetError::Protocol { endpoint: self.endpoint.clone(), reason })
         };
-        tokio::time::timeout(timeout, work).await.map_err(|_| NetError::Timeout { method: path.to_string(), after: timeout })?
+        tokio::time::timeout(timeout, work)
+            .await
+            .map_err(|_| NetError::Timeout { method: path.to_string(), after: timeout })?
     }
 }
 
@@ -129,7 +134,8 @@ impl Transport for HttpJsonTransport {
             let json = crate::codec::to_json(request, false);
             let timeout = opts.timeout.unwrap_or(super::brpc::DEFAULT_TIMEOUT);
             let reply = self.post(&path, &json, timeout).await?;
-            let status = reply.first_line.split_whitespace().nth(1).and_then(|c| c.parse::<i32>().ok()).unwrap_or(0);
+            let status =
+                reply.first_line.split_whitespace().nth(1).and_then(|c| c.parse::<i32>().ok()).unwrap_or(0);
             let text = String::from_utf8_lossy(&reply.body).into_owned();
             if status != 200 {
                 return Err(NetError::Status {
@@ -164,7 +170,9 @@ impl Transport for HttpJsonTransport {
         _opts: &'a CallOptions,
     ) -> BoxFuture<'a, Result<StreamReply, NetError>> {
         let name = method.full_name().to_string();
-        Box::pin(async move { Err(NetError::Unsupported(format!("{name}: HTTP/JSON carries unary calls only"))) })
+        Box::pin(
+            async move { Err(NetError::Unsupported(format!("{name}: HTTP/JSON carries unary calls only"))) },
+        )
     }
 }
 
@@ -175,7 +183,8 @@ pub(super) async fn serve(mut stream: TcpStream, first: BytesMut, service: Arc<d
         Ok(req) => {
             let path = req.first_line.split_whitespace().nth(1).unwrap_or("/").to_string();
             let mut parts = path.trim_start_matches('/').splitn(2, '/');
-            let (svc, method) = (parts.next().unwrap_or("").to_string(), parts.next().unwrap_or("").to_string());
+            let (svc, method) =
+                (parts.next().unwrap_or("").to_string(), parts.next().unwrap_or("").to_string());
             let ct = req.header("content-type").unwrap_or("");
             if !ct.starts_with("application/json") {
                 (400, "Content-Type must be application/json".to_string())

@@ -6,10 +6,9 @@
 use super::rng::SimRng;
 use crate::codec;
 use crate::net::brpc::BrpcTransport;
-use crate::net::brpc::server::{BrpcServer, BrpcService, RpcFailure};
+use crate::net::brpc::server::{BrpcServer, BrpcService, RpcResult};
 use crate::schema::SchemaSet;
 use bytes::Bytes;
-use futures::future::BoxFuture;
 use prost_reflect::{DynamicMessage, Value};
 use serde_json::json;
 use std::collections::HashMap;
@@ -82,7 +81,7 @@ fn field_u32(m: &DynamicMessage, f: &str) -> u32 {
 }
 
 impl BrpcService for Handler {
-    fn call(&self, service: String, method: String, message: Bytes, _attachment: Bytes) -> BoxFuture<'static, Result<(Vec<u8>, Vec<u8>), RpcFailure>> {
+    fn call(&self, service: String, method: String, message: Bytes, _attachment: Bytes) -> RpcResult {
         let (state, paused, cfg) = (self.state.clone(), self.paused.clone(), self.cfg.clone());
         Box::pin(async move {
             // C++ brpc accepts the full name or, for jprotobuf clients, the bare one.
@@ -93,7 +92,8 @@ impl BrpcService for Handler {
                 return Err((1002, format!("Fail to find method={method}")));
             }
             let set = SchemaSet::shared_builtin();
-            let desc = set.message("openmldb.datasync.AddSyncTaskRequest").map_err(|e| (2001, e.to_string()))?;
+            let desc =
+                set.message("openmldb.datasync.AddSyncTaskRequest").map_err(|e| (2001, e.to_string()))?;
             let req = codec::decode(&desc, &message).map_err(|e| (1003, e.to_string()))?.message;
             let key = (field_u32(&req, "tid"), field_u32(&req, "pid"));
             let sync_point = req.get_field_by_name("sync_point").and_then(|v| v.as_message().cloned());
@@ -115,7 +115,10 @@ impl BrpcService for Handler {
 
 fn general(code: i32, msg: &str) -> DynamicMessage {
     let set = SchemaSet::shared_builtin();
-    match set.message("openmldb.datasync.GeneralResponse").map(|d| codec::from_json(&d, &json!({"code": code, "msg": msg}).to_string())) {
+    match set
+        .message("openmldb.datasync.GeneralResponse")
+        .map(|d| codec::from_json(&d, &json!({"code": code, "msg": msg}).to_string()))
+    {
         Ok(Ok(m)) => m,
         _ => panic!("GeneralResponse is in the built-in schemas (build defect)"),
     }
@@ -134,18 +137,33 @@ fn advance(current: &DynamicMessage, batches: u64, rows: u64) -> DynamicMessage 
     codec::from_json(&desc, &j.to_string()).unwrap_or_else(|_| current.clone())
 }
 
-async fn pump(state: Arc<Mutex<State>>, paused: Arc<AtomicBool>, cfg: CollectorConfig, key: (u32, u32), generation: u64) {
+async fn pump(
+    state: Arc<Mutex<State>>,
+    paused: Arc<AtomicBool>,
+    cfg: CollectorConfig,
+    key: (u32, u32),
+    generation: u64,
+) {
     let mut rng = SimRng::new(u64::from(key.0) << 32 | u64::from(key.1));
     let mut transport: Option<(String, BrpcTransport)> = None;
-    let Some(send_desc) = SchemaSet::shared_builtin().message("openmldb.datasync.SendDataRequest").ok() else { return };
-    let Some(resp_desc) = SchemaSet::shared_builtin().message("openmldb.datasync.SendDataResponse").ok() else { return };
+    let Some(send_desc) = SchemaSet::shared_builtin().message("openmldb.datasync.SendDataRequest").ok()
+    else {
+        return;
+    };
+    let Some(resp_desc) = SchemaSet::shared_builtin().message("openmldb.datasync.SendDataResponse").ok()
+    else {
+        return;
+    };
     loop {
         tokio::time::sleep(cfg.batch_interval).await;
         if paused.load(Ordering::Relaxed) {
             continue;
         }
         let Some((req, start, batches)) = state.lock().ok().and_then(|s| {
-            s.tasks.get(&key).filter(|t| t.generation == generation).map(|t| (t.request.clone(), t.sync_point.clone(), t.batches))
+            s.tasks
+                .get(&key)
+                .filter(|t| t.generation == generation)
+                .map(|t| (t.request.clone(), t.sync_point.clone(), t.batches))
         }) else {
             return;
         };
@@ -163,16 +181,30 @@ async fn pump(state: Arc<Mutex<State>>, paused: Arc<AtomicBool>, cfg: CollectorC
         if let Some(t) = req.get_field_by_name("token") {
             send.set_field_by_name("token", t.into_owned());
         }
-        let dest = req.get_field_by_name("des_endpoint").and_then(|v| v.as_str().map(str::to_string)).unwrap_or_default();
+        let dest = req
+            .get_field_by_name("des_endpoint")
+            .and_then(|v| v.as_str().map(str::to_string))
+            .unwrap_or_default();
         if transport.as_ref().is_none_or(|(d, _)| *d != dest) {
             transport = Some((dest.clone(), BrpcTransport::new(dest.clone())));
         }
         let Some((_, t)) = transport.as_ref() else { return };
         let rows_bytes = rng.bytes(rows as usize * 16);
-        let reply = t.call_raw("openmldb.datasync.SyncTool", "SendData", &codec::encode(&send), &rows_bytes, Some(Duration::from_secs(5))).await;
+        let reply = t
+            .call_raw(
+                "openmldb.datasync.SyncTool",
+                "SendData",
+                &codec::encode(&send),
+                &rows_bytes,
+                Some(Duration::from_secs(5)),
+            )
+            .await;
         let Ok(p) = reply else { continue };
         let Ok(r) = codec::decode(&resp_desc, &p.message).map(|d| d.message) else { continue };
-        let code = r.get_field_by_name("response").and_then(|v| v.as_message().and_then(|m| m.get_field_by_name("code")).and_then(|c| c.as_i32())).unwrap_or(-1);
+        let code = r
+            .get_field_by_name("response")
+            .and_then(|v| v.as_message().and_then(|m| m.get_field_by_name("code")).and_then(|c| c.as_i32()))
+            .unwrap_or(-1);
         let delete = r.get_field_by_name("delete_task").and_then(|v| v.as_bool()) == Some(true);
         let Ok(mut s) = state.lock() else { return };
         if delete || (code == 0 && finished) {

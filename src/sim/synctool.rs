@@ -6,7 +6,7 @@
 
 use super::synctool_state::{Reply, SyncToolState};
 use crate::codec;
-use crate::net::brpc::server::{BrpcServer, BrpcService, RpcFailure};
+use crate::net::brpc::server::{BrpcServer, BrpcService, RpcFailure, RpcResult};
 use crate::net::brpc::{BrpcTransport, DEFAULT_TIMEOUT};
 use crate::schema::SchemaSet;
 use bytes::Bytes;
@@ -100,7 +100,12 @@ fn route(service: &str, method: &str) -> Result<&'static str, RpcFailure> {
 
 impl Handler {
     /// Runs one call on decoded input; `attachment` is None over HTTP.
-    async fn dispatch(state: Arc<Mutex<SyncToolState>>, method: &'static str, request: DynamicMessage, attachment: Option<Bytes>) -> DynamicMessage {
+    async fn dispatch(
+        state: Arc<Mutex<SyncToolState>>,
+        method: &'static str,
+        request: DynamicMessage,
+        attachment: Option<Bytes>,
+    ) -> DynamicMessage {
         let reply = match state.lock() {
             Ok(mut s) => s.handle(method, &request, attachment.as_ref()),
             Err(_) => Reply::Done(super::synctool_state::general(-1, "internal state poisoned")),
@@ -110,11 +115,17 @@ impl Handler {
             Reply::Create { response, pushes } => {
                 for req in &pushes {
                     if let Err(e) = add_sync_task(&collector_of(&state), req).await {
-                        let table = request.get_field_by_name("name").and_then(|v| v.as_str().map(str::to_string)).unwrap_or_default();
+                        let table = request
+                            .get_field_by_name("name")
+                            .and_then(|v| v.as_str().map(str::to_string))
+                            .unwrap_or_default();
                         if let Ok(mut s) = state.lock() {
                             s.abandon(req);
                         }
-                        return super::synctool_state::general(-1, &format!("create sync task for {table} failed: AddSyncTask: {e}"));
+                        return super::synctool_state::general(
+                            -1,
+                            &format!("create sync task for {table} failed: AddSyncTask: {e}"),
+                        );
                     }
                 }
                 response
@@ -137,21 +148,28 @@ fn input_type(method: &str) -> &'static str {
 }
 
 impl BrpcService for Handler {
-    fn call(&self, service: String, method: String, message: Bytes, attachment: Bytes) -> BoxFuture<'static, Result<(Vec<u8>, Vec<u8>), RpcFailure>> {
+    fn call(&self, service: String, method: String, message: Bytes, attachment: Bytes) -> RpcResult {
         let state = self.state.clone();
         Box::pin(async move {
             let m = route(&service, &method)?;
             let set = SchemaSet::shared_builtin();
             let desc = set.message(input_type(m)).map_err(|e| (2001, e.to_string()))?;
-            let req = codec::decode(&desc, &message).map_err(|e| (1003, format!("bad {m} request: {e}")))?.message;
-            let reply = tokio::time::timeout(DEFAULT_TIMEOUT, Handler::dispatch(state, m, req, Some(attachment)))
-                .await
-                .map_err(|_| (1008, "timed out".to_string()))?;
+            let req =
+                codec::decode(&desc, &message).map_err(|e| (1003, format!("bad {m} request: {e}")))?.message;
+            let reply =
+                tokio::time::timeout(DEFAULT_TIMEOUT, Handler::dispatch(state, m, req, Some(attachment)))
+                    .await
+                    .map_err(|_| (1008, "timed out".to_string()))?;
             Ok((codec::encode(&reply), Vec::new()))
         })
     }
 
-    fn http_json(&self, service: String, method: String, json: String) -> Option<BoxFuture<'static, Result<String, (u16, String)>>> {
+    fn http_json(
+        &self,
+        service: String,
+        method: String,
+        json: String,
+    ) -> Option<BoxFuture<'static, Result<String, (u16, String)>>> {
         let state = self.state.clone();
         Some(Box::pin(async move {
             let m = route(&service, &method).map_err(|(_, t)| (404, t))?;

@@ -60,7 +60,10 @@ struct SubTask {
 pub(super) enum Reply {
     Done(DynamicMessage),
     /// CreateSyncTask accepted locally; each AddSyncTaskRequest must reach the collector.
-    Create { response: DynamicMessage, pushes: Vec<DynamicMessage> },
+    Create {
+        response: DynamicMessage,
+        pushes: Vec<DynamicMessage>,
+    },
 }
 
 pub struct SyncToolState {
@@ -98,12 +101,18 @@ fn num(m: &DynamicMessage, f: &str) -> Option<u64> {
     if !m.has_field_by_name(f) {
         return None;
     }
-    m.get_field_by_name(f).and_then(|v| v.as_u64().or(v.as_u32().map(u64::from)).or(v.as_enum_number().map(|n| n as u64)))
+    m.get_field_by_name(f)
+        .and_then(|v| v.as_u64().or(v.as_u32().map(u64::from)).or(v.as_enum_number().map(|n| n as u64)))
 }
 
 impl SyncToolState {
     pub fn new(collector: String) -> SyncToolState {
-        SyncToolState { collector, self_endpoint: String::new(), tasks: BTreeMap::new(), rng: SimRng::new(0x5ca1) }
+        SyncToolState {
+            collector,
+            self_endpoint: String::new(),
+            tasks: BTreeMap::new(),
+            rng: SimRng::new(0x5ca1),
+        }
     }
 
     fn token(&mut self) -> String {
@@ -254,7 +263,9 @@ impl SyncToolState {
         let stale: Vec<(u32, u32)> = self
             .tasks
             .iter()
-            .filter(|(_, t)| t.status == Status::Running && now.saturating_sub(t.last_update_ms) > limit.as_millis() as u64)
+            .filter(|(_, t)| {
+                t.status == Status::Running && now.saturating_sub(t.last_update_ms) > limit.as_millis() as u64
+            })
             .map(|(k, _)| *k)
             .collect();
         let mut out = Vec::new();

@@ -120,7 +120,9 @@ pub fn decode_meta(bytes: &[u8]) -> Result<RpcMeta, FrameError> {
     let text = |m: &DynamicMessage, n: &str| {
         m.get_field_by_name(n).and_then(|v| v.as_str().map(str::to_string)).unwrap_or_default()
     };
-    let sub = |n: &str| m.has_field_by_name(n).then(|| m.get_field_by_name(n)).flatten().and_then(|v| v.as_message().cloned());
+    let sub = |n: &str| {
+        m.has_field_by_name(n).then(|| m.get_field_by_name(n)).flatten().and_then(|v| v.as_message().cloned())
+    };
     Ok(RpcMeta {
         request: sub("request").map(|r| RequestMeta {
             service_name: text(&r, "service_name"),
@@ -201,7 +203,10 @@ pub fn take_packet(buf: &mut BytesMut) -> Result<Option<Packet>, FrameError> {
 /// brpc's error numbers, in words, with what to do about them.
 pub fn describe_error(code: i32) -> (&'static str, &'static str) {
     match code {
-        1001 => ("ENOSERVICE: unknown service", "check the service name (SyncTool needs the full name openmldb.datasync.SyncTool)"),
+        1001 => (
+            "ENOSERVICE: unknown service",
+            "check the service name (SyncTool needs the full name openmldb.datasync.SyncTool)",
+        ),
         1002 => ("ENOMETHOD: unknown method", "check the method name"),
         1003 => ("EREQUEST: bad request", "the server could not parse the request"),
         1008 => ("ERPCTIMEDOUT: the call timed out", "retry later, or raise the timeout"),

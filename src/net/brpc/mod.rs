@@ -70,7 +70,12 @@ impl BrpcTransport {
         let err = |reason: String| NetError::Connect { endpoint: self.endpoint.clone(), reason };
         let stream = tokio::time::timeout(self.connect_timeout, TcpStream::connect(&self.endpoint))
             .await
-            .map_err(|_| err(format!("no answer within {:?}; is the server up and the port right?", self.connect_timeout)))?
+            .map_err(|_| {
+                err(format!(
+                    "no answer within {:?}; is the server up and the port right?",
+                    self.connect_timeout
+                ))
+            })?
             .map_err(|e| err(e.to_string()))?;
         let _ = stream.set_nodelay(true);
         let (mut rd, wr) = stream.into_split();
@@ -93,7 +98,10 @@ impl BrpcTransport {
                 }
                 match rd.read_buf(&mut buf).await {
                     Ok(0) => {
-                        break NetError::Connect { endpoint: endpoint.clone(), reason: "the server closed the connection".into() };
+                        break NetError::Connect {
+                            endpoint: endpoint.clone(),
+                            reason: "the server closed the connection".into(),
+                        };
                     }
                     Ok(_) => {}
                     Err(e) => break NetError::Connect { endpoint: endpoint.clone(), reason: e.to_string() },
@@ -142,14 +150,23 @@ impl BrpcTransport {
             let mut w = conn.writer.lock().await;
             w.write_all(&packet).await
         };
-        if let Err(e) = tokio::time::timeout(timeout, sent).await.unwrap_or_else(|_| Err(std::io::ErrorKind::TimedOut.into())) {
+        if let Err(e) = tokio::time::timeout(timeout, sent)
+            .await
+            .unwrap_or_else(|_| Err(std::io::ErrorKind::TimedOut.into()))
+        {
             conn.dead.store(true, Ordering::Release);
-            return Err(NetError::Connect { endpoint: self.endpoint.clone(), reason: format!("sending {full}: {e}") });
+            return Err(NetError::Connect {
+                endpoint: self.endpoint.clone(),
+                reason: format!("sending {full}: {e}"),
+            });
         }
         let reply = match tokio::time::timeout(timeout, rx).await {
             Ok(Ok(r)) => r?,
             Ok(Err(_)) => {
-                return Err(NetError::Connect { endpoint: self.endpoint.clone(), reason: "the connection ended".into() });
+                return Err(NetError::Connect {
+                    endpoint: self.endpoint.clone(),
+                    reason: "the connection ended".into(),
+                });
             }
             Err(_) => {
                 if let Ok(mut m) = conn.waiters.lock() {
@@ -189,7 +206,11 @@ impl Transport for BrpcTransport {
             let service = method.parent_service().full_name().to_string();
             let p = self.call_raw(&service, method.name(), &body, &opts.attachment, opts.timeout).await?;
             let message = decode_reply(method, &p.message)?;
-            let info = CallInfo { elapsed: started.elapsed(), attachment: p.attachment.clone(), ..CallInfo::default() };
+            let info = CallInfo {
+                elapsed: started.elapsed(),
+                attachment: p.attachment.clone(),
+                ..CallInfo::default()
+            };
             Ok(UnaryReply { bytes: p.message, message, info })
         })
     }

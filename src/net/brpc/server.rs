@@ -2,7 +2,7 @@
 //! answers can overtake each other, as brpc's do), and HTTP/1.1 + JSON on the same port, as
 //! brpc-java serves it. Malformed packets close the connection.
 
-use super::codec::{RpcMeta, ResponseMeta, encode_packet, take_packet};
+use super::codec::{ResponseMeta, RpcMeta, encode_packet, take_packet};
 use bytes::{Bytes, BytesMut};
 use futures::future::BoxFuture;
 use std::net::SocketAddr;
@@ -14,15 +14,22 @@ use tokio::sync::mpsc;
 /// An RPC failure: brpc error code and text (e.g. 1002, "unknown method").
 pub type RpcFailure = (i32, String);
 
+/// A handled call: the response message and attachment, or a failure.
+pub type RpcResult = BoxFuture<'static, Result<(Vec<u8>, Vec<u8>), RpcFailure>>;
+
 /// What the server answers. Service and method names are passed as received.
 pub trait BrpcService: Send + Sync + 'static {
     /// A baidu_std call: returns the response message and attachment.
-    fn call(&self, service: String, method: String, message: Bytes, attachment: Bytes)
-    -> BoxFuture<'static, Result<(Vec<u8>, Vec<u8>), RpcFailure>>;
+    fn call(&self, service: String, method: String, message: Bytes, attachment: Bytes) -> RpcResult;
 
     /// An HTTP/JSON call to `/<service>/<method>`: returns the response JSON, or an HTTP status
     /// and text. `None` when this server does not speak HTTP.
-    fn http_json(&self, _service: String, _method: String, _json: String) -> Option<BoxFuture<'static, Result<String, (u16, String)>>> {
+    fn http_json(
+        &self,
+        _service: String,
+        _method: String,
+        _json: String,
+    ) -> Option<BoxFuture<'static, Result<String, (u16, String)>>> {
         None
     }
 }
@@ -91,7 +98,8 @@ async fn serve_baidu_std(stream: TcpStream, mut buf: BytesMut, service: Arc<dyn 
             Ok(Some(p)) => {
                 let id = p.meta.correlation_id;
                 let Some(req) = p.meta.request else {
-                    let _ = tx.send(error_packet(id, 1003, "a request packet needs request meta".into())).await;
+                    let _ =
+                        tx.send(error_packet(id, 1003, "a request packet needs request meta".into())).await;
                     continue;
                 };
                 let (svc, tx) = (service.clone(), tx.clone());
@@ -99,7 +107,11 @@ async fn serve_baidu_std(stream: TcpStream, mut buf: BytesMut, service: Arc<dyn 
                     let reply = svc.call(req.service_name, req.method_name, p.message, p.attachment).await;
                     let packet = match reply {
                         Ok((msg, att)) => {
-                            let meta = RpcMeta { response: Some(ResponseMeta::default()), correlation_id: id, ..RpcMeta::default() };
+                            let meta = RpcMeta {
+                                response: Some(ResponseMeta::default()),
+                                correlation_id: id,
+                                ..RpcMeta::default()
+                            };
                             encode_packet(&meta, &msg, &att)
                         }
                         Err((code, text)) => error_packet(id, code, text),

@@ -1,0 +1,116 @@
+//! `walscope tasks` against the demo SyncTool and DataCollector on loopback.
+
+use std::io::Write;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+use walscope::sim::collector::CollectorConfig;
+use walscope::sim::datasync::DatasyncDemo;
+
+fn walscope(args: &[&str], stdin: &str) -> (bool, String, String) {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_walscope"))
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(stdin.as_bytes()).unwrap();
+    let o = child.wait_with_output().unwrap();
+    (
+        o.status.success(),
+        String::from_utf8_lossy(&o.stdout).into_owned(),
+        String::from_utf8_lossy(&o.stderr).into_owned(),
+    )
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn status_create_delete_over_brpc_and_http() {
+    let any = "127.0.0.1:0".parse().unwrap();
+    let cfg = CollectorConfig { batch_interval: Duration::from_millis(20), full_mode_batches: 3 };
+    let d = DatasyncDemo::start(any, any, Duration::from_secs(30), cfg).await.unwrap();
+    let ep = d.synctool.addr().to_string();
+    let run = |args: Vec<&str>, stdin: &'static str| {
+        let args: Vec<String> = args.into_iter().map(str::to_string).collect();
+        tokio::task::spawn_blocking(move || {
+            walscope(&args.iter().map(String::as_str).collect::<Vec<_>>(), stdin)
+        })
+    };
+    let (ok, out, _) = run(vec!["tasks", "status", "--endpoint", &ep], "").await.unwrap();
+    assert!(ok && out.contains("no sync tasks"), "{out}");
+    let (ok, _, err) = run(
+        vec![
+            "tasks",
+            "create",
+            "--endpoint",
+            &ep,
+            "--db",
+            "demo_db",
+            "--table",
+            "orders",
+            "--mode",
+            "2",
+            "--dest",
+            "/tmp/o",
+        ],
+        "",
+    )
+    .await
+    .unwrap();
+    assert!(ok, "{err}");
+    let (ok, _, err) = run(
+        vec![
+            "tasks",
+            "create",
+            "--endpoint",
+            &ep,
+            "--transport",
+            "http",
+            "--db",
+            "demo_db",
+            "--table",
+            "orders",
+            "--mode",
+            "2",
+            "--dest",
+            "/tmp/o",
+        ],
+        "",
+    )
+    .await
+    .unwrap();
+    assert!(!ok && err.contains("sync task already exists"), "{err}");
+    let start = Instant::now();
+    loop {
+        let (ok, out, _) =
+            run(vec!["tasks", "status", "--endpoint", &ep, "--transport", "http"], "").await.unwrap();
+        assert!(ok);
+        if out.lines().filter(|l| l.contains("RUNNING") && l.contains("binlog offset=")).count() == 2 {
+            assert!(out.contains(&d.collector.addr().to_string()), "{out}");
+            break;
+        }
+        assert!(start.elapsed() < Duration::from_secs(20), "{out}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let (ok, out, _) = run(vec!["tasks", "status", "--endpoint", &ep, "--json"], "").await.unwrap();
+    assert!(ok && out.contains("\"readableInfo\""), "{out}");
+    // Delete asks first; "no" deletes nothing.
+    let (ok, _, err) =
+        run(vec!["tasks", "delete", "--endpoint", &ep, "--db", "demo_db", "--table", "orders"], "no\n")
+            .await
+            .unwrap();
+    assert!(!ok && err.contains("not confirmed"), "{err}");
+    let (ok, _, err) =
+        run(vec!["tasks", "delete", "--endpoint", &ep, "--db", "demo_db", "--table", "orders"], "yes\n")
+            .await
+            .unwrap();
+    assert!(ok, "{err}");
+    let (_, out, _) = run(vec!["tasks", "status", "--endpoint", &ep], "").await.unwrap();
+    assert!(out.contains("no sync tasks"), "{out}");
+    let (ok, _, err) =
+        run(vec!["tasks", "delete", "--endpoint", &ep, "--db", "demo_db", "--table", "orders", "--yes"], "")
+            .await
+            .unwrap();
+    assert!(!ok && err.contains("no sync task for demo_db.orders"), "{err}");
+    let (ok, _, err) = run(vec!["tasks", "status", "--endpoint", "127.0.0.1:1"], "").await.unwrap();
+    assert!(!ok && err.contains("cannot connect to 127.0.0.1:1"), "{err}");
+}
