@@ -8,6 +8,7 @@
 
 pub mod brpc;
 pub mod http_json;
+pub mod profile;
 
 use bytes::Bytes;
 use futures::future::BoxFuture;
