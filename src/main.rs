@@ -14,13 +14,13 @@ fn main() -> ExitCode {
                 ExitCode::FAILURE
             }
         },
-        None => open_window(),
+        None => open_window(cli.files),
     }
 }
 
 #[cfg(feature = "gui")]
-fn open_window() -> ExitCode {
-    match walscope::ui::run_native() {
+fn open_window(files: Vec<std::path::PathBuf>) -> ExitCode {
+    match walscope::ui::run_native(files) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!(
@@ -32,7 +32,7 @@ fn open_window() -> ExitCode {
 }
 
 #[cfg(not(feature = "gui"))]
-fn open_window() -> ExitCode {
+fn open_window(_files: Vec<std::path::PathBuf>) -> ExitCode {
     use clap::CommandFactory;
     let _ = Cli::command().print_help();
     ExitCode::SUCCESS

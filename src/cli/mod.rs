@@ -25,6 +25,9 @@ use std::path::PathBuf;
 pub struct Cli {
     #[command(subcommand)]
     pub command: Option<Command>,
+    /// Files to open in the window (with no subcommand).
+    #[arg(value_name = "FILE")]
+    pub files: Vec<PathBuf>,
 }
 
 /// Where types come from. The built-in schemas are always loaded unless --no-builtin.

@@ -6,6 +6,7 @@
 //! length prefix, or lose an intact frame that follows a damaged one.
 
 pub mod auto;
+pub mod background;
 pub mod detect;
 pub mod filter;
 pub mod framing;

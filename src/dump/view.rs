@@ -82,6 +82,11 @@ impl FrameDecoder {
         self.message_type.as_ref()
     }
 
+    /// The view of frame `i` if it is already decoded (never decodes: safe on the UI thread).
+    pub fn cached(&self, i: usize) -> Option<Arc<FrameView>> {
+        self.cache.lock().ok()?.get(&i).cloned()
+    }
+
     /// The view of frame `i`, from the cache or decoded now.
     pub fn view(&self, dump: &DumpFile, i: usize) -> Option<Arc<FrameView>> {
         if let Ok(mut c) = self.cache.lock()

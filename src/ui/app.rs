@@ -1,0 +1,138 @@
+//! The app state and the frame loop: poll background work, draw the shell (menu, tabs, status
+//! bar) and the active tab's panels, and apply what the panels ask for.
+
+use super::file_tab::FileTab;
+use super::panels;
+use crate::dump::background::Wake;
+use crate::schema::SchemaSet;
+use eframe::egui;
+use std::path::PathBuf;
+use std::sync::{Arc, OnceLock, mpsc};
+
+type Opened = (PathBuf, Result<FileTab, String>);
+
+pub struct WalscopeApp {
+    pub tabs: Vec<FileTab>,
+    pub active: usize,
+    /// The last error, shown in the status bar until the next one.
+    pub last_error: Option<String>,
+    /// Files being opened by worker threads.
+    pub opening: Vec<PathBuf>,
+    /// What is typed in File > Open path.
+    pub open_path: String,
+    pub schemas: Arc<SchemaSet>,
+    opened_tx: mpsc::Sender<Opened>,
+    opened_rx: mpsc::Receiver<Opened>,
+    wake: Wake,
+    /// The context background work repaints; known from the first frame on.
+    ctx: Arc<OnceLock<egui::Context>>,
+}
+
+impl Default for WalscopeApp {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl WalscopeApp {
+    pub fn new() -> WalscopeApp {
+        let (opened_tx, opened_rx) = mpsc::channel();
+        let ctx: Arc<OnceLock<egui::Context>> = Arc::default();
+        let c = ctx.clone();
+        let wake: Wake = Arc::new(move || {
+            if let Some(ctx) = c.get() {
+                ctx.request_repaint();
+            }
+        });
+        WalscopeApp {
+            tabs: Vec::new(),
+            active: 0,
+            last_error: None,
+            opening: Vec::new(),
+            open_path: String::new(),
+            schemas: Arc::new(SchemaSet::shared_builtin().clone()),
+            opened_tx,
+            opened_rx,
+            wake,
+            ctx,
+        }
+    }
+
+    /// Opens `path` in a new tab, on a worker thread.
+    pub fn open(&mut self, path: PathBuf) {
+        if self.opening.contains(&path) {
+            return;
+        }
+        self.opening.push(path.clone());
+        let (tx, set, wake) = (self.opened_tx.clone(), self.schemas.clone(), self.wake.clone());
+        let spawned = std::thread::Builder::new().name("walscope-open".into()).spawn(move || {
+            let tab = FileTab::open(&path, &set, wake.clone());
+            let _ = tx.send((path, tab));
+            wake();
+        });
+        if let Err(e) = spawned {
+            self.last_error = Some(format!("cannot start opening: {e}"));
+        }
+    }
+
+    /// Takes in finished background work. Never waits.
+    pub fn poll(&mut self) {
+        while let Ok((path, result)) = self.opened_rx.try_recv() {
+            self.opening.retain(|p| *p != path);
+            match result {
+                Ok(tab) => {
+                    self.tabs.push(tab);
+                    self.active = self.tabs.len() - 1;
+                }
+                Err(e) => self.last_error = Some(e),
+            }
+        }
+    }
+
+    /// Draws everything into `ui` (the whole window).
+    pub fn ui(&mut self, ui: &mut egui::Ui) {
+        let _ = self.ctx.set(ui.ctx().clone());
+        self.poll();
+        let dropped: Vec<PathBuf> = ui.ctx().input(|i| {
+            i.raw
+                .dropped_files
+                .iter()
+                .map(|f| f.path().to_path_buf())
+                .filter(|p| !p.as_os_str().is_empty())
+                .collect()
+        });
+        for p in dropped {
+            self.open(p);
+        }
+        egui::Panel::top("menu").show(ui, |ui| panels::menu::show(self, ui));
+        egui::Panel::bottom("status").show(ui, |ui| panels::status_bar::show(self, ui));
+        egui::CentralPanel::default().show(ui, |ui| {
+            if self.tabs.is_empty() {
+                panels::start::show(self, ui);
+                return;
+            }
+            if let Some(close) = panels::tabs::show(self, ui) {
+                self.tabs.remove(close);
+                self.active = self.active.min(self.tabs.len().saturating_sub(1));
+            }
+            if let Some(tab) = self.tabs.get_mut(self.active) {
+                panels::file_view::show(tab, ui);
+            }
+        });
+        // Background work reports through `wake`; while a scan runs, keep the numbers moving.
+        let busy = !self.opening.is_empty()
+            || self
+                .tabs
+                .iter()
+                .any(|t| !t.dump.index().is_done() || t.scan.as_ref().is_some_and(|s| !s.is_done()));
+        if busy {
+            ui.ctx().request_repaint_after(std::time::Duration::from_millis(100));
+        }
+    }
+}
+
+impl eframe::App for WalscopeApp {
+    fn ui(&mut self, ui: &mut egui::Ui, _frame: &mut eframe::Frame) {
+        WalscopeApp::ui(self, ui);
+    }
+}

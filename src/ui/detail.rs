@@ -1,0 +1,127 @@
+//! The decoded selected message: typed tree with byte spans, the schema-less wire tree, JSON,
+//! the WAL reading of it, and which bytes are highlighted.
+
+use crate::codec::{self, tree::TypedNode};
+use crate::dump::DumpFile;
+use crate::dump::view::FrameDecoder;
+use crate::wire::{self, DecodeOptions, Span};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DetailView {
+    Tree,
+    Hex,
+    Wire,
+    Json,
+}
+
+pub struct FrameDetail {
+    pub index: usize,
+    /// The message bytes (spans below are relative to these).
+    pub bytes: Vec<u8>,
+    /// Where the message starts in the file.
+    pub file_offset: u64,
+    pub type_name: String,
+    pub tree: Vec<TypedNode>,
+    pub wire: Vec<TypedNode>,
+    pub json: String,
+    pub error: Option<String>,
+    pub wal_lines: Vec<(String, String)>,
+    pub view: DetailView,
+    /// The highlighted byte range (from a tree selection or a hex click).
+    pub highlight: Option<Span>,
+    /// Label path of the selected tree node.
+    pub selected_node: Option<String>,
+}
+
+/// Bytes shown at most in the detail (a larger message is truncated, and says so).
+pub const MAX_DETAIL_BYTES: usize = 16 << 20;
+
+impl FrameDetail {
+    pub fn build(dump: &DumpFile, decoder: &FrameDecoder, i: usize) -> Option<FrameDetail> {
+        let loc = dump.frame(i)?;
+        let (offset, bytes) = dump.message_bytes(&loc);
+        let bytes = bytes[..bytes.len().min(MAX_DETAIL_BYTES)].to_vec();
+        let desc = decoder.message_type().cloned();
+        let typed = wire::decode_with(&bytes, &DecodeOptions { schema: desc.clone(), ..Default::default() });
+        let tree = codec::tree::build(desc.as_ref(), &bytes, &typed.root);
+        let plain = wire::decode(&bytes);
+        let wire = codec::tree::build(None, &bytes, &plain.root);
+        let (json, error, wal_lines) = match &desc {
+            Some(d) => match codec::decode(d, &bytes) {
+                Ok(m) => (codec::to_json(&m.message, true), None, wal_lines(&m.message)),
+                Err(e) => (String::new(), Some(e.to_string()), Vec::new()),
+            },
+            None => (String::new(), plain.first_error().map(|e| e.to_string()), Vec::new()),
+        };
+        Some(FrameDetail {
+            index: i,
+            bytes,
+            file_offset: offset,
+            type_name: desc.map_or_else(|| "(no type: wire view)".into(), |d| d.full_name().to_string()),
+            tree,
+            wire,
+            json,
+            error,
+            wal_lines,
+            view: DetailView::Tree,
+            highlight: None,
+            selected_node: None,
+        })
+    }
+
+    /// The deepest tree node covering byte `at` (a click in the hex view).
+    pub fn node_at(&self, at: usize) -> Option<(String, Span)> {
+        fn walk(nodes: &[TypedNode], at: usize, path: String) -> Option<(String, Span)> {
+            for n in nodes {
+                let w = n.whole();
+                if w.start <= at && at < w.end {
+                    let p = if path.is_empty() { n.label.clone() } else { format!("{path}.{}", n.label) };
+                    return walk(&n.children, at, p.clone()).or(Some((p, w)));
+                }
+            }
+            None
+        }
+        walk(&self.tree, at, String::new())
+    }
+}
+
+/// The WAL reading of a DumpMessagesResponse / ImmutableMessage, as label-value lines.
+fn wal_lines(m: &prost_reflect::DynamicMessage) -> Vec<(String, String)> {
+    use prost_reflect::ReflectMessage;
+    let imm = match m.descriptor().full_name() {
+        "milvus.proto.milvus.DumpMessagesResponse" => {
+            m.get_field_by_name("message").and_then(|v| v.as_message().cloned())
+        }
+        "milvus.proto.common.ImmutableMessage" => Some(m.clone()),
+        _ => None,
+    };
+    let Some(imm) = imm else { return Vec::new() };
+    let w = crate::wal::analyze(crate::schema::SchemaSet::shared_builtin().pool(), &imm);
+    let mut out = vec![("summary".to_string(), w.summary())];
+    if let Some(Ok(id)) = &w.id {
+        out.push(("message id".into(), format!("{} (raw {})", id.display, id.raw)));
+    }
+    if let Some(tt) = w.timetick {
+        out.push(("timetick".into(), format!("{tt} = {} UTC", crate::wal::format_timetick(tt))));
+    }
+    if let Some(Ok(lc)) = &w.last_confirmed {
+        out.push(("last confirmed".into(), lc.display.clone()));
+    } else if w.last_confirmed_is_self {
+        out.push(("last confirmed".into(), "this message (_lcs)".into()));
+    }
+    if let Some(Ok(h)) = &w.header {
+        out.push((format!("header ({})", h.descriptor().name()), codec::to_json(h, false)));
+    }
+    match &w.body {
+        Some(Ok(b)) => out.push(("body type".into(), b.descriptor().full_name().to_string())),
+        Some(Err(e)) => out.push(("body".into(), e.clone())),
+        None if w.is_encrypted() => {
+            out.push(("body".into(), "encrypted (_ch): the payload is ciphertext, not damage".into()))
+        }
+        None => {}
+    }
+    for p in &w.problems {
+        out.push(("problem".into(), p.clone()));
+    }
+    out
+}

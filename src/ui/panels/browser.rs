@@ -1,0 +1,117 @@
+//! The message list: a virtual table over millions of frames. Only visible rows are looked at;
+//! rows not decoded yet show "…" while the row loader decodes them in the background.
+//! Returns the frame the user selected.
+
+use crate::dump::view::FrameStatus;
+use crate::ui::file_tab::FileTab;
+use eframe::egui;
+use egui_extras::{Column, TableBuilder};
+
+pub fn show(tab: &mut FileTab, ui: &mut egui::Ui) -> Option<usize> {
+    let rows = tab.row_count();
+    let wal = tab.decoder.message_type().is_some_and(|t| t.full_name().starts_with("milvus."));
+    let mut clicked = None;
+    // Arrow keys move the selection through the shown rows.
+    if let Some(sel) = tab.selected
+        && !ui.ctx().egui_wants_keyboard_input()
+    {
+        let (up, down) =
+            ui.input(|i| (i.key_pressed(egui::Key::ArrowUp), i.key_pressed(egui::Key::ArrowDown)));
+        let shown = tab.frames(0..rows);
+        if let Some(pos) = shown.iter().position(|f| *f == sel) {
+            if down && pos + 1 < shown.len() {
+                clicked = Some(shown[pos + 1]);
+            } else if up && pos > 0 {
+                clicked = Some(shown[pos - 1]);
+            }
+        }
+    }
+    let mut wanted = Vec::new();
+    // Cells must not swallow the click that selects their row.
+    ui.style_mut().interaction.selectable_labels = false;
+    let mut table = TableBuilder::new(ui)
+        .striped(true)
+        .sense(egui::Sense::click())
+        .column(Column::initial(64.0))
+        .column(Column::initial(90.0))
+        .column(Column::initial(56.0))
+        .column(Column::initial(72.0));
+    if wal {
+        table = table
+            .column(Column::initial(130.0))
+            .column(Column::initial(110.0))
+            .column(Column::initial(200.0))
+            .column(Column::initial(170.0));
+    }
+    table = table.column(Column::remainder());
+    let headers: &[&str] = if wal {
+        &["#", "offset", "size", "status", "id", "type", "vchannel", "time (UTC)", "summary"]
+    } else {
+        &["#", "offset", "size", "status", "summary"]
+    };
+    table
+        .header(20.0, |mut h| {
+            for name in headers {
+                h.col(|ui| {
+                    ui.strong(*name);
+                });
+            }
+        })
+        .body(|body| {
+            body.rows(18.0, rows, |mut row| {
+                let Some(&frame) = tab.frames(row.index()..row.index() + 1).first() else { return };
+                row.set_selected(tab.selected == Some(frame));
+                let view = tab.decoder.cached(frame);
+                if view.is_none() {
+                    wanted.push(frame);
+                }
+                row.col(|ui| {
+                    ui.monospace(frame.to_string());
+                });
+                let loc = tab.dump.frame(frame);
+                row.col(|ui| {
+                    ui.monospace(loc.map_or(String::new(), |l| l.offset.to_string()));
+                });
+                row.col(|ui| {
+                    ui.monospace(loc.map_or(String::new(), |l| l.header.total().to_string()));
+                });
+                row.col(|ui| match view.as_ref().map(|v| &v.status) {
+                    None => {
+                        ui.label("…");
+                    }
+                    Some(FrameStatus::Ok) => {
+                        ui.label("ok");
+                    }
+                    Some(FrameStatus::Encrypted) => {
+                        ui.label("encrypted")
+                            .on_hover_text("the payload is ciphertext (_ch); this is not damage");
+                    }
+                    Some(FrameStatus::Warning(w)) => {
+                        ui.colored_label(ui.visuals().warn_fg_color, "warning").on_hover_text(w);
+                    }
+                    Some(FrameStatus::Undecodable { offset, reason }) => {
+                        ui.colored_label(ui.visuals().error_fg_color, format!("BAD @{offset}"))
+                            .on_hover_text(reason);
+                    }
+                });
+                if wal {
+                    let w = view.as_ref().and_then(|v| v.wal.clone()).unwrap_or_default();
+                    for text in [w.message_id, w.type_name, w.vchannel, w.time] {
+                        row.col(|ui| {
+                            ui.label(&text).on_hover_text(&text);
+                        });
+                    }
+                }
+                row.col(|ui| {
+                    ui.label(view.as_ref().map_or("…", |v| v.summary.as_str()));
+                });
+                if row.response().clicked() {
+                    clicked = Some(frame);
+                }
+            });
+        });
+    if !wanted.is_empty() {
+        tab.rows.request(wanted);
+    }
+    clicked
+}

@@ -1,0 +1,103 @@
+//! The selected message: WAL reading, then Tree | Hex | Wire | JSON. Selecting a tree node
+//! highlights its bytes; clicking a byte selects the field that holds it.
+
+use crate::codec::tree::TypedNode;
+use crate::ui::detail::{DetailView, FrameDetail};
+use crate::ui::widgets::hex;
+use eframe::egui;
+
+pub fn show(d: &mut FrameDetail, ui: &mut egui::Ui) {
+    ui.strong(format!(
+        "frame {} | {} | {} bytes at file offset {}",
+        d.index,
+        d.type_name,
+        d.bytes.len(),
+        d.file_offset
+    ));
+    if let Some(e) = &d.error {
+        ui.colored_label(ui.visuals().error_fg_color, format!("Error: {e}"));
+    }
+    if !d.wal_lines.is_empty() {
+        egui::Grid::new("wal").num_columns(2).show(ui, |ui| {
+            for (k, v) in &d.wal_lines {
+                ui.label(k);
+                ui.label(v);
+                ui.end_row();
+            }
+        });
+    }
+    ui.horizontal(|ui| {
+        ui.selectable_value(&mut d.view, DetailView::Tree, "Tree");
+        ui.selectable_value(&mut d.view, DetailView::Hex, "Hex");
+        ui.selectable_value(&mut d.view, DetailView::Wire, "Wire");
+        ui.selectable_value(&mut d.view, DetailView::Json, "JSON");
+        if let Some(n) = &d.selected_node {
+            ui.label(format!("selected: {n}"));
+        }
+    });
+    ui.separator();
+    match d.view {
+        DetailView::Tree | DetailView::Wire => {
+            let nodes = if d.view == DetailView::Tree { d.tree.clone() } else { d.wire.clone() };
+            let mut picked = None;
+            egui::ScrollArea::vertical().id_salt("tree").show(ui, |ui| {
+                tree(ui, &nodes, "", d.highlight.clone(), &mut picked);
+            });
+            if let Some((path, span)) = picked {
+                d.selected_node = Some(path);
+                d.highlight = Some(span);
+            }
+        }
+        DetailView::Hex => {
+            if let Some(at) = hex::show(ui, &d.bytes, d.file_offset, d.highlight.clone())
+                && let Some((path, span)) = d.node_at(at)
+            {
+                d.selected_node = Some(path);
+                d.highlight = Some(span);
+            }
+        }
+        DetailView::Json => {
+            egui::ScrollArea::both().id_salt("json").show(ui, |ui| {
+                let mut text = d.json.as_str();
+                ui.add(egui::TextEdit::multiline(&mut text).code_editor().desired_width(f32::INFINITY));
+            });
+        }
+    }
+}
+
+fn tree(
+    ui: &mut egui::Ui,
+    nodes: &[TypedNode],
+    path: &str,
+    hl: Option<crate::wire::Span>,
+    picked: &mut Option<(String, crate::wire::Span)>,
+) {
+    for n in nodes {
+        let p = if path.is_empty() { n.label.clone() } else { format!("{path}.{}", n.label) };
+        let span = n.whole();
+        let selected = hl.as_ref() == Some(&span);
+        let unknown = if n.known { "" } else { " (unknown field)" };
+        if n.children.is_empty() {
+            let text = format!(
+                "{}: {}   [{}{unknown}] @{}..{}",
+                n.label,
+                n.value.as_deref().unwrap_or(""),
+                n.type_name,
+                span.start,
+                span.end
+            );
+            if ui.selectable_label(selected, egui::RichText::new(text).monospace()).clicked() {
+                *picked = Some((p, span));
+            }
+        } else {
+            let header = format!("{}   [{}{unknown}] @{}..{}", n.label, n.type_name, span.start, span.end);
+            let r = egui::CollapsingHeader::new(egui::RichText::new(header).monospace())
+                .id_salt(&p)
+                .default_open(path.split('.').count() < 3)
+                .show(ui, |ui| tree(ui, &n.children, &p, hl.clone(), picked));
+            if r.header_response.clicked() {
+                *picked = Some((p, span));
+            }
+        }
+    }
+}

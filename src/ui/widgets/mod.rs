@@ -1,0 +1,3 @@
+//! Reusable widgets.
+
+pub mod hex;
