@@ -10,7 +10,7 @@ use walscope::ui::{CLI_USAGE, WalscopeApp};
 
 fn harness() -> Harness<'static, WalscopeApp> {
     Harness::builder()
-        .with_size(eframe::egui::Vec2::new(1400.0, 900.0))
+        .with_size(eframe::egui::Vec2::new(1280.0, 800.0))
         .build_ui_state(|ui, app: &mut WalscopeApp| app.ui(ui), WalscopeApp::new())
 }
 
@@ -56,6 +56,10 @@ fn open_filter_select_and_link_tree_to_hex() {
     step_until(&mut h, "the file to open", |h| h.state().tabs.len() == 1);
     step_until(&mut h, "decoded rows", |h| h.query_by_label_contains("CreateCollection coll=4491").is_some());
     assert!(h.query_by_label("RocksMQ 1000").is_some(), "the id column");
+    // A click anywhere in a row selects it.
+    h.get_by_label("Kafka 1000").click();
+    h.step();
+    assert_eq!(h.state().tabs[0].selected, Some(2));
 
     // Filter by type.
     h.get_by_label("Filter:").click();
@@ -69,9 +73,11 @@ fn open_filter_select_and_link_tree_to_hex() {
     assert!(h.query_by_label_contains("Insert coll=").is_none(), "only Deletes are listed");
 
     // Select the first Delete: the tree shows the decoded message.
-    h.get_all_by_label_contains("Delete coll=").next().unwrap().click();
-    step_until(&mut h, "the detail", |h| h.state().tabs[0].detail.is_some());
+    let first = h.state().tabs[0].frames(0..1)[0];
+    h.get_by_label(&first.to_string()).click();
+    step_until(&mut h, "the detail", |h| h.state().tabs[0].detail.as_ref().is_some_and(|d| d.index != 2));
     let frame = h.state().tabs[0].selected.unwrap();
+    assert_eq!(frame, first);
     h.step();
 
     h.get_by_label_contains(&format!("frame {frame} | milvus.proto.milvus.DumpMessagesResponse"));

@@ -29,12 +29,15 @@ pub fn show(tab: &mut FileTab, ui: &mut egui::Ui) -> Option<usize> {
     let mut wanted = Vec::new();
     // Cells must not swallow the click that selects their row.
     ui.style_mut().interaction.selectable_labels = false;
+    // One line per row, however long the summary: the full text is in the tooltip.
+    ui.style_mut().wrap_mode = Some(egui::TextWrapMode::Truncate);
+    // Not resizable: egui_extras 0.37's resize handles swallow clicks meant for the rows.
     let mut table = TableBuilder::new(ui)
         .striped(true)
         .sense(egui::Sense::click())
-        .column(Column::initial(64.0))
-        .column(Column::initial(90.0))
         .column(Column::initial(56.0))
+        .column(Column::initial(76.0))
+        .column(Column::initial(50.0))
         .column(Column::initial(72.0));
     if wal {
         table = table
@@ -43,7 +46,7 @@ pub fn show(tab: &mut FileTab, ui: &mut egui::Ui) -> Option<usize> {
             .column(Column::initial(200.0))
             .column(Column::initial(170.0));
     }
-    table = table.column(Column::remainder());
+    table = table.column(Column::remainder().at_least(160.0).clip(true));
     let headers: &[&str] = if wal {
         &["#", "offset", "size", "status", "id", "type", "vchannel", "time (UTC)", "summary"]
     } else {
@@ -77,7 +80,7 @@ pub fn show(tab: &mut FileTab, ui: &mut egui::Ui) -> Option<usize> {
                 });
                 row.col(|ui| match view.as_ref().map(|v| &v.status) {
                     None => {
-                        ui.label("…");
+                        ui.label("...");
                     }
                     Some(FrameStatus::Ok) => {
                         ui.label("ok");
@@ -103,7 +106,8 @@ pub fn show(tab: &mut FileTab, ui: &mut egui::Ui) -> Option<usize> {
                     }
                 }
                 row.col(|ui| {
-                    ui.label(view.as_ref().map_or("…", |v| v.summary.as_str()));
+                    let text = view.as_ref().map_or("...", |v| v.summary.as_str());
+                    ui.label(text).on_hover_text(text);
                 });
                 if row.response().clicked() {
                     clicked = Some(frame);

@@ -49,7 +49,7 @@ pub fn show(tab: &mut FileTab, ui: &mut egui::Ui) {
     if let Some(e) = &tab.filter_error {
         ui.colored_label(ui.visuals().error_fg_color, format!("filter: {e}"));
     }
-    egui::Panel::right("detail").resizable(true).default_size(ui.available_width() * 0.45).show(ui, |ui| {
+    egui::Panel::right("detail").resizable(true).default_size(ui.available_width() * 0.4).show(ui, |ui| {
         match tab.detail.as_mut() {
             Some(detail) => detail_view::show(detail, ui),
             None => {
