@@ -7,6 +7,8 @@
 //! call that may have had an effect, or reach an address the user did not give.
 
 pub mod brpc;
+pub mod grpc;
+mod tls;
 
 use bytes::Bytes;
 use futures::future::BoxFuture;

@@ -4,6 +4,8 @@
 //! Must never: produce bytes our own decoders would not accept as real traffic (every message
 //! follows the reference's rules), or depend on wall-clock time or global randomness.
 
+pub mod milvus;
+pub mod milvus_wal;
 pub mod rng;
 pub mod sample;
 mod walbodies;
