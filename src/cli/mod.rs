@@ -211,6 +211,9 @@ pub enum Command {
         data: String,
         #[arg(long, value_enum, default_value = "grpc")]
         transport: net_cmd::TransportKind,
+        /// Load the server's schemas by gRPC reflection (added to the built-in ones).
+        #[arg(long)]
+        reflect: bool,
         #[command(flatten)]
         conn: net_cmd::ConnArgs,
         #[command(flatten)]
@@ -276,8 +279,8 @@ pub fn run(command: Command) -> Result<()> {
             edit::edit(&schema, &file, &target, &edits, out.as_deref(), dry_run)
         }
         Command::Schema { action } => schema_cmd::run(action),
-        Command::Call { endpoint, method, data, transport: _, conn, schema } => {
-            net_cmd::call(&endpoint, &method, &data, &conn, &schema)
+        Command::Call { endpoint, method, data, transport: _, reflect, conn, schema } => {
+            net_cmd::call(&endpoint, &method, &data, reflect, &conn, &schema)
         }
         Command::Salvage { args, conn } => net_cmd::salvage(&args, &conn),
         Command::Demo { milvus_port } => net_cmd::demo(milvus_port),

@@ -112,29 +112,22 @@ fn runtime() -> Result<tokio::runtime::Runtime> {
 }
 
 /// `call`: one unary or server-streaming call; one JSON document per response message.
-pub fn call(endpoint: &str, method: &str, data: &str, conn: &ConnArgs, schema: &SchemaArgs) -> Result<()> {
-    let set = schema.load()?;
+pub fn call(
+    endpoint: &str,
+    method: &str,
+    data: &str,
+    reflect: bool,
+    conn: &ConnArgs,
+    schema: &SchemaArgs,
+) -> Result<()> {
+    let mut set = schema.load()?;
     let (service, name) = method.rsplit_once('/').ok_or_else(|| {
         anyhow!("\"{method}\" must be SERVICE/METHOD, e.g. milvus.proto.milvus.MilvusService/GetVersion")
     })?;
-    let svc =
-        set.pool().services().find(|s| s.full_name() == service || s.name() == service).ok_or_else(|| {
-            anyhow!("service {service} is not in the loaded schemas (add --proto or --descriptor-set)")
-        })?;
-    let m = svc.methods().find(|m| m.name() == name).ok_or_else(|| {
-        let names: Vec<String> = svc.methods().map(|m| m.name().to_string()).collect();
-        anyhow!("{} has no method {name}; it has: {}", svc.full_name(), names.join(", "))
-    })?;
-    if m.is_client_streaming() {
-        bail!("{} is client-streaming; only unary and server-streaming calls are supported", m.full_name());
-    }
     let text = match data.strip_prefix('@') {
         Some(file) => String::from_utf8(super::read_input(file)?).context("request file is not UTF-8")?,
         None => data.to_string(),
     };
-    let mut de = serde_json::Deserializer::from_str(&text);
-    let request = DynamicMessage::deserialize(m.input(), &mut de)
-        .with_context(|| format!("request is not valid JSON for {}", m.input().full_name()))?;
     let settings = conn.settings(endpoint)?;
     let opts = CallOptions { timeout: Some(conn.timeout()?), ..Default::default() };
     runtime()?.block_on(async {
@@ -142,6 +135,24 @@ pub fn call(endpoint: &str, method: &str, data: &str, conn: &ConnArgs, schema: &
         if t.is_insecure() {
             eprintln!("warning: the server's certificate is NOT verified (--insecure)");
         }
+        if reflect {
+            crate::net::reflection::load(&t, &mut set).await?;
+        }
+        let svc = set
+            .pool()
+            .services()
+            .find(|s| s.full_name() == service || s.name() == service)
+            .ok_or_else(|| anyhow!("service {service} is not in the loaded schemas (add --proto, --descriptor-set or --reflect)"))?;
+        let m = svc.methods().find(|m| m.name() == name).ok_or_else(|| {
+            let names: Vec<String> = svc.methods().map(|m| m.name().to_string()).collect();
+            anyhow!("{} has no method {name}; it has: {}", svc.full_name(), names.join(", "))
+        })?;
+        if m.is_client_streaming() {
+            bail!("{} is client-streaming; only unary and server-streaming calls are supported", m.full_name());
+        }
+        let mut de = serde_json::Deserializer::from_str(&text);
+        let request = DynamicMessage::deserialize(m.input(), &mut de)
+            .with_context(|| format!("request is not valid JSON for {}", m.input().full_name()))?;
         let mut out = std::io::stdout().lock();
         if m.is_server_streaming() {
             let mut reply = t.call_server_stream(&m, &request, &opts).await?;

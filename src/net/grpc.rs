@@ -230,6 +230,16 @@ impl GrpcTransport {
         })
     }
 
+    /// The connection, for typed clients (reflection).
+    pub fn channel(&self) -> Channel {
+        self.channel.clone()
+    }
+
+    /// Headers sent on every call (auth, database, extras).
+    pub fn headers(&self) -> &[(String, String)] {
+        &self.metadata
+    }
+
     /// True when the server's certificate was not verified; show this to the user.
     pub fn is_insecure(&self) -> bool {
         self.insecure

@@ -8,6 +8,7 @@
 
 pub mod brpc;
 pub mod grpc;
+pub mod reflection;
 mod tls;
 
 use bytes::Bytes;
