@@ -7,6 +7,7 @@ pub mod cli;
 pub mod codec;
 pub mod datasync;
 pub mod dump;
+pub mod jobs;
 pub mod net;
 pub mod schema;
 pub mod sim;

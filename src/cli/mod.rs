@@ -4,6 +4,7 @@
 mod decode;
 mod edit;
 pub mod inspect;
+pub mod net_cmd;
 mod render;
 pub mod sample;
 mod schema_cmd;
@@ -208,6 +209,38 @@ pub enum Command {
         #[command(subcommand)]
         action: tasks::TasksAction,
     },
+    /// Call a gRPC method and print each response message as JSON (like grpcurl).
+    Call {
+        /// Server address, host:port.
+        endpoint: String,
+        /// SERVICE/METHOD, e.g. milvus.proto.milvus.MilvusService/GetVersion.
+        method: String,
+        /// Request as JSON, or @FILE (@- for standard input).
+        #[arg(short = 'd', long = "data", value_name = "JSON|@FILE", default_value = "{}")]
+        data: String,
+        #[arg(long, value_enum, default_value = "grpc")]
+        transport: net_cmd::TransportKind,
+        /// Load the server's schemas by gRPC reflection (added to the built-in ones).
+        #[arg(long)]
+        reflect: bool,
+        #[command(flatten)]
+        conn: net_cmd::ConnArgs,
+        #[command(flatten)]
+        schema: SchemaArgs,
+    },
+    /// Dump a pchannel's WAL tail from the old primary, from the new primary's salvage checkpoint.
+    Salvage {
+        #[command(flatten)]
+        args: net_cmd::SalvageArgs,
+        #[command(flatten)]
+        conn: net_cmd::ConnArgs,
+    },
+    /// Run the demo Milvus server on 127.0.0.1 until Ctrl-C.
+    Demo {
+        /// Port for the Milvus gRPC server (0: any free port).
+        #[arg(long, value_name = "P", default_value_t = 19530)]
+        milvus_port: u16,
+    },
     /// List or show the loaded types.
     Schema {
         #[command(subcommand)]
@@ -256,6 +289,11 @@ pub fn run(command: Command) -> Result<()> {
         }
         Command::Schema { action } => schema_cmd::run(action),
         Command::Tasks { action } => tasks::run(action),
+        Command::Call { endpoint, method, data, transport: _, reflect, conn, schema } => {
+            net_cmd::call(&endpoint, &method, &data, reflect, &conn, &schema)
+        }
+        Command::Salvage { args, conn } => net_cmd::salvage(&args, &conn),
+        Command::Demo { milvus_port } => net_cmd::demo(milvus_port),
         Command::Inspect { file, dump, jsonl, stats, limit } => {
             inspect::inspect(&file, &dump, jsonl, stats, limit)
         }

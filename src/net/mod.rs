@@ -9,6 +9,9 @@
 pub mod brpc;
 pub mod http_json;
 pub mod profile;
+pub mod grpc;
+pub mod reflection;
+mod tls;
 
 use bytes::Bytes;
 use futures::future::BoxFuture;

@@ -280,3 +280,9 @@ fn edit_distance(a: &str, b: &str) -> usize {
     }
     prev[b.len()]
 }
+
+/// The embedded FileDescriptorSet of every built-in schema, encoded (for reflection servers
+/// and `schema export`).
+pub fn builtin_descriptor_set() -> &'static [u8] {
+    builtin::DESCRIPTOR_SET
+}

@@ -7,6 +7,8 @@
 
 pub mod collector;
 pub mod datasync;
+pub mod milvus;
+pub mod milvus_wal;
 pub mod rng;
 pub mod sample;
 pub mod synctool;

@@ -1,0 +1,264 @@
+//! `walscope call`, `walscope salvage` and `walscope demo`: the gRPC face of the CLI. Connection
+//! flags are shared ([`ConnArgs`]); each command builds a runtime, calls one library function
+//! and prints.
+//!
+//! Must never: print a password or token, or leave a dump whose manifest is ahead of its bytes
+//! (the salvage job guarantees that; Ctrl-C keeps everything up to the last sync).
+
+use super::SchemaArgs;
+use crate::jobs::salvage::{self, SalvageSpec, SalvageState};
+use crate::net::grpc::{Auth, GrpcSettings, GrpcTransport, TlsMode};
+use crate::net::{CallOptions, Transport};
+use crate::sim::milvus::{MilvusDemo, MilvusDemoConfig};
+use anyhow::{Context, Result, anyhow, bail};
+use clap::{Args, ValueEnum};
+use futures::StreamExt;
+use prost_reflect::DynamicMessage;
+use std::io::Write;
+use std::path::PathBuf;
+use std::time::Duration;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum TransportKind {
+    Grpc,
+}
+
+/// How to reach a server: TLS, credentials, headers, deadline.
+#[derive(Args, Debug, Clone, Default)]
+pub struct ConnArgs {
+    /// No TLS (the default unless --cacert, --tls or --insecure).
+    #[arg(long, conflicts_with_all = ["cacert", "insecure", "tls"])]
+    pub plaintext: bool,
+    /// TLS verified against the system's root certificates.
+    #[arg(long, conflicts_with_all = ["cacert", "insecure"])]
+    pub tls: bool,
+    /// TLS verified against this CA certificate (PEM).
+    #[arg(long, value_name = "FILE", conflicts_with = "insecure")]
+    pub cacert: Option<PathBuf>,
+    /// TLS WITHOUT verifying the server's certificate (encrypted, not authenticated).
+    #[arg(long)]
+    pub insecure: bool,
+    /// Client certificate (PEM) for mutual TLS; needs --key.
+    #[arg(long, value_name = "FILE", requires = "key")]
+    pub cert: Option<PathBuf>,
+    /// Client private key (PEM) for mutual TLS.
+    #[arg(long, value_name = "FILE", requires = "cert")]
+    pub key: Option<PathBuf>,
+    /// Milvus user; the password comes from --password-env.
+    #[arg(long, value_name = "U", requires = "password_env")]
+    pub user: Option<String>,
+    /// Name of the environment variable holding the password.
+    #[arg(long, value_name = "VAR")]
+    pub password_env: Option<String>,
+    /// Name of the environment variable holding an API key / token.
+    #[arg(long, value_name = "VAR", conflicts_with = "user")]
+    pub token_env: Option<String>,
+    /// Database name (header `dbname`).
+    #[arg(long, value_name = "DB")]
+    pub db: Option<String>,
+    /// Extra header KEY:VALUE (repeatable).
+    #[arg(short = 'H', long = "header", value_name = "KEY:VALUE")]
+    pub headers: Vec<String>,
+    /// Deadline in seconds (for a stream: for its first message).
+    #[arg(long, value_name = "S", default_value_t = 30.0)]
+    pub timeout: f64,
+    /// Largest message accepted, in MiB.
+    #[arg(long = "max-message-size", value_name = "MIB", default_value_t = 512)]
+    pub max_message_mib: usize,
+}
+
+impl ConnArgs {
+    pub fn settings(&self, endpoint: &str) -> Result<GrpcSettings> {
+        let mut s = GrpcSettings::new(endpoint);
+        s.tls = if self.insecure {
+            TlsMode::Insecure
+        } else if let Some(ca) = &self.cacert {
+            TlsMode::CaFile(ca.clone())
+        } else if self.tls {
+            TlsMode::SystemRoots
+        } else {
+            TlsMode::Plaintext
+        };
+        if let (Some(c), Some(k)) = (&self.cert, &self.key) {
+            s.client_cert = Some((c.clone(), k.clone()));
+        }
+        let env =
+            |var: &str| std::env::var(var).with_context(|| format!("environment variable {var} is not set"));
+        s.auth = match (&self.user, &self.password_env, &self.token_env) {
+            (Some(user), Some(var), _) => {
+                Some(Auth::UserPassword { user: user.clone(), password: env(var)? })
+            }
+            (None, Some(_), _) => bail!("--password-env needs --user"),
+            (_, _, Some(var)) => Some(Auth::Token(env(var)?)),
+            _ => None,
+        };
+        s.db_name = self.db.clone();
+        for h in &self.headers {
+            let (k, v) = h.split_once(':').ok_or_else(|| anyhow!("header \"{h}\" must be KEY:VALUE"))?;
+            s.headers.push((k.trim().to_string(), v.trim().to_string()));
+        }
+        s.max_message_bytes = self.max_message_mib.max(1) << 20;
+        Ok(s)
+    }
+
+    pub fn timeout(&self) -> Result<Duration> {
+        Duration::try_from_secs_f64(self.timeout)
+            .map_err(|_| anyhow!("--timeout must be a positive number of seconds"))
+    }
+}
+
+fn runtime() -> Result<tokio::runtime::Runtime> {
+    tokio::runtime::Builder::new_multi_thread().enable_all().build().context("cannot start the async runtime")
+}
+
+/// `call`: one unary or server-streaming call; one JSON document per response message.
+pub fn call(
+    endpoint: &str,
+    method: &str,
+    data: &str,
+    reflect: bool,
+    conn: &ConnArgs,
+    schema: &SchemaArgs,
+) -> Result<()> {
+    let mut set = schema.load()?;
+    let (service, name) = method.rsplit_once('/').ok_or_else(|| {
+        anyhow!("\"{method}\" must be SERVICE/METHOD, e.g. milvus.proto.milvus.MilvusService/GetVersion")
+    })?;
+    let text = match data.strip_prefix('@') {
+        Some(file) => String::from_utf8(super::read_input(file)?).context("request file is not UTF-8")?,
+        None => data.to_string(),
+    };
+    let settings = conn.settings(endpoint)?;
+    let opts = CallOptions { timeout: Some(conn.timeout()?), ..Default::default() };
+    runtime()?.block_on(async {
+        let t = GrpcTransport::connect(&settings).await?;
+        if t.is_insecure() {
+            eprintln!("warning: the server's certificate is NOT verified (--insecure)");
+        }
+        if reflect {
+            crate::net::reflection::load(&t, &mut set).await?;
+        }
+        let svc = set
+            .pool()
+            .services()
+            .find(|s| s.full_name() == service || s.name() == service)
+            .ok_or_else(|| anyhow!("service {service} is not in the loaded schemas (add --proto, --descriptor-set or --reflect)"))?;
+        let m = svc.methods().find(|m| m.name() == name).ok_or_else(|| {
+            let names: Vec<String> = svc.methods().map(|m| m.name().to_string()).collect();
+            anyhow!("{} has no method {name}; it has: {}", svc.full_name(), names.join(", "))
+        })?;
+        if m.is_client_streaming() {
+            bail!("{} is client-streaming; only unary and server-streaming calls are supported", m.full_name());
+        }
+        let mut de = serde_json::Deserializer::from_str(&text);
+        let request = DynamicMessage::deserialize(m.input(), &mut de)
+            .with_context(|| format!("request is not valid JSON for {}", m.input().full_name()))?;
+        let mut out = std::io::stdout().lock();
+        if m.is_server_streaming() {
+            let mut reply = t.call_server_stream(&m, &request, &opts).await?;
+            while let Some(item) = reply.messages.next().await {
+                let message = crate::net::decode_reply(&m, &item?)?;
+                writeln!(out, "{}", crate::codec::to_json(&message, true))?;
+            }
+        } else {
+            let reply = t.call_unary(&m, &request, &opts).await?;
+            writeln!(out, "{}", crate::codec::to_json(&reply.message, true))?;
+        }
+        Ok(())
+    })
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct SalvageArgs {
+    /// The promoted cluster, which holds the salvage checkpoint.
+    #[arg(long, value_name = "ENDPOINT")]
+    pub new_primary: String,
+    /// The failed cluster, whose WAL is dumped.
+    #[arg(long, value_name = "ENDPOINT")]
+    pub old_primary: String,
+    /// Cluster id of the old primary (its msgChannel.chanNamePrefix.cluster, e.g. by-dev).
+    #[arg(long, value_name = "ID")]
+    pub source_cluster_id: String,
+    /// A pchannel of the new primary, e.g. by-dev-rootcoord-dml_0.
+    #[arg(long, value_name = "NAME")]
+    pub pchannel: String,
+    #[arg(long, value_name = "FILE")]
+    pub out: PathBuf,
+    /// Stop after this timetick (default: run until Ctrl-C).
+    #[arg(long, value_name = "T", default_value_t = 0)]
+    pub end_timetick: u64,
+    /// Continue FILE from its manifest.
+    #[arg(long)]
+    pub resume: bool,
+    /// Reconnects after a dropped stream.
+    #[arg(long, value_name = "N", default_value_t = 5)]
+    pub retries: u32,
+}
+
+/// `salvage`: runs the job with a progress line on stderr.
+pub fn salvage(args: &SalvageArgs, conn: &ConnArgs) -> Result<()> {
+    let spec = SalvageSpec {
+        new_primary: conn.settings(&args.new_primary)?,
+        old_primary: conn.settings(&args.old_primary)?,
+        source_cluster_id: args.source_cluster_id.clone(),
+        pchannel: args.pchannel.clone(),
+        out: args.out.clone(),
+        end_timetick: args.end_timetick,
+        resume: args.resume,
+        max_retries: args.retries,
+        timeout: conn.timeout()?,
+        sync: crate::dump::SyncPolicy::default(),
+    };
+    runtime()?.block_on(async {
+        let mut handle = salvage::spawn(spec);
+        let mut progress = handle.progress.clone();
+        let printer = tokio::spawn(async move {
+            while progress.changed().await.is_ok() {
+                let p = progress.borrow_and_update().clone();
+                let state = match &p.state {
+                    SalvageState::Reconnecting { attempt, reason } => {
+                        format!("reconnecting ({attempt}): {reason}")
+                    }
+                    s => format!("{s:?}").to_lowercase(),
+                };
+                eprint!(
+                    "\r{} frames, {:.1} MiB, {:.0} msg/s, tt {}, {}   ",
+                    p.frames,
+                    p.bytes as f64 / (1 << 20) as f64,
+                    p.rate_per_s,
+                    crate::wal::format_timetick(p.last_timetick),
+                    state
+                );
+                tokio::time::sleep(Duration::from_millis(200)).await;
+            }
+        });
+        let result = (&mut handle.task).await;
+        printer.abort();
+        eprintln!();
+        let outcome = result.map_err(|e| anyhow!("salvage task: {e}"))??;
+        eprintln!(
+            "wrote {} frames ({} in this run) to {}{}",
+            outcome.manifest.frames,
+            outcome.written,
+            args.out.display(),
+            if outcome.manifest.complete { "; complete" } else { "; resumable with --resume" }
+        );
+        Ok(())
+    })
+}
+
+/// `demo`: the demo Milvus in the foreground until Ctrl-C.
+pub fn demo(milvus_port: u16) -> Result<()> {
+    runtime()?.block_on(async {
+        let config = MilvusDemoConfig {
+            addr: std::net::SocketAddr::from(([127, 0, 0, 1], milvus_port)),
+            ..Default::default()
+        };
+        let server = MilvusDemo::start(config).await?;
+        println!("demo Milvus (gRPC) listening on {}", server.addr());
+        println!("old cluster id for salvage: {}", crate::sim::milvus::OLD_CLUSTER_ID);
+        std::io::stdout().flush()?;
+        std::future::pending::<()>().await;
+        Ok(())
+    })
+}

@@ -1,0 +1,408 @@
+//! A demo Milvus on 127.0.0.1: `milvus.proto.milvus.MilvusService` with GetVersion,
+//! GetReplicateConfiguration, GetReplicateInfo and DumpMessages over the synthetic WAL, served
+//! by tonic without generated code (a service that routes by path and sends pre-encoded bytes).
+//!
+//! It plays both roles of a salvage: the new primary (it knows a salvage checkpoint for the old
+//! cluster `by-dev-old` on each of its pchannels) and the old primary (it dumps its WAL). Fault
+//! switches let tests drop, stall or fail calls; auth, TLS and reflection are optional.
+//! Must never: listen on anything but the address it was given (tests use 127.0.0.1:0), or
+//! panic on a request.
+
+use super::WalGenConfig;
+use super::milvus_wal::{DemoWal, DumpCursor, DumpRequest, PCHANNELS, Step};
+use crate::net::grpc::{Auth, RawCodec};
+use crate::schema::SchemaSet;
+use bytes::Bytes;
+use futures::future::BoxFuture;
+use futures::stream::BoxStream;
+use futures::{FutureExt, StreamExt};
+use prost_reflect::{DescriptorPool, DynamicMessage, MessageDescriptor};
+use serde_json::json;
+use std::convert::Infallible;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::task::{Context, Poll};
+use std::time::Duration;
+use tonic::body::Body;
+use tonic::server::NamedService;
+use tonic::transport::server::TcpIncoming;
+use tonic::transport::{Identity, Server, ServerTlsConfig};
+use tonic::{Code, Request, Response, Status};
+
+/// The cluster the demo holds salvage checkpoints for.
+pub const OLD_CLUSTER_ID: &str = "by-dev-old";
+const SERVICE: &str = "milvus.proto.milvus.MilvusService";
+
+/// Fault switches for tests.
+#[derive(Debug, Clone, Default)]
+pub struct Faults {
+    /// The first DumpMessages stream (only the first) fails with UNAVAILABLE after N messages.
+    pub drop_after: Option<u64>,
+    /// Every DumpMessages stream stops sending after N messages but stays open.
+    pub stall_after: Option<u64>,
+    /// Calls of this method (e.g. "GetReplicateInfo") fail with this status.
+    pub fail: Option<(String, Code, String)>,
+    /// GetReplicateInfo answers only after this long (the 2.6.9–2.6.18 hang).
+    pub replicate_info_delay: Option<Duration>,
+}
+
+#[derive(Debug, Clone)]
+pub struct MilvusDemoConfig {
+    /// Where to listen; port 0 picks a free port.
+    pub addr: SocketAddr,
+    pub wal: WalGenConfig,
+    pub version: String,
+    /// Per pchannel, the salvage checkpoint is the first plain message at or after this index.
+    pub checkpoint_index: usize,
+    /// When set, unary calls need this `authorization` (as Milvus, streams are not checked).
+    pub auth: Option<Auth>,
+    /// PEM certificate chain and key: serve TLS.
+    pub tls: Option<(Vec<u8>, Vec<u8>)>,
+    /// Serve gRPC reflection (v1 and v1alpha) with the built-in schemas.
+    pub reflection: bool,
+    pub faults: Faults,
+}
+
+impl Default for MilvusDemoConfig {
+    fn default() -> Self {
+        MilvusDemoConfig {
+            addr: SocketAddr::from(([127, 0, 0, 1], 0)),
+            wal: WalGenConfig::default(),
+            version: "v2.6.20-walscope-demo".into(),
+            checkpoint_index: 5,
+            auth: None,
+            tls: None,
+            reflection: false,
+            faults: Faults::default(),
+        }
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum DemoError {
+    #[error("demo server cannot listen on {addr}: {source}")]
+    Bind { addr: SocketAddr, source: std::io::Error },
+    #[error("demo server setup: {0}")]
+    Setup(String),
+}
+
+/// A running demo; dropping it stops the server too.
+pub struct MilvusDemo {
+    addr: SocketAddr,
+    stop: Option<tokio::sync::oneshot::Sender<()>>,
+    task: Option<tokio::task::JoinHandle<()>>,
+}
+
+impl MilvusDemo {
+    /// Binds and starts serving on the current tokio runtime.
+    pub async fn start(config: MilvusDemoConfig) -> Result<MilvusDemo, DemoError> {
+        let listener = tokio::net::TcpListener::bind(config.addr)
+            .await
+            .map_err(|source| DemoError::Bind { addr: config.addr, source })?;
+        let addr = listener.local_addr().map_err(|source| DemoError::Bind { addr: config.addr, source })?;
+        let schemas = SchemaSet::builtin();
+        let state = Arc::new(State::new(schemas.pool(), &config, addr)?);
+        let mut builder = Server::builder();
+        if let Some((cert, key)) = &config.tls {
+            builder = builder
+                .tls_config(ServerTlsConfig::new().identity(Identity::from_pem(cert, key)))
+                .map_err(|e| DemoError::Setup(format!("TLS: {e}")))?;
+        }
+        let (v1, v1alpha) = if config.reflection {
+            let set = crate::schema::builtin_descriptor_set();
+            let v1 = tonic_reflection::server::Builder::configure()
+                .register_encoded_file_descriptor_set(set)
+                .build_v1()
+                .map_err(|e| DemoError::Setup(format!("reflection: {e}")))?;
+            let v1alpha = tonic_reflection::server::Builder::configure()
+                .register_encoded_file_descriptor_set(set)
+                .build_v1alpha()
+                .map_err(|e| DemoError::Setup(format!("reflection: {e}")))?;
+            (Some(v1), Some(v1alpha))
+        } else {
+            (None, None)
+        };
+        let router = builder
+            .add_service(MilvusService { state })
+            .add_optional_service(v1)
+            .add_optional_service(v1alpha);
+        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+        let incoming = TcpIncoming::from(listener).with_nodelay(Some(true));
+        let task = tokio::spawn(async move {
+            // An error here means the listener failed after start; there is nobody to tell.
+            let _ = router.serve_with_incoming_shutdown(incoming, stopped.map(|_| ())).await;
+        });
+        Ok(MilvusDemo { addr, stop: Some(stop), task: Some(task) })
+    }
+
+    pub fn addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// Stops accepting, ends open streams, and waits for the server task.
+    pub async fn shutdown(mut self) {
+        if let Some(s) = self.stop.take() {
+            let _ = s.send(());
+        }
+        if let Some(t) = self.task.take() {
+            let _ = t.await;
+        }
+    }
+}
+
+impl Drop for MilvusDemo {
+    fn drop(&mut self) {
+        if let Some(s) = self.stop.take() {
+            let _ = s.send(());
+        }
+    }
+}
+
+struct Types {
+    version: MessageDescriptor,
+    config: MessageDescriptor,
+    info_req: MessageDescriptor,
+    info: MessageDescriptor,
+    dump_req: MessageDescriptor,
+}
+
+struct State {
+    config: MilvusDemoConfig,
+    addr: SocketAddr,
+    wal: Arc<DemoWal>,
+    types: Types,
+    dropped_once: AtomicBool,
+}
+
+fn desc(pool: &DescriptorPool, name: &str) -> Result<MessageDescriptor, DemoError> {
+    pool.get_message_by_name(name).ok_or_else(|| DemoError::Setup(format!("built-in schema lacks {name}")))
+}
+
+impl State {
+    fn new(pool: &DescriptorPool, config: &MilvusDemoConfig, addr: SocketAddr) -> Result<State, DemoError> {
+        Ok(State {
+            types: Types {
+                version: desc(pool, "milvus.proto.milvus.GetVersionResponse")?,
+                config: desc(pool, "milvus.proto.milvus.GetReplicateConfigurationResponse")?,
+                info_req: desc(pool, "milvus.proto.milvus.GetReplicateInfoRequest")?,
+                info: desc(pool, "milvus.proto.milvus.GetReplicateInfoResponse")?,
+                dump_req: desc(pool, "milvus.proto.milvus.DumpMessagesRequest")?,
+            },
+            wal: Arc::new(DemoWal::new(pool, config.wal.clone())),
+            config: config.clone(),
+            addr,
+            dropped_once: AtomicBool::new(false),
+        })
+    }
+
+    fn check(&self, method: &str, req: &Request<Bytes>, unary: bool) -> Result<(), Status> {
+        if let Some((m, code, msg)) = &self.config.faults.fail
+            && m == method
+        {
+            return Err(Status::new(*code, msg.clone()));
+        }
+        if let (true, Some(auth)) = (unary, &self.config.auth) {
+            match req.metadata().get("authorization").and_then(|v| v.to_str().ok()) {
+                None => return Err(Status::unauthenticated("missing authorization in header")),
+                Some(v) if v != auth.header_value() => {
+                    return Err(Status::unauthenticated(
+                        "auth check failure, please check username and password are correct",
+                    ));
+                }
+                Some(_) => {}
+            }
+        }
+        Ok(())
+    }
+
+    fn encode(d: &MessageDescriptor, v: serde_json::Value) -> Result<Bytes, Status> {
+        DynamicMessage::deserialize(d.clone(), v)
+            .map(|m| Bytes::from(crate::codec::encode(&m)))
+            .map_err(|e| Status::internal(format!("demo reply for {}: {e}", d.full_name())))
+    }
+
+    fn decode(d: &MessageDescriptor, b: &[u8]) -> Result<DynamicMessage, Status> {
+        DynamicMessage::decode(d.clone(), b)
+            .map_err(|e| Status::invalid_argument(format!("request is not a valid {}: {e}", d.full_name())))
+    }
+
+    async fn unary(self: Arc<Self>, method: String, req: Request<Bytes>) -> Result<Response<Bytes>, Status> {
+        self.check(&method, &req, true)?;
+        let body = req.into_inner();
+        let reply = match method.as_str() {
+            "GetVersion" => {
+                Self::encode(&self.types.version, json!({"status": {}, "version": self.config.version}))?
+            }
+            "GetReplicateConfiguration" => {
+                let pchannels: Vec<&str> = PCHANNELS.iter().map(|(p, _)| *p).collect();
+                Self::encode(
+                    &self.types.config,
+                    json!({"status": {}, "configuration": {"clusters": [
+                        {"cluster_id": "by-dev", "connection_param": {"uri": format!("http://{}", self.addr)}, "pchannels": pchannels}
+                    ]}}),
+                )?
+            }
+            "GetReplicateInfo" => {
+                if let Some(d) = self.config.faults.replicate_info_delay {
+                    tokio::time::sleep(d).await;
+                }
+                let req = Self::decode(&self.types.info_req, &body)?;
+                let text = |n: &str| {
+                    req.get_field_by_name(n).and_then(|v| v.as_str().map(str::to_string)).unwrap_or_default()
+                };
+                let reply = self
+                    .clone()
+                    .salvage_checkpoint(&text("source_cluster_id"), &text("target_pchannel"))
+                    .await?;
+                Self::encode(&self.types.info, reply)?
+            }
+            other => return Err(Status::unimplemented(format!("unknown method {SERVICE}/{other}"))),
+        };
+        Ok(Response::new(reply))
+    }
+
+    async fn salvage_checkpoint(
+        self: Arc<Self>,
+        cluster: &str,
+        pchannel: &str,
+    ) -> Result<serde_json::Value, Status> {
+        let Some(backend) = DemoWal::backend(pchannel).filter(|_| cluster == OLD_CLUSTER_ID) else {
+            return Ok(json!({}));
+        };
+        let (wal, p, start) = (self.wal.clone(), pchannel.to_string(), self.config.checkpoint_index);
+        let entry = tokio::task::spawn_blocking(move || {
+            (start..start + 10_000).filter_map(|i| wal.entry(&p, i)).find(|e| {
+                e.last_confirmed_id == e.message_id && e.type_name != "BeginTxn" && e.type_name != "CommitTxn"
+            })
+        })
+        .await
+        .map_err(|e| Status::internal(e.to_string()))?;
+        let Some(e) = entry else { return Ok(json!({})) };
+        Ok(json!({"salvage_checkpoint": {
+            "cluster_id": cluster, "pchannel": pchannel,
+            "message_id": {"id": e.last_confirmed_id, "WAL_name": backend.number()},
+            "time_tick": e.timetick.to_string()
+        }}))
+    }
+
+    fn dump(
+        self: Arc<Self>,
+        req: Request<Bytes>,
+    ) -> Result<BoxStream<'static, Result<Bytes, Status>>, Status> {
+        self.check("DumpMessages", &req, false)?;
+        let msg = Self::decode(&self.types.dump_req, req.get_ref())?;
+        let u64_of = |n: &str| msg.get_field_by_name(n).and_then(|v| v.as_u64()).unwrap_or(0);
+        let pchannel = msg
+            .get_field_by_name("pchannel")
+            .and_then(|v| v.as_str().map(str::to_string))
+            .unwrap_or_default();
+        let include =
+            msg.get_field_by_name("include_start_message").and_then(|v| v.as_bool()).unwrap_or(false);
+        let start = msg.get_field_by_name("start_message_id").and_then(|v| {
+            let m = v.as_message()?.clone();
+            let id = m.get_field_by_name("id")?.as_str()?.to_string();
+            let wal = m.get_field_by_name("WAL_name").and_then(|w| w.as_enum_number()).unwrap_or(0);
+            Some((id, wal))
+        });
+        let request = DumpRequest::parse(
+            &pchannel,
+            start.as_ref().map(|(id, w)| (id.as_str(), *w)),
+            u64_of("start_timetick"),
+            u64_of("end_timetick"),
+            include,
+        )
+        .map_err(|(code, m)| Status::new(code, m))?;
+        let drop_after = match self.config.faults.drop_after {
+            Some(n) if !self.dropped_once.swap(true, Ordering::SeqCst) => Some(n),
+            _ => None,
+        };
+        let stall_after = self.config.faults.stall_after;
+        let (tx, rx) = tokio::sync::mpsc::channel::<Result<Bytes, Status>>(256);
+        let mut cursor = DumpCursor::new(self.wal.clone(), request);
+        // Generation is CPU work: a thread of its own keeps the runtime's workers free.
+        std::thread::spawn(move || {
+            let mut sent = 0u64;
+            while let Some(step) = cursor.step() {
+                let Step::Send(group) = step else { break };
+                for e in group {
+                    if drop_after == Some(sent) {
+                        let _ = tx.blocking_send(Err(Status::unavailable(format!(
+                            "demo fault: stream dropped after {sent} messages"
+                        ))));
+                        return;
+                    }
+                    if stall_after == Some(sent) {
+                        while !tx.is_closed() {
+                            std::thread::sleep(Duration::from_millis(20));
+                        }
+                        return;
+                    }
+                    if tx.blocking_send(Ok(e.response)).is_err() {
+                        return; // the client went away
+                    }
+                    sent += 1;
+                }
+            }
+        });
+        Ok(tokio_stream::wrappers::ReceiverStream::new(rx).boxed())
+    }
+}
+
+#[derive(Clone)]
+struct MilvusService {
+    state: Arc<State>,
+}
+
+impl NamedService for MilvusService {
+    const NAME: &'static str = SERVICE;
+}
+
+struct Unary(Arc<State>, String);
+impl tonic::server::UnaryService<Bytes> for Unary {
+    type Response = Bytes;
+    type Future = BoxFuture<'static, Result<Response<Bytes>, Status>>;
+    fn call(&mut self, req: Request<Bytes>) -> Self::Future {
+        self.0.clone().unary(self.1.clone(), req).boxed()
+    }
+}
+
+struct Dump(Arc<State>);
+impl tonic::server::ServerStreamingService<Bytes> for Dump {
+    type Response = Bytes;
+    type ResponseStream = BoxStream<'static, Result<Bytes, Status>>;
+    type Future = BoxFuture<'static, Result<Response<Self::ResponseStream>, Status>>;
+    fn call(&mut self, req: Request<Bytes>) -> Self::Future {
+        let state = self.0.clone();
+        async move { state.dump(req).map(Response::new) }.boxed()
+    }
+}
+
+impl<B> tower::Service<http::Request<B>> for MilvusService
+where
+    B: http_body::Body<Data = Bytes> + Send + 'static,
+    B::Error: Into<Box<dyn std::error::Error + Send + Sync>> + Send + 'static,
+{
+    type Response = http::Response<Body>;
+    type Error = Infallible;
+    type Future = BoxFuture<'static, Result<Self::Response, Infallible>>;
+
+    fn poll_ready(&mut self, _cx: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
+        Poll::Ready(Ok(()))
+    }
+
+    fn call(&mut self, req: http::Request<B>) -> Self::Future {
+        let state = self.state.clone();
+        let method = req.uri().path().strip_prefix(&format!("/{SERVICE}/")).unwrap_or("").to_string();
+        async move {
+            let mut grpc = tonic::server::Grpc::new(RawCodec)
+                .apply_max_message_size_config(Some(512 << 20), Some(512 << 20));
+            let response = match method.as_str() {
+                "DumpMessages" => grpc.server_streaming(Dump(state), req).await,
+                _ => grpc.unary(Unary(state, method), req).await,
+            };
+            Ok(response)
+        }
+        .boxed()
+    }
+}
