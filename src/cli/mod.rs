@@ -209,9 +209,9 @@ pub enum Command {
         #[command(subcommand)]
         action: tasks::TasksAction,
     },
-    /// Call a gRPC method and print each response message as JSON (like grpcurl).
+    /// Call a method (gRPC, brpc or HTTP/JSON) and print each response message as JSON (like grpcurl).
     Call {
-        /// Server address, host:port.
+        /// Server address host:port, or the name of a saved connection profile.
         endpoint: String,
         /// SERVICE/METHOD, e.g. milvus.proto.milvus.MilvusService/GetVersion.
         method: String,
@@ -235,11 +235,17 @@ pub enum Command {
         #[command(flatten)]
         conn: net_cmd::ConnArgs,
     },
-    /// Run the demo Milvus server on 127.0.0.1 until Ctrl-C.
+    /// Run the demo servers on 127.0.0.1 until Ctrl-C: Milvus (gRPC), OpenMLDB SyncTool and DataCollector (brpc).
     Demo {
         /// Port for the Milvus gRPC server (0: any free port).
         #[arg(long, value_name = "P", default_value_t = 19530)]
         milvus_port: u16,
+        /// Port for the SyncTool (brpc and HTTP/JSON).
+        #[arg(long, value_name = "P", default_value_t = 8848)]
+        synctool_port: u16,
+        /// Port for the DataCollector (brpc).
+        #[arg(long, value_name = "P", default_value_t = 8888)]
+        collector_port: u16,
     },
     /// List or show the loaded types.
     Schema {
@@ -289,11 +295,13 @@ pub fn run(command: Command) -> Result<()> {
         }
         Command::Schema { action } => schema_cmd::run(action),
         Command::Tasks { action } => tasks::run(action),
-        Command::Call { endpoint, method, data, transport: _, reflect, conn, schema } => {
-            net_cmd::call(&endpoint, &method, &data, reflect, &conn, &schema)
+        Command::Call { endpoint, method, data, transport, reflect, conn, schema } => {
+            net_cmd::call(&endpoint, &method, &data, transport, reflect, &conn, &schema)
         }
         Command::Salvage { args, conn } => net_cmd::salvage(&args, &conn),
-        Command::Demo { milvus_port } => net_cmd::demo(milvus_port),
+        Command::Demo { milvus_port, synctool_port, collector_port } => {
+            net_cmd::demo(milvus_port, synctool_port, collector_port)
+        }
         Command::Inspect { file, dump, jsonl, stats, limit } => {
             inspect::inspect(&file, &dump, jsonl, stats, limit)
         }

@@ -7,7 +7,12 @@
 
 use super::SchemaArgs;
 use crate::jobs::salvage::{self, SalvageSpec, SalvageState};
+use crate::net::brpc::BrpcTransport;
 use crate::net::grpc::{Auth, GrpcSettings, GrpcTransport, TlsMode};
+use crate::net::http_json::HttpJsonTransport;
+use crate::net::profile::{
+    AuthSettings, ConnectionProfile, ProfileStore, TlsSettings, TransportKind as ProfileTransport,
+};
 use crate::net::{CallOptions, Transport};
 use crate::sim::milvus::{MilvusDemo, MilvusDemoConfig};
 use anyhow::{Context, Result, anyhow, bail};
@@ -20,7 +25,12 @@ use std::time::Duration;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum TransportKind {
+    /// gRPC over HTTP/2 (Milvus).
     Grpc,
+    /// brpc baidu_std over TCP (OpenMLDB SyncTool and DataCollector).
+    Brpc,
+    /// HTTP/1.1 + JSON (SyncTool's fallback).
+    Http,
 }
 
 /// How to reach a server: TLS, credentials, headers, deadline.
@@ -116,6 +126,7 @@ pub fn call(
     endpoint: &str,
     method: &str,
     data: &str,
+    transport: TransportKind,
     reflect: bool,
     conn: &ConnArgs,
     schema: &SchemaArgs,
@@ -128,15 +139,41 @@ pub fn call(
         Some(file) => String::from_utf8(super::read_input(file)?).context("request file is not UTF-8")?,
         None => data.to_string(),
     };
-    let settings = conn.settings(endpoint)?;
+    // A saved profile may stand in for the endpoint: its transport, address and headers apply.
+    let profile = if endpoint.contains(':') { None } else { ProfileStore::user().find(endpoint).ok() };
+    let (endpoint, transport) = match &profile {
+        Some(p) => (
+            p.endpoint.as_str(),
+            match p.transport {
+                ProfileTransport::Grpc => TransportKind::Grpc,
+                ProfileTransport::Brpc => TransportKind::Brpc,
+                ProfileTransport::Http => TransportKind::Http,
+            },
+        ),
+        None => (endpoint, transport),
+    };
+    let mut settings = conn.settings(endpoint)?;
+    if let Some(p) = &profile {
+        apply_profile(&mut settings, p)?;
+    }
     let opts = CallOptions { timeout: Some(conn.timeout()?), ..Default::default() };
     runtime()?.block_on(async {
-        let t = GrpcTransport::connect(&settings).await?;
-        if t.is_insecure() {
-            eprintln!("warning: the server's certificate is NOT verified (--insecure)");
-        }
-        if reflect {
-            crate::net::reflection::load(&t, &mut set).await?;
+        let t: Box<dyn Transport> = match transport {
+            TransportKind::Grpc => {
+                let g = GrpcTransport::connect(&settings).await?;
+                if g.is_insecure() {
+                    eprintln!("warning: the server's certificate is NOT verified (--insecure)");
+                }
+                if reflect {
+                    crate::net::reflection::load(&g, &mut set).await?;
+                }
+                Box::new(g)
+            }
+            TransportKind::Brpc => Box::new(BrpcTransport::new(endpoint.to_string())),
+            TransportKind::Http => Box::new(HttpJsonTransport::new(endpoint.to_string())),
+        };
+        if reflect && transport != TransportKind::Grpc {
+            bail!("--reflect needs gRPC; brpc and HTTP/JSON servers offer no reflection");
         }
         let svc = set
             .pool()
@@ -247,18 +284,56 @@ pub fn salvage(args: &SalvageArgs, conn: &ConnArgs) -> Result<()> {
     })
 }
 
-/// `demo`: the demo Milvus in the foreground until Ctrl-C.
-pub fn demo(milvus_port: u16) -> Result<()> {
+/// `demo`: the demo Milvus, SyncTool and DataCollector in the foreground until Ctrl-C.
+pub fn demo(milvus_port: u16, synctool_port: u16, collector_port: u16) -> Result<()> {
     runtime()?.block_on(async {
-        let config = MilvusDemoConfig {
-            addr: std::net::SocketAddr::from(([127, 0, 0, 1], milvus_port)),
-            ..Default::default()
-        };
+        let local = |port: u16| std::net::SocketAddr::from(([127, 0, 0, 1], port));
+        let config = MilvusDemoConfig { addr: local(milvus_port), ..Default::default() };
         let server = MilvusDemo::start(config).await?;
-        println!("demo Milvus (gRPC) listening on {}", server.addr());
-        println!("old cluster id for salvage: {}", crate::sim::milvus::OLD_CLUSTER_ID);
+        let datasync = crate::sim::datasync::DatasyncDemo::start(
+            local(synctool_port),
+            local(collector_port),
+            Duration::from_secs(10),
+            crate::sim::collector::CollectorConfig::default(),
+        )
+        .await
+        .context("cannot start the demo SyncTool/DataCollector (port in use? choose others with --synctool-port/--collector-port)")?;
+        println!("demo Milvus (gRPC)           {}", server.addr());
+        println!("  old cluster id for salvage: {}", crate::sim::milvus::OLD_CLUSTER_ID);
+        println!("demo SyncTool (brpc + HTTP)  {}", datasync.synctool.addr());
+        println!("demo DataCollector (brpc)    {}", datasync.collector.addr());
+        println!("tables to sync: demo_db.orders, demo_db.users, demo_db.clicks (demo_db.cache is memory storage)");
         std::io::stdout().flush()?;
         std::future::pending::<()>().await;
         Ok(())
     })
+}
+
+/// Fills gRPC settings from a saved profile (the command-line flags still win where given).
+fn apply_profile(s: &mut GrpcSettings, p: &ConnectionProfile) -> Result<()> {
+    if s.tls == TlsMode::Plaintext {
+        s.tls = match &p.tls {
+            TlsSettings::Plaintext => TlsMode::Plaintext,
+            TlsSettings::System => TlsMode::SystemRoots,
+            TlsSettings::CaFile { ca_file } => TlsMode::CaFile(ca_file.clone()),
+            TlsSettings::Insecure => TlsMode::Insecure,
+        };
+    }
+    if s.client_cert.is_none() {
+        s.client_cert = p.client_cert.clone();
+    }
+    if s.auth.is_none() {
+        s.auth = match &p.auth {
+            None => None,
+            Some(AuthSettings::UserPassword { user, password }) => {
+                Some(Auth::UserPassword { user: user.clone(), password: password.resolve()? })
+            }
+            Some(AuthSettings::Token { token }) => Some(Auth::Token(token.resolve()?)),
+        };
+    }
+    if s.db_name.is_none() {
+        s.db_name = p.db_name.clone();
+    }
+    s.headers.extend(p.headers.iter().cloned());
+    Ok(())
 }

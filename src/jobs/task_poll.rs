@@ -32,7 +32,12 @@ pub struct TaskPoller {
 
 impl TaskPoller {
     /// Starts polling `transport` (a SyncTool) every `every` on `rt`.
-    pub fn spawn(rt: &tokio::runtime::Handle, transport: Arc<dyn Transport>, every: Duration, keep: usize) -> TaskPoller {
+    pub fn spawn(
+        rt: &tokio::runtime::Handle,
+        transport: Arc<dyn Transport>,
+        every: Duration,
+        keep: usize,
+    ) -> TaskPoller {
         let (tx, board) = watch::channel(TaskBoard::default());
         let task = rt.spawn(async move {
             let mut history = SyncTaskHistory::new(keep);
@@ -40,7 +45,8 @@ impl TaskPoller {
             loop {
                 let result = poll_once(transport.as_ref(), every.max(Duration::from_secs(1)) * 2).await;
                 polls += 1;
-                let now = SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_millis() as u64).unwrap_or(0);
+                let now =
+                    SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_millis() as u64).unwrap_or(0);
                 let mut board = tx.borrow().clone();
                 board.polls = polls;
                 match result {

@@ -7,9 +7,9 @@
 //! call that may have had an effect, or reach an address the user did not give.
 
 pub mod brpc;
+pub mod grpc;
 pub mod http_json;
 pub mod profile;
-pub mod grpc;
 pub mod reflection;
 mod tls;
 
