@@ -1,0 +1,107 @@
+//! Salvage throughput on loopback: messages/s and MB/s of a salvage (GetReplicateInfo +
+//! DumpMessages into a dump file) of ~1 KiB and ~64 KiB messages from the demo server, beside
+//! the rate at which the same server streams to a client that discards everything. The demo
+//! keeps what it generated, so after a warm-up both read the same cached WAL; the ratio shows
+//! what the salvage path (decode for the resume point, framing, writes, syncs) costs.
+
+use criterion::{Criterion, Throughput, criterion_group, criterion_main};
+use futures::StreamExt;
+use prost_reflect::DynamicMessage;
+use std::time::{Duration, Instant};
+use walscope::dump::SyncPolicy;
+use walscope::jobs::salvage::{self, SalvageSpec};
+use walscope::net::grpc::{GrpcSettings, GrpcTransport};
+use walscope::net::{CallOptions, Transport};
+use walscope::schema::SchemaSet;
+use walscope::sim::milvus::{MilvusDemo, MilvusDemoConfig, OLD_CLUSTER_ID};
+use walscope::sim::{WalGenConfig, WalGenerator};
+
+const PCHANNEL: &str = "by-dev-rootcoord-dml_1";
+
+struct Case {
+    name: &'static str,
+    rows: u64,
+    messages: usize,
+}
+
+fn bench(c: &mut Criterion) {
+    let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
+    let set = SchemaSet::builtin();
+    for case in
+        [Case { name: "1KiB", rows: 1, messages: 20_000 }, Case { name: "64KiB", rows: 120, messages: 1_000 }]
+    {
+        let wal = WalGenConfig { seed: 5, rows: (case.rows, case.rows), total: None };
+        // The end timetick that bounds the dump to about `messages` messages.
+        let msgs: Vec<_> = WalGenerator::new(set.pool(), wal.clone())
+            .filter(|m| m.pchannel == PCHANNEL)
+            .take(case.messages + 10)
+            .collect();
+        let end = msgs[case.messages + 5].timetick;
+        let demo = rt.block_on(MilvusDemo::start(MilvusDemoConfig { wal, ..Default::default() })).unwrap();
+        let addr = demo.addr().to_string();
+        let dir = tempfile::tempdir().unwrap();
+        let svc = set.pool().get_service_by_name("milvus.proto.milvus.MilvusService").unwrap();
+        let dump = svc.methods().find(|m| m.name() == "DumpMessages").unwrap();
+        let first = &msgs[0];
+        let request = DynamicMessage::deserialize(
+            dump.input(),
+            serde_json::json!({"pchannel": PCHANNEL, "start_message_id": {"id": first.message_id, "WAL_name": "Pulsar"},
+                "include_start_message": true, "end_timetick": end.to_string()}),
+        )
+        .unwrap();
+        let raw = || {
+            rt.block_on(async {
+                let t = GrpcTransport::connect(&GrpcSettings::new(&addr)).await.unwrap();
+                let mut s = t.call_server_stream(&dump, &request, &CallOptions::default()).await.unwrap();
+                let (mut n, mut bytes) = (0u64, 0u64);
+                while let Some(m) = s.messages.next().await {
+                    n += 1;
+                    bytes += m.unwrap().len() as u64;
+                }
+                (n, bytes)
+            })
+        };
+        let out = dir.path().join("bench.dump");
+        let salvage = || {
+            let spec = SalvageSpec {
+                new_primary: GrpcSettings::new(&addr),
+                old_primary: GrpcSettings::new(&addr),
+                source_cluster_id: OLD_CLUSTER_ID.into(),
+                pchannel: PCHANNEL.into(),
+                out: out.clone(),
+                end_timetick: end,
+                resume: false,
+                max_retries: 0,
+                timeout: Duration::from_secs(60),
+                sync: SyncPolicy { every_frames: 1000, every: Duration::from_millis(500) },
+            };
+            rt.block_on(async { salvage::spawn(spec).wait().await.unwrap() })
+        };
+        raw(); // warm-up: the demo generates and caches the WAL
+        let timed = |f: &dyn Fn() -> (u64, u64)| {
+            let t = Instant::now();
+            let (n, b) = f();
+            let s = t.elapsed().as_secs_f64();
+            (n as f64 / s, b as f64 / s / 1e6, n)
+        };
+        let (raw_mps, raw_mbs, n) = timed(&raw);
+        let (sal_mps, sal_mbs, _) = timed(&|| {
+            let o = salvage();
+            (o.manifest.frames, o.manifest.bytes)
+        });
+        println!(
+            "{}: {n} msgs | raw stream {raw_mps:.0} msg/s {raw_mbs:.1} MB/s | salvage {sal_mps:.0} msg/s {sal_mbs:.1} MB/s | salvage/raw {:.2}",
+            case.name,
+            sal_mps / raw_mps
+        );
+        let mut group = c.benchmark_group(format!("salvage_{}", case.name));
+        group.sample_size(10).measurement_time(Duration::from_secs(8)).throughput(Throughput::Elements(n));
+        group.bench_function("raw_stream_discard", |b| b.iter(raw));
+        group.bench_function("salvage_to_file", |b| b.iter(salvage));
+        group.finish();
+        rt.block_on(demo.shutdown());
+    }
+}
+
+criterion_group!(benches, bench);
+criterion_main!(benches);
