@@ -107,15 +107,26 @@ async fn dropped_stream_reconnects_without_duplicates_or_gaps() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn resume_from_the_manifest_after_a_drop_equals_an_uninterrupted_run() {
-    let (want, end, _) = expected(3_000);
-    let demo = demo(Faults { drop_after: Some(1_500), ..Default::default() }).await;
+    resume_after_drop(3_000, 1_500).await;
+}
+
+/// The full-size check (release only, like the 100k salvage): drop at 50k, resume to 100k.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore]
+async fn resume_of_100k_after_a_drop_at_50k_equals_an_uninterrupted_run() {
+    resume_after_drop(100_000, 50_000).await;
+}
+
+async fn resume_after_drop(n: usize, drop_at: u64) {
+    let (want, end, _) = expected(n);
+    let demo = demo(Faults { drop_after: Some(drop_at), ..Default::default() }).await;
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("salvage.dump");
     let addr = demo.addr().to_string();
     let err = salvage::spawn(spec(&addr, &out, end, false, 0)).wait().await.unwrap_err();
     assert!(err.to_string().contains("UNAVAILABLE"), "{err}");
     let m = Manifest::load(&manifest_path(&out)).unwrap();
-    assert_eq!(m.frames, 1_500);
+    assert_eq!(m.frames, drop_at);
     assert!(!m.complete);
     let outcome = salvage::spawn(spec(&addr, &out, end, true, 0)).wait().await.unwrap();
     assert!(outcome.manifest.complete);
