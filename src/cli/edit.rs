@@ -50,17 +50,6 @@ impl EditArgs {
     }
 }
 
-/// The changed window between two byte strings: (start, old_len, new_len).
-pub fn changed_window(old: &[u8], new: &[u8]) -> Option<(usize, usize, usize)> {
-    if old == new {
-        return None;
-    }
-    let prefix = old.iter().zip(new).take_while(|(a, b)| a == b).count();
-    let max_suffix = old.len().min(new.len()) - prefix;
-    let suffix = old.iter().rev().zip(new.iter().rev()).take(max_suffix).take_while(|(a, b)| a == b).count();
-    Some((prefix, old.len() - prefix - suffix, new.len() - prefix - suffix))
-}
-
 /// Which message of a file to work on: its type, and for framed files the framing and frame.
 pub struct Target {
     pub type_name: Option<String>,
@@ -117,7 +106,7 @@ pub fn edit(
                 .map_err(|e| anyhow!("{}: {e}", file.display()))?
         }
     };
-    match changed_window(&bytes, &new) {
+    match crate::codec::edit::changed_window(&bytes, &new) {
         None => eprintln!("no change: the file already holds these values"),
         Some((at, old_len, new_len)) => eprintln!(
             "changed bytes {at}..{} ({old_len} bytes) -> {new_len} bytes; {} -> {} bytes in all; every other byte is unchanged",

@@ -443,3 +443,15 @@ fn edit_map(
 fn is_packable(fd: &FieldDescriptor) -> bool {
     fd.is_list() && !matches!(fd.kind(), Kind::String | Kind::Bytes | Kind::Message(_))
 }
+
+/// The changed window between two byte strings, from their common prefix and suffix:
+/// (start, old length, new length); None when equal.
+pub fn changed_window(old: &[u8], new: &[u8]) -> Option<(usize, usize, usize)> {
+    if old == new {
+        return None;
+    }
+    let prefix = old.iter().zip(new).take_while(|(a, b)| a == b).count();
+    let max_suffix = old.len().min(new.len()) - prefix;
+    let suffix = old.iter().rev().zip(new.iter().rev()).take(max_suffix).take_while(|(a, b)| a == b).count();
+    Some((prefix, old.len() - prefix - suffix, new.len() - prefix - suffix))
+}

@@ -8,6 +8,7 @@
 pub mod auto;
 pub mod background;
 pub mod detect;
+pub mod edit_session;
 pub mod filter;
 pub mod framing;
 pub mod index;

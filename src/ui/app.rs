@@ -77,6 +77,28 @@ impl WalscopeApp {
 
     /// Takes in finished background work. Never waits.
     pub fn poll(&mut self) {
+        let mut reopen = Vec::new();
+        for (i, tab) in self.tabs.iter_mut().enumerate() {
+            let done = tab.saving.as_ref().and_then(|rx| rx.try_recv().ok());
+            match done {
+                Some(Ok(())) => reopen.push(i),
+                Some(Err(e)) => {
+                    tab.saving = None;
+                    self.last_error = Some(e);
+                }
+                None => {}
+            }
+        }
+        // A saved file is read again from disk, so what is shown is what was written.
+        for i in reopen.into_iter().rev() {
+            let tab = self.tabs.remove(i);
+            self.last_error = Some(format!(
+                "saved {} (previous version in {}.bak)",
+                tab.path.display(),
+                tab.path.display()
+            ));
+            self.open(tab.path.clone());
+        }
         while let Ok((path, result)) = self.opened_rx.try_recv() {
             self.opening.retain(|p| *p != path);
             match result {

@@ -31,16 +31,22 @@ pub struct FrameDetail {
     pub highlight: Option<Span>,
     /// Label path of the selected tree node.
     pub selected_node: Option<String>,
+    /// The new value typed for the selected field, when it can be edited.
+    pub edit_text: Option<String>,
+    /// Why the last edit was refused, shown at the field.
+    pub edit_error: Option<String>,
 }
 
 /// Bytes shown at most in the detail (a larger message is truncated, and says so).
 pub const MAX_DETAIL_BYTES: usize = 16 << 20;
 
 impl FrameDetail {
-    pub fn build(dump: &DumpFile, decoder: &FrameDecoder, i: usize) -> Option<FrameDetail> {
+    /// Decodes `bytes`, the (possibly edited) message of frame `i`.
+    pub fn build(dump: &DumpFile, decoder: &FrameDecoder, i: usize, bytes: Vec<u8>) -> Option<FrameDetail> {
         let loc = dump.frame(i)?;
-        let (offset, bytes) = dump.message_bytes(&loc);
-        let bytes = bytes[..bytes.len().min(MAX_DETAIL_BYTES)].to_vec();
+        let (offset, _) = dump.message_bytes(&loc);
+        let mut bytes = bytes;
+        bytes.truncate(MAX_DETAIL_BYTES);
         let desc = decoder.message_type().cloned();
         let typed = wire::decode_with(&bytes, &DecodeOptions { schema: desc.clone(), ..Default::default() });
         let tree = codec::tree::build(desc.as_ref(), &bytes, &typed.root);
@@ -66,7 +72,28 @@ impl FrameDetail {
             view: DetailView::Tree,
             highlight: None,
             selected_node: None,
+            edit_text: None,
+            edit_error: None,
         })
+    }
+
+    /// The span of the node at label path `path`.
+    pub fn span_of(&self, path: &str) -> Option<Span> {
+        fn walk(nodes: &[TypedNode], prefix: &str, path: &str) -> Option<Span> {
+            for n in nodes {
+                let p = if prefix.is_empty() { n.label.clone() } else { format!("{prefix}.{}", n.label) };
+                if p == path {
+                    return Some(n.whole());
+                }
+                if path.starts_with(&p)
+                    && let Some(s) = walk(&n.children, &p, path)
+                {
+                    return Some(s);
+                }
+            }
+            None
+        }
+        walk(&self.tree, "", path)
     }
 
     /// The deepest tree node covering byte `at` (a click in the hex view).

@@ -2,13 +2,15 @@
 //! decoded detail of the selected message.
 
 use super::detail::FrameDetail;
+use crate::codec::Edit;
 use crate::dump::background::{FilterScan, RowLoader, Wake};
+use crate::dump::edit_session::EditSession;
 use crate::dump::filter::FrameFilter;
 use crate::dump::view::FrameDecoder;
 use crate::dump::{DumpFile, OpenOptions};
 use crate::schema::SchemaSet;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::{Arc, mpsc};
 
 pub struct FileTab {
     pub path: PathBuf,
@@ -22,6 +24,10 @@ pub struct FileTab {
     pub scan: Option<FilterScan>,
     pub selected: Option<usize>,
     pub detail: Option<FrameDetail>,
+    /// Unsaved edits, with undo and redo.
+    pub session: EditSession,
+    /// A save in progress (its result arrives here).
+    pub saving: Option<mpsc::Receiver<Result<(), String>>>,
     wake: Wake,
 }
 
@@ -45,6 +51,8 @@ impl FileTab {
             scan: None,
             selected: None,
             detail: None,
+            session: EditSession::default(),
+            saving: None,
             wake,
         })
     }
@@ -93,7 +101,69 @@ impl FileTab {
     /// Selects frame `i` and decodes it (one message: allowed on the UI thread).
     pub fn select(&mut self, i: usize) {
         self.selected = Some(i);
-        self.detail = FrameDetail::build(&self.dump, &self.decoder, i);
+        self.detail = self
+            .session
+            .message(&self.dump, i)
+            .and_then(|b| FrameDetail::build(&self.dump, &self.decoder, i, b));
+    }
+
+    /// Re-decodes the selected frame after its bytes changed, keeping the view and selection.
+    fn refresh(&mut self, i: usize) {
+        let keep = self.detail.as_ref().filter(|d| d.index == i).map(|d| (d.view, d.selected_node.clone()));
+        self.select(i);
+        if let (Some(d), Some((view, node))) = (self.detail.as_mut(), keep) {
+            d.view = view;
+            d.selected_node = node.clone();
+            d.highlight = node.and_then(|n| d.span_of(&n));
+        }
+    }
+
+    /// Sets field `path` of frame `i` to `value` (lossless). Refusals are shown at the field.
+    pub fn apply_edit(&mut self, i: usize, path: &str, value: &str) {
+        let result = match (self.decoder.message_type(), Edit::set(&format!("{path}={value}"))) {
+            (None, _) => Err("choose a message type before editing".to_string()),
+            (_, Err(e)) => Err(e),
+            (Some(desc), Ok(edit)) => {
+                self.session.apply(&self.dump, &desc.clone(), i, &edit).map_err(|e| e.to_string())
+            }
+        };
+        match result {
+            Ok(()) => self.refresh(i),
+            Err(e) => {
+                if let Some(d) = self.detail.as_mut() {
+                    d.edit_error = Some(e);
+                }
+            }
+        }
+    }
+
+    pub fn undo(&mut self) {
+        if let Some(i) = self.session.undo(&self.dump) {
+            self.refresh(i);
+        }
+    }
+
+    pub fn redo(&mut self) {
+        if let Some(i) = self.session.redo(&self.dump) {
+            self.refresh(i);
+        }
+    }
+
+    /// Writes the edits on a worker thread: atomic replace, previous version kept as FILE.bak.
+    pub fn save(&mut self) {
+        let (tx, rx) = mpsc::channel();
+        let rendered = self.session.render(&self.dump);
+        let (path, wake) = (self.path.clone(), self.wake.clone());
+        let _ = std::thread::Builder::new().name("walscope-save".into()).spawn(move || {
+            let result = rendered.and_then(|bytes| {
+                crate::dump::save::atomic_write(&path, &bytes, true)
+                    .map(|_| ())
+                    .map_err(|e| format!("cannot save {}: {e}", path.display()))
+            });
+            let _ = tx.send(result);
+            wake();
+        });
+        self.saving = Some(rx);
     }
 }
 

@@ -6,7 +6,9 @@ use crate::ui::detail::{DetailView, FrameDetail};
 use crate::ui::widgets::hex;
 use eframe::egui;
 
-pub fn show(d: &mut FrameDetail, ui: &mut egui::Ui) {
+/// Draws the detail; returns an edit the user asked for: (field path, new value).
+pub fn show(d: &mut FrameDetail, ui: &mut egui::Ui) -> Option<(String, String)> {
+    let mut action = None;
     ui.strong(format!(
         "frame {} | {} | {} bytes at file offset {}",
         d.index,
@@ -35,6 +37,19 @@ pub fn show(d: &mut FrameDetail, ui: &mut egui::Ui) {
             ui.label(format!("selected: {n}"));
         }
     });
+    if let (Some(node), Some(text)) = (d.selected_node.clone(), d.edit_text.as_mut()) {
+        ui.horizontal(|ui| {
+            let l = ui.label("New value:");
+            let r = ui.add(egui::TextEdit::singleline(text).desired_width(320.0)).labelled_by(l.id);
+            let enter = r.lost_focus() && ui.input(|i| i.key_pressed(egui::Key::Enter));
+            if ui.button("Apply edit").clicked() || enter {
+                action = Some((node, text.clone()));
+            }
+        });
+        if let Some(e) = &d.edit_error {
+            ui.colored_label(ui.visuals().error_fg_color, format!("Not applied: {e}"));
+        }
+    }
     ui.separator();
     match d.view {
         DetailView::Tree | DetailView::Wire => {
@@ -43,7 +58,13 @@ pub fn show(d: &mut FrameDetail, ui: &mut egui::Ui) {
             egui::ScrollArea::vertical().id_salt("tree").show(ui, |ui| {
                 tree(ui, &nodes, "", d.highlight.clone(), &mut picked);
             });
-            if let Some((path, span)) = picked {
+            if let Some((path, span, node)) = picked {
+                let editable = d.view == DetailView::Tree
+                    && node.known
+                    && node.children.is_empty()
+                    && !path.contains('#');
+                d.edit_text = editable.then(|| prefill(&node, &d.bytes));
+                d.edit_error = None;
                 d.selected_node = Some(path);
                 d.highlight = Some(span);
             }
@@ -54,6 +75,7 @@ pub fn show(d: &mut FrameDetail, ui: &mut egui::Ui) {
             {
                 d.selected_node = Some(path);
                 d.highlight = Some(span);
+                d.edit_text = None;
             }
         }
         DetailView::Json => {
@@ -63,14 +85,31 @@ pub fn show(d: &mut FrameDetail, ui: &mut egui::Ui) {
             });
         }
     }
+    action
 }
+
+/// The current value as the edit box should start: strings quoted, enums by name, bytes as hex.
+fn prefill(node: &TypedNode, bytes: &[u8]) -> String {
+    let v = node.value.clone().unwrap_or_default();
+    if node.type_name == "bytes" {
+        let b = &bytes[node.value_span.start.min(bytes.len())..node.value_span.end.min(bytes.len())];
+        return format!("hex:{}", b.iter().map(|x| format!("{x:02x}")).collect::<String>());
+    }
+    if node.type_name.starts_with("enum ") {
+        return v.split(" (").next().unwrap_or(&v).to_string();
+    }
+    v
+}
+
+/// The node the user clicked: its label path, its bytes, and the node itself.
+type Picked = Option<(String, crate::wire::Span, TypedNode)>;
 
 fn tree(
     ui: &mut egui::Ui,
     nodes: &[TypedNode],
     path: &str,
     hl: Option<crate::wire::Span>,
-    picked: &mut Option<(String, crate::wire::Span)>,
+    picked: &mut Picked,
 ) {
     for n in nodes {
         let p = if path.is_empty() { n.label.clone() } else { format!("{path}.{}", n.label) };
@@ -87,7 +126,7 @@ fn tree(
                 span.end
             );
             if ui.selectable_label(selected, egui::RichText::new(text).monospace()).clicked() {
-                *picked = Some((p, span));
+                *picked = Some((p, span, n.clone()));
             }
         } else {
             let header = format!("{}   [{}{unknown}] @{}..{}", n.label, n.type_name, span.start, span.end);
@@ -96,7 +135,7 @@ fn tree(
                 .default_open(path.split('.').count() < 3)
                 .show(ui, |ui| tree(ui, &n.children, &p, hl.clone(), picked));
             if r.header_response.clicked() {
-                *picked = Some((p, span));
+                *picked = Some((p, span, n.clone()));
             }
         }
     }

@@ -49,9 +49,15 @@ pub fn show(tab: &mut FileTab, ui: &mut egui::Ui) {
     if let Some(e) = &tab.filter_error {
         ui.colored_label(ui.visuals().error_fg_color, format!("filter: {e}"));
     }
+    edit_bar(tab, ui);
     egui::Panel::right("detail").resizable(true).default_size(ui.available_width() * 0.4).show(ui, |ui| {
         match tab.detail.as_mut() {
-            Some(detail) => detail_view::show(detail, ui),
+            Some(detail) => {
+                if let Some((path, value)) = detail_view::show(detail, ui) {
+                    let i = detail.index;
+                    tab.apply_edit(i, &path, &value);
+                }
+            }
             None => {
                 ui.label("Select a message to see its fields, bytes and JSON.");
             }
@@ -60,6 +66,57 @@ pub fn show(tab: &mut FileTab, ui: &mut egui::Ui) {
     egui::CentralPanel::default().show(ui, |ui| {
         if let Some(i) = browser::show(tab, ui) {
             tab.select(i);
+        }
+    });
+}
+
+/// Unsaved edits: what changed, undo, redo, save. Ctrl+Z, Ctrl+Shift+Z and Ctrl+S work too.
+fn edit_bar(tab: &mut FileTab, ui: &mut egui::Ui) {
+    let (undo, redo, save) = ui.input_mut(|i| {
+        (
+            i.consume_key(egui::Modifiers::COMMAND, egui::Key::Z),
+            i.consume_key(egui::Modifiers::COMMAND | egui::Modifiers::SHIFT, egui::Key::Z),
+            i.consume_key(egui::Modifiers::COMMAND, egui::Key::S),
+        )
+    });
+    if redo {
+        tab.redo();
+    } else if undo {
+        tab.undo();
+    }
+    if !tab.session.is_dirty() && !tab.session.can_redo() {
+        return;
+    }
+    ui.horizontal_wrapped(|ui| {
+        let diff = tab.session.diff(&tab.dump);
+        let parts: Vec<String> = diff
+            .iter()
+            .map(|(f, (at, old, new))| format!("frame {f}: bytes {at}..{} ({old} -> {new})", at + old))
+            .collect();
+        if diff.is_empty() {
+            ui.label("No unsaved edits.");
+        } else {
+            ui.colored_label(ui.visuals().warn_fg_color, format!("Unsaved edits: {}", parts.join("; ")))
+                .on_hover_text("Only these bytes (and the frames' length prefixes) change when saved.");
+        }
+        if ui.add_enabled(tab.session.can_undo(), egui::Button::new("Undo")).clicked() {
+            tab.undo();
+        }
+        if ui.add_enabled(tab.session.can_redo(), egui::Button::new("Redo")).clicked() {
+            tab.redo();
+        }
+        let can_save = tab.session.is_dirty() && tab.saving.is_none();
+        if ui
+            .add_enabled(can_save, egui::Button::new("Save"))
+            .on_hover_text("Atomic replace; the previous file is kept as FILE.bak")
+            .clicked()
+            || (save && can_save)
+        {
+            tab.save();
+        }
+        if tab.saving.is_some() {
+            ui.spinner();
+            ui.label("saving");
         }
     });
 }
