@@ -169,10 +169,7 @@ impl Transport for HttpJsonTransport {
         _request: &'a DynamicMessage,
         _opts: &'a CallOptions,
     ) -> BoxFuture<'a, Result<StreamReply, NetError>> {
-        let name = method.full_name().to_string();
-        Box::pin(
-            async move { Err(NetError::Unsupported(format!("{name}: HTTP/JSON carries unary calls only"))) },
-        )
+        super::unary_only(method, "HTTP/JSON carries unary calls only")
     }
 }
 

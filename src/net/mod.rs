@@ -98,3 +98,12 @@ pub fn decode_reply(method: &MethodDescriptor, bytes: &[u8]) -> Result<DynamicMe
         reason: e.to_string(),
     })
 }
+
+/// The answer of a transport that carries unary calls only, asked for a stream.
+pub(crate) fn unary_only<'a>(
+    method: &MethodDescriptor,
+    why: &str,
+) -> BoxFuture<'a, Result<StreamReply, NetError>> {
+    let e = NetError::Unsupported(format!("{}: {why}", method.full_name()));
+    Box::pin(async move { Err(e) })
+}

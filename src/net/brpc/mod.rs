@@ -221,11 +221,9 @@ impl Transport for BrpcTransport {
         _request: &'a DynamicMessage,
         _opts: &'a CallOptions,
     ) -> BoxFuture<'a, Result<StreamReply, NetError>> {
-        let name = method.full_name().to_string();
-        Box::pin(async move {
-            Err(NetError::Unsupported(format!(
-                "{name}: baidu_std here carries unary calls only (datasync has no streaming methods)"
-            )))
-        })
+        super::unary_only(
+            method,
+            "baidu_std here carries unary calls only (datasync has no streaming methods)",
+        )
     }
 }
