@@ -75,6 +75,22 @@ impl WalscopeApp {
         }
     }
 
+    /// Shows the system's file dialog on a worker thread (it blocks while open); the chosen
+    /// file opens like any other. No dialog available (no portal, no zenity) means no file.
+    pub fn pick_file(&mut self) {
+        let (tx, set, wake) = (self.opened_tx.clone(), self.schemas.clone(), self.wake.clone());
+        let spawned = std::thread::Builder::new().name("walscope-dialog".into()).spawn(move || {
+            if let Some(path) = rfd::FileDialog::new().set_title("Open a dump or message file").pick_file() {
+                let tab = FileTab::open(&path, &set, wake.clone());
+                let _ = tx.send((path, tab));
+                wake();
+            }
+        });
+        if let Err(e) = spawned {
+            self.last_error = Some(format!("cannot show the file dialog: {e}"));
+        }
+    }
+
     /// Takes in finished background work. Never waits.
     pub fn poll(&mut self) {
         let mut reopen = Vec::new();

@@ -6,6 +6,10 @@ use eframe::egui;
 pub fn show(app: &mut WalscopeApp, ui: &mut egui::Ui) {
     egui::MenuBar::new().ui(ui, |ui| {
         ui.menu_button("File", |ui| {
+            if ui.button("Open file...").clicked() {
+                app.pick_file();
+                ui.close();
+            }
             ui.label("Open path:");
             let r = ui.add(
                 egui::TextEdit::singleline(&mut app.open_path)
