@@ -6,9 +6,11 @@
 //! changed after a failed load, or reach the network (reflection lives in `net/`).
 
 mod builtin;
+mod describe;
 mod error;
 mod sources;
 
+pub use describe::describe;
 pub use error::SchemaError;
 
 use prost_reflect::{DescriptorPool, MessageDescriptor};
@@ -213,6 +215,22 @@ impl SchemaSet {
             if close.is_empty() { String::new() } else { format!("; did you mean {}?", close.join(", ")) }
         };
         Err(SchemaError::UnknownType { name: name.to_string(), hint })
+    }
+
+    /// Where the loaded files came from: each source with its files, sorted.
+    pub fn sources(&self) -> Vec<(Origin, Vec<String>)> {
+        let mut out: Vec<(Origin, Vec<String>)> = Vec::new();
+        for (name, (_, origin)) in &self.files {
+            match out.iter_mut().find(|(o, _)| o == origin) {
+                Some((_, files)) => files.push(name.clone()),
+                None => out.push((origin.clone(), vec![name.clone()])),
+            }
+        }
+        for (_, files) in &mut out {
+            files.sort();
+        }
+        out.sort_by_key(|(o, _)| o.to_string());
+        out
     }
 
     /// Every symbol, sorted, with its kind and defining file.

@@ -21,6 +21,8 @@ pub struct WalscopeApp {
     /// What is typed in File > Open path.
     pub open_path: String,
     pub schemas: Arc<SchemaSet>,
+    pub show_schemas: bool,
+    pub schemas_state: panels::schemas::SchemasState,
     opened_tx: mpsc::Sender<Opened>,
     opened_rx: mpsc::Receiver<Opened>,
     wake: Wake,
@@ -51,6 +53,8 @@ impl WalscopeApp {
             opening: Vec::new(),
             open_path: String::new(),
             schemas: Arc::new(SchemaSet::shared_builtin().clone()),
+            show_schemas: false,
+            schemas_state: Default::default(),
             opened_tx,
             opened_rx,
             wake,
@@ -144,6 +148,14 @@ impl WalscopeApp {
         }
         egui::Panel::top("menu").show(ui, |ui| panels::menu::show(self, ui));
         egui::Panel::bottom("status").show(ui, |ui| panels::status_bar::show(self, ui));
+        panels::schemas::poll(self);
+        if self.show_schemas {
+            egui::Panel::left("schemas").resizable(true).default_size(320.0).show(ui, |ui| {
+                egui::ScrollArea::vertical()
+                    .id_salt("schemas_panel")
+                    .show(ui, |ui| panels::schemas::show(self, ui));
+            });
+        }
         egui::CentralPanel::default().show(ui, |ui| {
             if self.tabs.is_empty() {
                 panels::start::show(self, ui);

@@ -31,7 +31,18 @@ pub fn show(app: &mut WalscopeApp, ui: &mut egui::Ui) {
             }
         });
         ui.menu_button("View", |ui| {
-            egui::widgets::global_theme_preference_buttons(ui);
+            ui.checkbox(&mut app.show_schemas, "Schemas panel");
+            // Words, not the emoji egui's own theme buttons use (not every font has them).
+            let current = ui.ctx().options(|o| o.theme_preference);
+            for (pref, name) in [
+                (egui::ThemePreference::System, "Theme: follow the system"),
+                (egui::ThemePreference::Light, "Theme: light"),
+                (egui::ThemePreference::Dark, "Theme: dark"),
+            ] {
+                if ui.selectable_label(current == pref, name).clicked() {
+                    ui.ctx().set_theme(pref);
+                }
+            }
         });
         ui.menu_button("Help", |ui| {
             ui.label("walscope: inspect and repair protobuf WAL traffic.");

@@ -4,6 +4,7 @@ pub mod browser;
 pub mod detail_view;
 pub mod file_view;
 pub mod menu;
+pub mod schemas;
 pub mod start;
 pub mod status_bar;
 pub mod tabs;
