@@ -82,6 +82,17 @@ fn open_filter_select_and_link_tree_to_hex() {
 
     h.get_by_label_contains(&format!("frame {frame} | milvus.proto.milvus.DumpMessagesResponse"));
     h.get_by_label_contains("header (DeleteMessageHeader)");
+    // The payload is decoded in place as the Delete body, its bytes inside the message's.
+    h.get_by_label_contains("payload (decoded)");
+    h.get_by_label_contains("collectionID: ");
+    {
+        let d = h.state().tabs[0].detail.as_ref().unwrap();
+        let (_, body) = d.payload.as_ref().unwrap();
+        assert_eq!(body[0].type_name, "milvus.proto.msg.DeleteRequest");
+        let inner = &body[0].children[0];
+        let (path, _) = d.node_at(inner.value_span.start).unwrap();
+        assert!(path.starts_with("payload (decoded)."), "{path}");
+    }
 
     // Select a field: its bytes are highlighted in the hex view.
     h.get_by_label_contains("properties[\"_vc\"]: \"by-dev-rootcoord-dml_").click();

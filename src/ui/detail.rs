@@ -22,6 +22,8 @@ pub struct FrameDetail {
     pub file_offset: u64,
     pub type_name: String,
     pub tree: Vec<TypedNode>,
+    /// The WAL payload decoded in place as its body type (spans point into `bytes`).
+    pub payload: Option<(String, Vec<TypedNode>)>,
     pub wire: Vec<TypedNode>,
     pub json: String,
     pub error: Option<String>,
@@ -52,6 +54,7 @@ impl FrameDetail {
         let tree = codec::tree::build(desc.as_ref(), &bytes, &typed.root);
         let plain = wire::decode(&bytes);
         let wire = codec::tree::build(None, &bytes, &plain.root);
+        let payload = payload_tree(&tree, &bytes);
         let (json, error, wal_lines) = match &desc {
             Some(d) => match codec::decode(d, &bytes) {
                 Ok(m) => (codec::to_json(&m.message, true), None, wal_lines(&m.message)),
@@ -65,6 +68,7 @@ impl FrameDetail {
             file_offset: offset,
             type_name: desc.map_or_else(|| "(no type: wire view)".into(), |d| d.full_name().to_string()),
             tree,
+            payload,
             wire,
             json,
             error,
@@ -75,6 +79,15 @@ impl FrameDetail {
             edit_text: None,
             edit_error: None,
         })
+    }
+
+    /// Every tree shown in the Tree view: the message, then the decoded payload.
+    pub fn all_nodes(&self) -> Vec<TypedNode> {
+        let mut all = self.tree.clone();
+        if let Some((_, p)) = &self.payload {
+            all.extend(p.iter().cloned());
+        }
+        all
     }
 
     /// The span of the node at label path `path`.
@@ -93,7 +106,7 @@ impl FrameDetail {
             }
             None
         }
-        walk(&self.tree, "", path)
+        walk(&self.all_nodes(), "", path)
     }
 
     /// The deepest tree node covering byte `at` (a click in the hex view).
@@ -108,7 +121,14 @@ impl FrameDetail {
             }
             None
         }
-        walk(&self.tree, at, String::new())
+        // The payload's own tree is deeper than the message's `payload` leaf: prefer the
+        // smallest span that holds the byte.
+        let in_message = walk(&self.tree, at, String::new());
+        let in_payload = self.payload.as_ref().and_then(|(_, p)| walk(p, at, String::new()));
+        match (in_message, in_payload) {
+            (Some(m), Some(p)) => Some(if p.1.len() <= m.1.len() { p } else { m }),
+            (m, p) => m.or(p),
+        }
     }
 }
 
@@ -151,4 +171,67 @@ fn wal_lines(m: &prost_reflect::DynamicMessage) -> Vec<(String, String)> {
         out.push(("problem".into(), p.clone()));
     }
     out
+}
+
+/// A WAL message's payload decoded as the body type its `_t`/`_v` name, with spans shifted into
+/// the enclosing message's bytes so the hex view can highlight body fields too. None for
+/// encrypted, legacy or unknown messages, and for anything that is not a WAL message.
+fn payload_tree(tree: &[TypedNode], bytes: &[u8]) -> Option<(String, Vec<TypedNode>)> {
+    // DumpMessagesResponse.message or a bare ImmutableMessage.
+    let imm =
+        tree.iter().find(|n| n.label == "message" && n.type_name == crate::wal::analyze::IMMUTABLE_MESSAGE);
+    let fields: &[TypedNode] = imm.map_or(tree, |n| &n.children);
+    let payload = fields.iter().find(|n| n.label == "payload" && n.known)?;
+    let prop = |k: &str| {
+        let label = format!("properties[\"{k}\"]");
+        fields
+            .iter()
+            .find(|n| n.label == label)
+            .and_then(|n| n.value.clone())
+            .map(|v| v.trim_matches('"').to_string())
+    };
+    if prop("_ch").is_some() {
+        return None;
+    }
+    let t: i32 = prop("_t")?.parse().ok()?;
+    let v: u32 = prop("_v")?.parse().ok()?;
+    let pool = crate::schema::SchemaSet::shared_builtin().pool();
+    let (_, body) = crate::wal::header_body_types(pool, t, v);
+    let body = body?;
+    let span = payload.value_span.clone();
+    let raw = bytes.get(span.clone())?;
+    let d = wire::decode_with(raw, &DecodeOptions { schema: Some(body.clone()), ..Default::default() });
+    let mut nodes = codec::tree::build(Some(&body), raw, &d.root);
+    for n in &mut nodes {
+        shift(n, span.start);
+    }
+    let label = format!("payload as {}", body.full_name());
+    let root = TypedNode {
+        label: "payload (decoded)".into(),
+        type_name: body.full_name().to_string(),
+        value: None,
+        key: None,
+        len_prefix: None,
+        value_span: span,
+        known: true,
+        children: nodes,
+    };
+    Some((label, vec![root]))
+}
+
+fn shift(n: &mut TypedNode, by: usize) {
+    let mv = |s: &mut Span| {
+        s.start += by;
+        s.end += by;
+    };
+    if let Some(k) = n.key.as_mut() {
+        mv(k);
+    }
+    if let Some(l) = n.len_prefix.as_mut() {
+        mv(l);
+    }
+    mv(&mut n.value_span);
+    for c in &mut n.children {
+        shift(c, by);
+    }
 }

@@ -53,7 +53,7 @@ pub fn show(d: &mut FrameDetail, ui: &mut egui::Ui) -> Option<(String, String)> 
     ui.separator();
     match d.view {
         DetailView::Tree | DetailView::Wire => {
-            let nodes = if d.view == DetailView::Tree { d.tree.clone() } else { d.wire.clone() };
+            let nodes = if d.view == DetailView::Tree { d.all_nodes() } else { d.wire.clone() };
             let mut picked = None;
             egui::ScrollArea::vertical().id_salt("tree").show(ui, |ui| {
                 tree(ui, &nodes, "", d.highlight.clone(), &mut picked);
