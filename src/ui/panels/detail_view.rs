@@ -59,10 +59,12 @@ pub fn show(d: &mut FrameDetail, ui: &mut egui::Ui) -> Option<(String, String)> 
                 tree(ui, &nodes, "", d.highlight.clone(), &mut picked);
             });
             if let Some((path, span, node)) = picked {
+                // Fields inside the decoded payload live in a bytes field: not editable in place yet.
                 let editable = d.view == DetailView::Tree
                     && node.known
                     && node.children.is_empty()
-                    && !path.contains('#');
+                    && !path.contains('#')
+                    && !path.starts_with("payload (decoded)");
                 d.edit_text = editable.then(|| prefill(&node, &d.bytes));
                 d.edit_error = None;
                 d.selected_node = Some(path);
