@@ -2,7 +2,8 @@
 //! `<config dir>/walscope/profiles.json` (`WALSCOPE_CONFIG_DIR` overrides the directory).
 //!
 //! Must never: write a secret to disk. A profile names where its secret comes from (an
-//! environment variable); the file format has no field a password could go into.
+//! environment variable or an OS keyring entry); the file format has no field a password could
+//! go into.
 
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
@@ -33,7 +34,10 @@ pub enum TlsSettings {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case", tag = "from", deny_unknown_fields)]
 pub enum SecretRef {
+    /// An environment variable, read when the connection is made.
     Env { var: String },
+    /// The OS keyring (Linux kernel keyring, macOS Keychain, Windows Credential Manager).
+    Keyring { service: String, account: String },
 }
 
 impl SecretRef {
@@ -42,6 +46,13 @@ impl SecretRef {
             SecretRef::Env { var } => {
                 std::env::var(var).map_err(|_| ProfileError::MissingSecret { var: var.clone() })
             }
+            SecretRef::Keyring { service, account } => keyring::Entry::new(service, account)
+                .and_then(|e| e.get_password())
+                .map_err(|e| ProfileError::Keyring {
+                    service: service.clone(),
+                    account: account.clone(),
+                    reason: e.to_string(),
+                }),
         }
     }
 }
@@ -112,6 +123,10 @@ pub fn is_loopback(endpoint: &str) -> bool {
 pub enum ProfileError {
     #[error("the secret comes from environment variable {var}, which is not set; export it and retry")]
     MissingSecret { var: String },
+    #[error(
+        "the secret for service \"{service}\", account \"{account}\" is not in the OS keyring ({reason}); store it there, or name an environment variable instead"
+    )]
+    Keyring { service: String, account: String, reason: String },
     #[error("{path}: {reason}")]
     File { path: PathBuf, reason: String },
     #[error("no connection profile named \"{0}\"; see the profiles file or create one")]
@@ -245,5 +260,15 @@ mod tests {
             ..profile("t")
         };
         assert!(token.authorization().unwrap().is_some());
+        // A keyring entry that does not exist is a clear error naming it (whatever the platform
+        // store answers: "no entry", or that the store is unavailable in this sandbox).
+        let kr = SecretRef::Keyring { service: "walscope-test-absent".into(), account: "nobody-7".into() };
+        let e = kr.resolve().unwrap_err().to_string();
+        assert!(
+            e.contains("walscope-test-absent") && e.contains("nobody-7") && e.contains("OS keyring"),
+            "{e}"
+        );
+        let json = serde_json::to_string(&kr).unwrap();
+        assert_eq!(json, r#"{"from":"keyring","service":"walscope-test-absent","account":"nobody-7"}"#);
     }
 }
