@@ -114,3 +114,56 @@ async fn status_create_delete_over_brpc_and_http() {
     let (ok, _, err) = run(vec!["tasks", "status", "--endpoint", "127.0.0.1:1"], "").await.unwrap();
     assert!(!ok && err.contains("cannot connect to 127.0.0.1:1"), "{err}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn status_watch_prints_rates() {
+    use std::io::{BufRead, BufReader};
+    let any = "127.0.0.1:0".parse().unwrap();
+    let cfg = CollectorConfig { batch_interval: Duration::from_millis(20), full_mode_batches: 3 };
+    let d = DatasyncDemo::start(any, any, Duration::from_secs(30), cfg).await.unwrap();
+    let ep = d.synctool.addr().to_string();
+    let e2 = ep.clone();
+    let (ok, _, err) = tokio::task::spawn_blocking(move || {
+        walscope(
+            &[
+                "tasks",
+                "create",
+                "--endpoint",
+                &e2,
+                "--db",
+                "demo_db",
+                "--table",
+                "users",
+                "--mode",
+                "2",
+                "--dest",
+                "/tmp/u",
+            ],
+            "",
+        )
+    })
+    .await
+    .unwrap();
+    assert!(ok, "{err}");
+    let found = tokio::task::spawn_blocking(move || {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_walscope"))
+            .args(["tasks", "status", "--endpoint", &ep, "--watch", "1"])
+            .stdout(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let lines = BufReader::new(child.stdout.take().unwrap()).lines();
+        let mut found = false;
+        for line in lines.map_while(Result::ok) {
+            if line.contains("rows/s") {
+                found = true;
+                break;
+            }
+        }
+        let _ = child.kill();
+        let _ = child.wait();
+        found
+    })
+    .await
+    .unwrap();
+    assert!(found, "--watch printed a rate");
+}

@@ -291,3 +291,35 @@ async fn malformed_frames_end_in_errors_not_hangs() {
     assert_eq!(n, 0, "connection closed");
     let _: Option<DynamicMessage> = None;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn task_poller_reports_rows_and_rates() {
+    use std::sync::Arc;
+    use walscope::jobs::task_poll::TaskPoller;
+    let d = demo(Duration::from_secs(30)).await;
+    let t = BrpcTransport::new(d.synctool.addr().to_string());
+    call(&t, "CreateSyncTask", r#"{"db": "demo_db", "name": "orders", "mode": 2}"#).await.unwrap();
+    let transport: Arc<dyn Transport> = Arc::new(BrpcTransport::new(d.synctool.addr().to_string()));
+    let poller =
+        TaskPoller::spawn(&tokio::runtime::Handle::current(), transport, Duration::from_millis(50), 10);
+    let mut rx = poller.subscribe();
+    let start = Instant::now();
+    loop {
+        rx.changed().await.unwrap();
+        let b = rx.borrow().clone();
+        assert!(b.error.is_none(), "{:?}", b.error);
+        if b.rows.len() == 2 && b.rates.iter().all(|r| r.is_some_and(|x| x > 0.0)) {
+            assert_eq!(b.history.len(), 2);
+            assert!(b.history[0].len() >= 2);
+            break;
+        }
+        assert!(start.elapsed() < Duration::from_secs(20), "no rates: {b:?}");
+    }
+    poller.cancel();
+    // A dead SyncTool is reported on the board, not a panic or a hang.
+    let dead: Arc<dyn Transport> = Arc::new(BrpcTransport::new("127.0.0.1:1"));
+    let p = TaskPoller::spawn(&tokio::runtime::Handle::current(), dead, Duration::from_millis(50), 10);
+    let mut rx = p.subscribe();
+    rx.changed().await.unwrap();
+    assert!(rx.borrow().error.as_deref().is_some_and(|e| e.contains("cannot connect")));
+}

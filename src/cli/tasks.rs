@@ -41,6 +41,9 @@ pub enum TasksAction {
         /// Print the raw TaskStatusResponse as JSON.
         #[arg(long)]
         json: bool,
+        /// Poll every SECONDS and print the table with rows per second, until interrupted.
+        #[arg(long, value_name = "SECONDS", conflicts_with = "json")]
+        watch: Option<u64>,
     },
     /// Create a sync task for one table.
     Create {
@@ -114,7 +117,8 @@ fn general_ok(m: &prost_reflect::DynamicMessage, what: &str) -> Result<()> {
 
 pub fn run(action: TasksAction) -> Result<()> {
     match action {
-        TasksAction::Status { target, json } => {
+        TasksAction::Status { target, watch: Some(every), .. } => watch(&target, every),
+        TasksAction::Status { target, json, watch: None } => {
             let r = call(&target, "TaskStatus", json!({}))?;
             if json {
                 println!("{}", codec::to_json(&r, true));
@@ -161,6 +165,42 @@ fn confirm(question: &str) -> Result<bool> {
     let mut line = String::new();
     stdin.lock().read_line(&mut line)?;
     Ok(line.trim().eq_ignore_ascii_case("yes"))
+}
+
+/// `status --watch`: the poller's board, printed after every poll, with rates.
+fn watch(t: &TaskTarget, every: u64) -> Result<()> {
+    let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build()?;
+    let transport: std::sync::Arc<dyn Transport> = transport(t).into();
+    let poller = crate::jobs::task_poll::TaskPoller::spawn(
+        rt.handle(),
+        transport,
+        Duration::from_secs(every.max(1)),
+        30,
+    );
+    let mut rx = poller.subscribe();
+    rt.block_on(async {
+        while rx.changed().await.is_ok() {
+            let board = rx.borrow().clone();
+            let mut out = std::io::stdout().lock();
+            writeln!(
+                out,
+                "--- poll {} ({})",
+                board.polls,
+                crate::wal::timetick::format_millis_utc(board.updated_ms.unwrap_or(0))
+            )?;
+            if let Some(e) = &board.error {
+                writeln!(out, "error: {e}")?;
+            }
+            print_table(&board.rows, &mut out)?;
+            for (r, rate) in board.rows.iter().zip(&board.rates) {
+                if let Some(rate) = rate {
+                    writeln!(out, "  {}/{}: {rate:.1} rows/s", r.tid, r.pid)?;
+                }
+            }
+            out.flush()?;
+        }
+        Ok(())
+    })
 }
 
 pub fn print_table(rows: &[SubTaskRow], out: &mut impl Write) -> Result<()> {
