@@ -2,33 +2,18 @@
 //! appearing, filtering by type, selecting a message, and tree ↔ hex linking.
 #![cfg(feature = "gui")]
 
+mod common;
+
+use common::gui::step_until;
 use egui_kittest::Harness;
 use egui_kittest::kittest::Queryable;
 use std::path::Path;
-use std::time::{Duration, Instant};
 use walscope::ui::{CLI_USAGE, WalscopeApp};
 
 fn harness() -> Harness<'static, WalscopeApp> {
     Harness::builder()
         .with_size(eframe::egui::Vec2::new(1280.0, 800.0))
         .build_ui_state(|ui, app: &mut WalscopeApp| app.ui(ui), WalscopeApp::new())
-}
-
-/// Steps the UI until `done` holds, letting background threads work in between.
-fn step_until(
-    h: &mut Harness<'static, WalscopeApp>,
-    what: &str,
-    done: impl Fn(&mut Harness<'static, WalscopeApp>) -> bool,
-) {
-    let start = Instant::now();
-    loop {
-        h.step();
-        if done(h) {
-            return;
-        }
-        assert!(start.elapsed() < Duration::from_secs(30), "timed out waiting for {what}");
-        std::thread::sleep(Duration::from_millis(10));
-    }
 }
 
 fn sample() -> std::path::PathBuf {

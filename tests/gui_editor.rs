@@ -3,34 +3,13 @@
 //! bytes changed. An invalid number is refused with a message at the field.
 #![cfg(feature = "gui")]
 
+mod common;
+
+use common::gui::{settle, step_until};
 use egui_kittest::Harness;
 use egui_kittest::kittest::Queryable;
 use std::path::Path;
-use std::time::{Duration, Instant};
 use walscope::ui::WalscopeApp;
-
-fn step_until(
-    h: &mut Harness<'static, WalscopeApp>,
-    what: &str,
-    done: impl Fn(&mut Harness<'static, WalscopeApp>) -> bool,
-) {
-    let start = Instant::now();
-    loop {
-        h.step();
-        if done(h) {
-            return;
-        }
-        assert!(start.elapsed() < Duration::from_secs(30), "timed out waiting for {what}");
-        std::thread::sleep(Duration::from_millis(10));
-    }
-}
-
-/// Lets opening animations (collapsing headers) finish so widgets stay where they were found.
-fn settle(h: &mut Harness<'static, WalscopeApp>) {
-    for _ in 0..20 {
-        h.step();
-    }
-}
 
 fn offset_of(path: &Path) -> u64 {
     let o = std::process::Command::new(env!("CARGO_BIN_EXE_walscope"))

@@ -2,6 +2,9 @@
 //! any descriptor, and small byte utilities.
 #![allow(dead_code)]
 
+#[cfg(feature = "gui")]
+pub mod gui;
+
 use prost_reflect::{DynamicMessage, Kind, MapKey, MessageDescriptor, Value};
 
 /// splitmix64: tiny, deterministic, good enough to spread test values.
