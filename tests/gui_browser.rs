@@ -79,6 +79,24 @@ fn open_filter_select_and_link_tree_to_hex() {
         assert!(path.starts_with("payload (decoded)."), "{path}");
     }
 
+    // Copy the message as a command line that decodes exactly this frame.
+    h.get_by_label("Copy command").click();
+    h.step();
+    let copied: Vec<String> = h
+        .output()
+        .platform_output
+        .commands
+        .iter()
+        .filter_map(|c| match c {
+            eframe::egui::OutputCommand::CopyText(t) => Some(t.clone()),
+            _ => None,
+        })
+        .collect();
+    assert!(
+        copied.iter().any(|t| t.starts_with(&format!("walscope decode --framing varint --frame {frame} --type milvus.proto.milvus.DumpMessagesResponse "))),
+        "{copied:?}"
+    );
+
     // Select a field: its bytes are highlighted in the hex view.
     h.get_by_label_contains("properties[\"_vc\"]: \"by-dev-rootcoord-dml_").click();
     h.step();

@@ -90,6 +90,25 @@ impl FrameDetail {
         all
     }
 
+    /// The message in the forms an operator pastes elsewhere.
+    pub fn copy_forms(&self, file: &std::path::Path, framing: &str) -> Vec<(&'static str, String)> {
+        use base64::Engine;
+        let hex: String = self.bytes.iter().map(|b| format!("{b:02x}")).collect();
+        let b64 = base64::engine::general_purpose::STANDARD.encode(&self.bytes);
+        let command = format!(
+            "walscope decode --framing {framing} --frame {} --type {} {}",
+            self.index,
+            self.type_name,
+            shell_quote(&file.display().to_string())
+        );
+        vec![
+            ("Copy JSON", self.json.clone()),
+            ("Copy hex", hex),
+            ("Copy base64", b64),
+            ("Copy command", command),
+        ]
+    }
+
     /// The span of the node at label path `path`.
     pub fn span_of(&self, path: &str) -> Option<Span> {
         fn walk(nodes: &[TypedNode], prefix: &str, path: &str) -> Option<Span> {
@@ -233,5 +252,14 @@ fn shift(n: &mut TypedNode, by: usize) {
     mv(&mut n.value_span);
     for c in &mut n.children {
         shift(c, by);
+    }
+}
+
+/// Single-quotes `s` for a POSIX shell when it needs it.
+fn shell_quote(s: &str) -> String {
+    if s.chars().all(|c| c.is_ascii_alphanumeric() || "/._-+:=@".contains(c)) {
+        s.to_string()
+    } else {
+        format!("'{}'", s.replace('\'', "'\\''"))
     }
 }

@@ -6,9 +6,21 @@ use crate::ui::detail::{DetailView, FrameDetail};
 use crate::ui::widgets::hex;
 use eframe::egui;
 
-/// Draws the detail; returns an edit the user asked for: (field path, new value).
-pub fn show(d: &mut FrameDetail, ui: &mut egui::Ui) -> Option<(String, String)> {
+/// Draws the detail; returns an edit the user asked for: (field path, new value). `copy` holds
+/// the message's copyable forms (JSON, hex, base64, a command line).
+pub fn show(
+    d: &mut FrameDetail,
+    ui: &mut egui::Ui,
+    copy: &[(&'static str, String)],
+) -> Option<(String, String)> {
     let mut action = None;
+    ui.horizontal(|ui| {
+        for (label, text) in copy {
+            if ui.small_button(*label).clicked() {
+                ui.ctx().copy_text(text.clone());
+            }
+        }
+    });
     ui.strong(format!(
         "frame {} | {} | {} bytes at file offset {}",
         d.index,

@@ -53,7 +53,13 @@ pub fn show(tab: &mut FileTab, ui: &mut egui::Ui) {
     egui::Panel::right("detail").resizable(true).default_size(ui.available_width() * 0.4).show(ui, |ui| {
         match tab.detail.as_mut() {
             Some(detail) => {
-                if let Some((path, value)) = detail_view::show(detail, ui) {
+                let framing = if tab.dump.framing == crate::dump::Framing::Single {
+                    "single"
+                } else {
+                    tab.dump.framing.name()
+                };
+                let copy = detail.copy_forms(&tab.path, framing);
+                if let Some((path, value)) = detail_view::show(detail, ui, &copy) {
                     let i = detail.index;
                     tab.apply_edit(i, &path, &value);
                 }
