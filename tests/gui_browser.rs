@@ -122,3 +122,26 @@ fn open_filter_select_and_link_tree_to_hex() {
     assert_eq!(d.highlight.clone(), Some(span));
     assert_eq!(d.selected_node.clone(), Some(node));
 }
+
+#[test]
+fn read_a_file_as_another_framing_and_type() {
+    let mut h = harness();
+    h.step();
+    h.state_mut().open(sample());
+    step_until(&mut h, "the file to open", |h| h.state().tabs.len() == 1);
+    h.get_by_label("Read as...").click();
+    for _ in 0..10 {
+        h.step();
+    }
+    h.state_mut().tabs[0].read_as.framing = Some(walscope::dump::Framing::Single);
+    h.state_mut().tabs[0].read_as.type_name = Some("milvus.proto.common.ImmutableMessage".into());
+    h.step();
+    h.get_by_label("Reopen").click();
+    step_until(&mut h, "the reopened file", |h| {
+        h.state().tabs.len() == 1 && h.state().tabs[0].dump.framing == walscope::dump::Framing::Single
+    });
+    let tab = &h.state().tabs[0];
+    assert_eq!(tab.why_type, "chosen by hand");
+    assert_eq!(tab.decoder.message_type().unwrap().full_name(), "milvus.proto.common.ImmutableMessage");
+    h.get_by_label_contains("single framing (100% sure)");
+}

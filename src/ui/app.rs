@@ -1,7 +1,7 @@
 //! The app state and the frame loop: poll background work, draw the shell (menu, tabs, status
 //! bar) and the active tab's panels, and apply what the panels ask for.
 
-use super::file_tab::FileTab;
+use super::file_tab::{FileTab, ReadAs};
 use super::panels;
 use crate::dump::background::Wake;
 use crate::schema::SchemaSet;
@@ -64,13 +64,18 @@ impl WalscopeApp {
 
     /// Opens `path` in a new tab, on a worker thread.
     pub fn open(&mut self, path: PathBuf) {
+        self.open_as(path, ReadAs::default());
+    }
+
+    /// Opens `path` reading it as chosen (framing, type), on a worker thread.
+    pub fn open_as(&mut self, path: PathBuf, read_as: ReadAs) {
         if self.opening.contains(&path) {
             return;
         }
         self.opening.push(path.clone());
         let (tx, set, wake) = (self.opened_tx.clone(), self.schemas.clone(), self.wake.clone());
         let spawned = std::thread::Builder::new().name("walscope-open".into()).spawn(move || {
-            let tab = FileTab::open(&path, &set, wake.clone());
+            let tab = FileTab::open_as(&path, &set, wake.clone(), &read_as);
             let _ = tx.send((path, tab));
             wake();
         });
@@ -165,8 +170,15 @@ impl WalscopeApp {
                 self.tabs.remove(close);
                 self.active = self.active.min(self.tabs.len().saturating_sub(1));
             }
+            let mut reopen = None;
             if let Some(tab) = self.tabs.get_mut(self.active) {
-                panels::file_view::show(tab, ui);
+                reopen = panels::file_view::show(tab, ui);
+            }
+            // Reading a file another way means opening it again; the old tab goes.
+            if let Some(read_as) = reopen {
+                let tab = self.tabs.remove(self.active);
+                self.active = self.active.min(self.tabs.len().saturating_sub(1));
+                self.open_as(tab.path.clone(), read_as);
             }
         });
         // Background work reports through `wake`; while a scan runs, keep the numbers moving.

@@ -12,6 +12,13 @@ use crate::schema::SchemaSet;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, mpsc};
 
+/// A framing and/or message type chosen by hand (None: detect).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ReadAs {
+    pub framing: Option<crate::dump::Framing>,
+    pub type_name: Option<String>,
+}
+
 pub struct FileTab {
     pub path: PathBuf,
     pub dump: Arc<DumpFile>,
@@ -19,6 +26,8 @@ pub struct FileTab {
     pub rows: RowLoader,
     /// Why this type was chosen (manifest, file name, detection).
     pub why_type: String,
+    /// What the "Read as" controls hold (applied by reopening the file).
+    pub read_as: ReadAs,
     pub filter_text: String,
     pub filter_error: Option<String>,
     pub scan: Option<FilterScan>,
@@ -34,8 +43,20 @@ pub struct FileTab {
 impl FileTab {
     /// Opens a dump. Reads at most the 1 MiB detection sample; meant for a worker thread.
     pub fn open(path: &Path, set: &SchemaSet, wake: Wake) -> Result<FileTab, String> {
+        Self::open_as(path, set, wake, &ReadAs::default())
+    }
+
+    /// Opens with the framing and/or type the operator chose instead of the detected ones.
+    pub fn open_as(path: &Path, set: &SchemaSet, wake: Wake, read_as: &ReadAs) -> Result<FileTab, String> {
         let head = read_head(path).map_err(|e| format!("{}: {e}", path.display()))?;
-        let (desc, framing, why_type) = crate::dump::auto::choose(path, &head, set);
+        let (mut desc, mut framing, mut why_type) = crate::dump::auto::choose(path, &head, set);
+        if let Some(t) = read_as.type_name.as_deref().filter(|t| !t.trim().is_empty()) {
+            desc = Some(set.message(t.trim()).map_err(|e| e.to_string())?);
+            why_type = "chosen by hand".into();
+        }
+        if read_as.framing.is_some() {
+            framing = read_as.framing;
+        }
         let opts = OpenOptions { framing, message_type: desc.clone(), ..OpenOptions::default() };
         let dump = Arc::new(DumpFile::open(path, opts).map_err(|e| e.to_string())?);
         let decoder = Arc::new(FrameDecoder::new(set.pool().clone(), desc, 8192));
@@ -46,6 +67,7 @@ impl FileTab {
             decoder,
             rows,
             why_type,
+            read_as: read_as.clone(),
             filter_text: String::new(),
             filter_error: None,
             scan: None,

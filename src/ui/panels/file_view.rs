@@ -1,10 +1,13 @@
 //! One open file: what it is, the filter bar, the message list and the selected message.
 
 use super::{browser, detail_view};
-use crate::ui::file_tab::FileTab;
+use crate::dump::Framing;
+use crate::ui::file_tab::{FileTab, ReadAs};
 use eframe::egui;
 
-pub fn show(tab: &mut FileTab, ui: &mut egui::Ui) {
+/// Draws the tab; returns a new way to read the file when the operator asks for one.
+pub fn show(tab: &mut FileTab, ui: &mut egui::Ui) -> Option<ReadAs> {
+    let mut reopen = None;
     let d = &tab.dump;
     let type_name = tab.decoder.message_type().map_or("(no type)".to_string(), |t| t.full_name().to_string());
     ui.horizontal_wrapped(|ui| {
@@ -24,6 +27,24 @@ pub fn show(tab: &mut FileTab, ui: &mut egui::Ui) {
             ui.colored_label(ui.visuals().warn_fg_color, format!("{} damaged range(s)", problems.len()))
                 .on_hover_text(text.join("\n"));
         }
+    });
+    ui.collapsing("Read as...", |ui| {
+        ui.horizontal(|ui| {
+            ui.label("Framing:");
+            let current = tab.read_as.framing.map_or("detect".to_string(), |f| f.name().to_string());
+            egui::ComboBox::from_id_salt("framing").selected_text(current).show_ui(ui, |ui| {
+                ui.selectable_value(&mut tab.read_as.framing, None, "detect");
+                for f in Framing::ALL {
+                    ui.selectable_value(&mut tab.read_as.framing, Some(f), f.name());
+                }
+            });
+            let l = ui.label("Type:");
+            let t = tab.read_as.type_name.get_or_insert_with(String::new);
+            ui.add(egui::TextEdit::singleline(t).hint_text("detect").desired_width(300.0)).labelled_by(l.id);
+            if ui.button("Reopen").clicked() {
+                reopen = Some(tab.read_as.clone());
+            }
+        });
     });
     ui.horizontal(|ui| {
         let label = ui.label("Filter:");
@@ -74,6 +95,7 @@ pub fn show(tab: &mut FileTab, ui: &mut egui::Ui) {
             tab.select(i);
         }
     });
+    reopen
 }
 
 /// Unsaved edits: what changed, undo, redo, save. Ctrl+Z, Ctrl+Shift+Z and Ctrl+S work too.
