@@ -14,13 +14,13 @@ fn main() -> ExitCode {
                 ExitCode::FAILURE
             }
         },
-        None => open_window(cli.files),
+        None => open_window(cli.files, cli.demo),
     }
 }
 
 #[cfg(feature = "gui")]
-fn open_window(files: Vec<std::path::PathBuf>) -> ExitCode {
-    match walscope::ui::run_native(files) {
+fn open_window(files: Vec<std::path::PathBuf>, demo: bool) -> ExitCode {
+    match walscope::ui::run_native(files, demo) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!(
@@ -32,7 +32,7 @@ fn open_window(files: Vec<std::path::PathBuf>) -> ExitCode {
 }
 
 #[cfg(not(feature = "gui"))]
-fn open_window(_files: Vec<std::path::PathBuf>) -> ExitCode {
+fn open_window(_files: Vec<std::path::PathBuf>, _demo: bool) -> ExitCode {
     use clap::CommandFactory;
     let _ = Cli::command().print_help();
     ExitCode::SUCCESS

@@ -29,6 +29,9 @@ pub struct Cli {
     /// Files to open in the window (with no subcommand).
     #[arg(value_name = "FILE")]
     pub files: Vec<PathBuf>,
+    /// With the window: start the demo SyncTool and DataCollector and watch them.
+    #[arg(long)]
+    pub demo: bool,
 }
 
 /// Where types come from. The built-in schemas are always loaded unless --no-builtin.

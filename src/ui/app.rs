@@ -22,6 +22,11 @@ pub struct WalscopeApp {
     pub open_path: String,
     pub schemas: Arc<SchemaSet>,
     pub show_schemas: bool,
+    pub show_tasks: bool,
+    pub tasks: panels::tasks::TasksState,
+    /// Demo servers started by `--demo`, kept alive with the window.
+    demo: Option<crate::sim::datasync::DatasyncDemo>,
+    runtime: Option<Arc<tokio::runtime::Runtime>>,
     pub schemas_state: panels::schemas::SchemasState,
     opened_tx: mpsc::Sender<Opened>,
     opened_rx: mpsc::Receiver<Opened>,
@@ -54,11 +59,52 @@ impl WalscopeApp {
             open_path: String::new(),
             schemas: Arc::new(SchemaSet::shared_builtin().clone()),
             show_schemas: false,
+            show_tasks: false,
+            tasks: Default::default(),
+            demo: None,
+            runtime: None,
             schemas_state: Default::default(),
             opened_tx,
             opened_rx,
             wake,
             ctx,
+        }
+    }
+
+    /// The app's async runtime (network calls, pollers), started on first use.
+    pub fn runtime(&mut self) -> Option<tokio::runtime::Handle> {
+        if self.runtime.is_none() {
+            match tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build() {
+                Ok(rt) => self.runtime = Some(Arc::new(rt)),
+                Err(e) => self.last_error = Some(format!("cannot start the network runtime: {e}")),
+            }
+        }
+        self.runtime.as_ref().map(|rt| rt.handle().clone())
+    }
+
+    /// Starts the demo SyncTool and DataCollector on free loopback ports and watches them.
+    /// Called at start-up (binding two loopback ports), never from a frame.
+    pub fn start_demo(&mut self) {
+        let Some(rt) = self.runtime() else { return };
+        let any = std::net::SocketAddr::from(([127, 0, 0, 1], 0));
+        let started = rt.block_on(crate::sim::datasync::DatasyncDemo::start(
+            any,
+            any,
+            std::time::Duration::from_secs(10),
+            crate::sim::collector::CollectorConfig::default(),
+        ));
+        match started {
+            Ok(d) => {
+                self.tasks.endpoint = d.synctool.addr().to_string();
+                self.tasks.db = "demo_db".into();
+                self.tasks.table = "orders".into();
+                self.tasks.mode = 2;
+                self.tasks.dest = "/tmp/walscope-demo/orders".into();
+                self.tasks.watch(&rt);
+                self.show_tasks = true;
+                self.demo = Some(d);
+            }
+            Err(e) => self.last_error = Some(format!("cannot start the demo servers: {e}")),
         }
     }
 
@@ -154,6 +200,13 @@ impl WalscopeApp {
         egui::Panel::top("menu").show(ui, |ui| panels::menu::show(self, ui));
         egui::Panel::bottom("status").show(ui, |ui| panels::status_bar::show(self, ui));
         panels::schemas::poll(self);
+        if self.show_tasks {
+            egui::Panel::bottom("tasks").resizable(true).default_size(260.0).show(ui, |ui| {
+                egui::ScrollArea::vertical()
+                    .id_salt("tasks_panel")
+                    .show(ui, |ui| panels::tasks::show(self, ui));
+            });
+        }
         if self.show_schemas {
             egui::Panel::left("schemas").resizable(true).default_size(320.0).show(ui, |ui| {
                 egui::ScrollArea::vertical()

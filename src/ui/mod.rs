@@ -20,8 +20,8 @@ pub const CLI_USAGE: &[(&str, &str)] = &[
     ("walscope sample --kind milvus-dump --out FILE", "realistic practice data"),
 ];
 
-/// Opens the window with `files` open in tabs.
-pub fn run_native(files: Vec<std::path::PathBuf>) -> Result<(), eframe::Error> {
+/// Opens the window with `files` open in tabs; `demo` starts the demo OpenMLDB servers too.
+pub fn run_native(files: Vec<std::path::PathBuf>, demo: bool) -> Result<(), eframe::Error> {
     let options = eframe::NativeOptions {
         viewport: egui::ViewportBuilder::default().with_inner_size([1280.0, 800.0]).with_title("walscope"),
         ..Default::default()
@@ -34,6 +34,9 @@ pub fn run_native(files: Vec<std::path::PathBuf>) -> Result<(), eframe::Error> {
             let mut app = WalscopeApp::new();
             for f in files {
                 app.open(f);
+            }
+            if demo {
+                app.start_demo();
             }
             Ok(Box::new(app))
         }),

@@ -32,6 +32,7 @@ pub fn show(app: &mut WalscopeApp, ui: &mut egui::Ui) {
         });
         ui.menu_button("View", |ui| {
             ui.checkbox(&mut app.show_schemas, "Schemas panel");
+            ui.checkbox(&mut app.show_tasks, "Sync tasks panel");
             // Words, not the emoji egui's own theme buttons use (not every font has them).
             let current = ui.ctx().options(|o| o.theme_preference);
             for (pref, name) in [

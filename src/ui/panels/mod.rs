@@ -8,3 +8,4 @@ pub mod schemas;
 pub mod start;
 pub mod status_bar;
 pub mod tabs;
+pub mod tasks;
