@@ -201,7 +201,7 @@ impl WalscopeApp {
         egui::Panel::bottom("status").show(ui, |ui| panels::status_bar::show(self, ui));
         panels::schemas::poll(self);
         if self.show_tasks {
-            egui::Panel::bottom("tasks").resizable(true).default_size(260.0).show(ui, |ui| {
+            egui::Panel::bottom("tasks").resizable(true).min_size(300.0).default_size(340.0).show(ui, |ui| {
                 egui::ScrollArea::vertical()
                     .id_salt("tasks_panel")
                     .show(ui, |ui| panels::tasks::show(self, ui));
@@ -242,6 +242,9 @@ impl WalscopeApp {
                 .any(|t| !t.dump.index().is_done() || t.scan.as_ref().is_some_and(|s| !s.is_done()));
         if busy {
             ui.ctx().request_repaint_after(std::time::Duration::from_millis(100));
+        } else if self.show_tasks && self.tasks.poller.is_some() {
+            // The poller publishes into a channel the UI reads; look again soon after each poll.
+            ui.ctx().request_repaint_after(std::time::Duration::from_millis(500));
         }
     }
 }
