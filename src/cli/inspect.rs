@@ -58,7 +58,8 @@ pub fn open(file: &Path, args: &DumpArgs) -> Result<Opened> {
     let (desc, name_framing, why_type) = match &args.type_name {
         Some(t) => (Some(set.message(t)?), None, "chosen with --type".to_string()),
         None => {
-            let head = read_head(file)?;
+            let head = crate::dump::auto::read_head(file)
+                .with_context(|| format!("cannot open {}", file.display()))?;
             crate::dump::auto::choose(file, &head, &set)
         }
     };
@@ -68,15 +69,6 @@ pub fn open(file: &Path, args: &DumpArgs) -> Result<Opened> {
     let dump = DumpFile::open(file, opts)?;
     let decoder = FrameDecoder::new(set.pool().clone(), desc, 4096);
     Ok(Opened { dump, decoder, why_type, filter })
-}
-
-fn read_head(file: &Path) -> Result<Vec<u8>> {
-    use std::io::Read;
-    let mut f = std::fs::File::open(file).with_context(|| format!("cannot open {}", file.display()))?;
-    let mut head = vec![0; 1 << 20];
-    let n = f.read(&mut head)?;
-    head.truncate(n);
-    Ok(head)
 }
 
 fn view_json(o: &Opened, v: &FrameView) -> serde_json::Value {

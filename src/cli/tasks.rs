@@ -6,7 +6,6 @@ use crate::datasync::status::{SubTaskRow, rows};
 use crate::net::brpc::BrpcTransport;
 use crate::net::http_json::HttpJsonTransport;
 use crate::net::{CallOptions, Transport};
-use crate::schema::SchemaSet;
 use anyhow::{Context, Result, anyhow, bail};
 use serde_json::json;
 use std::io::{BufRead, Write};
@@ -86,15 +85,7 @@ fn transport(t: &TaskTarget) -> Box<dyn Transport> {
 }
 
 fn call(t: &TaskTarget, method: &str, request: serde_json::Value) -> Result<prost_reflect::DynamicMessage> {
-    let set = SchemaSet::shared_builtin();
-    let svc = set
-        .pool()
-        .get_service_by_name("openmldb.datasync.SyncTool")
-        .ok_or_else(|| anyhow!("the built-in schemas lack openmldb.datasync.SyncTool"))?;
-    let m = svc
-        .methods()
-        .find(|m| m.name() == method)
-        .ok_or_else(|| anyhow!("SyncTool has no method {method}"))?;
+    let m = crate::datasync::synctool_method(method).map_err(|e| anyhow!(e))?;
     let req = codec::from_json(&m.input(), &request.to_string())?;
     let tr = transport(t);
     let opts = CallOptions { timeout: Some(Duration::from_secs(t.timeout.max(1))), ..CallOptions::default() };
@@ -107,12 +98,8 @@ fn call(t: &TaskTarget, method: &str, request: serde_json::Value) -> Result<pros
 
 /// GeneralResponse code and msg; a non-zero code is an error.
 fn general_ok(m: &prost_reflect::DynamicMessage, what: &str) -> Result<()> {
-    let code = m.get_field_by_name("code").and_then(|v| v.as_i32()).unwrap_or(0);
-    let msg = m.get_field_by_name("msg").and_then(|v| v.as_str().map(str::to_string)).unwrap_or_default();
-    if code != 0 {
-        bail!("{what} refused by SyncTool (code {code}): {msg}");
-    }
-    Ok(())
+    crate::datasync::general_result(m)
+        .map_err(|(code, msg)| anyhow!("{what} refused by SyncTool (code {code}): {msg}"))
 }
 
 pub fn run(action: TasksAction) -> Result<()> {

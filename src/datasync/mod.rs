@@ -14,3 +14,20 @@ pub use status::{SubTaskRow, SyncTaskHistory};
 /// Full names of the types this module reads.
 pub const ADD_SYNC_TASK_REQUEST: &str = "openmldb.datasync.AddSyncTaskRequest";
 pub const SYNC_POINT: &str = "openmldb.datasync.SyncPoint";
+
+/// A SyncTool method from the built-in schemas (`DeleteSyncTask` under its wire name).
+pub fn synctool_method(name: &str) -> Result<prost_reflect::MethodDescriptor, String> {
+    let set = crate::schema::SchemaSet::shared_builtin();
+    let svc = set
+        .pool()
+        .get_service_by_name("openmldb.datasync.SyncTool")
+        .ok_or("the built-in schemas lack openmldb.datasync.SyncTool")?;
+    svc.methods().find(|m| m.name() == name).ok_or_else(|| format!("SyncTool has no method {name}"))
+}
+
+/// A `GeneralResponse`: Ok, or the refusal's code and message (both servers use -1).
+pub fn general_result(m: &prost_reflect::DynamicMessage) -> Result<(), (i32, String)> {
+    let code = m.get_field_by_name("code").and_then(|v| v.as_i32()).unwrap_or(0);
+    let msg = m.get_field_by_name("msg").and_then(|v| v.as_str().map(str::to_string)).unwrap_or_default();
+    if code == 0 { Ok(()) } else { Err((code, msg)) }
+}

@@ -5,7 +5,6 @@
 use crate::codec;
 use crate::datasync::status::{SubTaskRow, SyncTaskHistory, rows};
 use crate::net::{CallOptions, Transport};
-use crate::schema::SchemaSet;
 use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use tokio::sync::watch;
@@ -91,9 +90,7 @@ impl Drop for TaskPoller {
 }
 
 async fn poll_once(t: &dyn Transport, timeout: Duration) -> Result<Vec<SubTaskRow>, String> {
-    let set = SchemaSet::shared_builtin();
-    let svc = set.pool().get_service_by_name("openmldb.datasync.SyncTool").ok_or("no SyncTool schema")?;
-    let m = svc.methods().find(|m| m.name() == "TaskStatus").ok_or("no TaskStatus method")?;
+    let m = crate::datasync::synctool_method("TaskStatus")?;
     let req = codec::from_json(&m.input(), "{}").map_err(|e| e.to_string())?;
     let opts = CallOptions { timeout: Some(timeout), ..CallOptions::default() };
     let reply = t.call_unary(&m, &req, &opts).await.map_err(|e| e.to_string())?;

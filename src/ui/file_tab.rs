@@ -48,7 +48,7 @@ impl FileTab {
 
     /// Opens with the framing and/or type the operator chose instead of the detected ones.
     pub fn open_as(path: &Path, set: &SchemaSet, wake: Wake, read_as: &ReadAs) -> Result<FileTab, String> {
-        let head = read_head(path).map_err(|e| format!("{}: {e}", path.display()))?;
+        let head = crate::dump::auto::read_head(path).map_err(|e| format!("{}: {e}", path.display()))?;
         let (mut desc, mut framing, mut why_type) = crate::dump::auto::choose(path, &head, set);
         if let Some(t) = read_as.type_name.as_deref().filter(|t| !t.trim().is_empty()) {
             desc = Some(set.message(t.trim()).map_err(|e| e.to_string())?);
@@ -187,13 +187,4 @@ impl FileTab {
         });
         self.saving = Some(rx);
     }
-}
-
-fn read_head(path: &Path) -> std::io::Result<Vec<u8>> {
-    use std::io::Read;
-    let mut f = std::fs::File::open(path)?;
-    let mut head = vec![0; 1 << 20];
-    let n = f.read(&mut head)?;
-    head.truncate(n);
-    Ok(head)
 }

@@ -61,16 +61,13 @@ impl TasksState {
 }
 
 async fn run_call(t: &dyn Transport, method: &str, json: &serde_json::Value) -> Result<String, String> {
-    let set = crate::schema::SchemaSet::shared_builtin();
-    let svc = set.pool().get_service_by_name("openmldb.datasync.SyncTool").ok_or("no SyncTool schema")?;
-    let m = svc.methods().find(|m| m.name() == method).ok_or("no such method")?;
+    let m = crate::datasync::synctool_method(method)?;
     let req = crate::codec::from_json(&m.input(), &json.to_string()).map_err(|e| e.to_string())?;
     let opts = crate::net::CallOptions { timeout: Some(Duration::from_secs(10)), ..Default::default() };
     let r = t.call_unary(&m, &req, &opts).await.map_err(|e| e.to_string())?;
-    let code = r.message.get_field_by_name("code").and_then(|v| v.as_i32()).unwrap_or(0);
-    let msg =
-        r.message.get_field_by_name("msg").and_then(|v| v.as_str().map(str::to_string)).unwrap_or_default();
-    if code == 0 { Ok(format!("{method}: done")) } else { Err(format!("code {code}: {msg}")) }
+    crate::datasync::general_result(&r.message)
+        .map(|()| format!("{method}: done"))
+        .map_err(|(code, msg)| format!("code {code}: {msg}"))
 }
 
 fn badge(ui: &mut egui::Ui, status: &str) {
