@@ -9,6 +9,8 @@ fn main() -> ExitCode {
     match cli.command {
         Some(command) => match run(command) {
             Ok(()) => ExitCode::SUCCESS,
+            // `walscope inspect big.dump | head`: the reader had enough; that is not an error.
+            Err(e) if is_broken_pipe(&e) => ExitCode::SUCCESS,
             Err(e) => {
                 eprintln!("error: {e:#}");
                 ExitCode::FAILURE
@@ -16,6 +18,12 @@ fn main() -> ExitCode {
         },
         None => open_window(cli.files, cli.demo),
     }
+}
+
+fn is_broken_pipe(e: &anyhow::Error) -> bool {
+    e.chain()
+        .filter_map(|c| c.downcast_ref::<std::io::Error>())
+        .any(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
 }
 
 #[cfg(feature = "gui")]

@@ -34,6 +34,8 @@ fn start_demo() -> Demo {
     };
     let milvus = addr("demo Milvus");
     let synctool = addr("demo SyncTool");
+    // Keep reading whatever else the demo prints so it never writes into a closed pipe.
+    std::thread::spawn(move || lines.for_each(drop));
     Demo { child, milvus, synctool }
 }
 
@@ -84,4 +86,31 @@ fn demo_servers_answer_on_every_transport() {
     let via_profile =
         call(&["demo-synctool", "openmldb.datasync.SyncTool/TaskStatus"], &[("WALSCOPE_CONFIG_DIR", cfg)]);
     assert_eq!(via_profile["task"].as_array().unwrap().len(), 3);
+}
+
+/// Whoever reads the banner may stop reading (`walscope demo | head -1`): the servers keep
+/// serving instead of dying on the closed pipe. (CI once failed exactly this way: the test had
+/// read the addresses it needed and dropped the pipe while the demo was still printing.)
+#[test]
+fn demo_keeps_serving_after_its_stdout_closes() {
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let mut child = Command::new(BIN)
+        .args(["demo", "--milvus-port", &port.to_string(), "--synctool-port", "0", "--collector-port", "0"])
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Close the reading end before the demo has printed anything.
+    drop(child.stdout.take());
+    let milvus = format!("127.0.0.1:{port}");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while std::net::TcpStream::connect(&milvus).is_err() {
+        assert!(child.try_wait().unwrap().is_none(), "the demo exited when its stdout closed");
+        assert!(std::time::Instant::now() < deadline, "the demo never listened on {milvus}");
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    // Listening comes before the banner; give the banner time to hit the closed pipe.
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    let demo = Demo { child, milvus, synctool: String::new() };
+    let v = call(&[&demo.milvus, "milvus.proto.milvus.MilvusService/GetVersion"], &[]);
+    assert_eq!(v["version"], "v2.6.20-walscope-demo");
 }

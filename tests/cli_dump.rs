@@ -158,3 +158,23 @@ fn progress_files_are_recognised_summarised_and_editable() {
     let json = ok(run(&["decode", s(&collector), "--format", "json"]));
     assert!(json.contains("\"type\": \"kSNAPSHOT\"") && !json.contains("\"offset\""), "{json}");
 }
+
+/// `walscope inspect big.dump | head`: a reader that stops early is not an error.
+#[test]
+fn inspect_into_a_closed_pipe_ends_quietly() {
+    use std::io::{BufRead, BufReader};
+    let dir = tempfile::tempdir().unwrap();
+    let dump = dir.path().join("big.dump");
+    ok(run(&["sample", "--kind", "milvus-dump", "--messages", "3000", "--seed", "5", "--out", s(&dump)]));
+    let mut child = Command::new(env!("CARGO_BIN_EXE_walscope"))
+        .args(["inspect", s(&dump)])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let first = BufReader::new(child.stdout.take().unwrap()).lines().next().unwrap().unwrap();
+    assert!(first.starts_with("file:"), "{first}");
+    let o = child.wait_with_output().unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(o.stderr.is_empty(), "{}", String::from_utf8_lossy(&o.stderr));
+}

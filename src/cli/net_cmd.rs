@@ -298,12 +298,19 @@ pub fn demo(milvus_port: u16, synctool_port: u16, collector_port: u16) -> Result
         )
         .await
         .context("cannot start the demo SyncTool/DataCollector (port in use? choose others with --synctool-port/--collector-port)")?;
-        println!("demo Milvus (gRPC)           {}", server.addr());
-        println!("  old cluster id for salvage: {}", crate::sim::milvus::OLD_CLUSTER_ID);
-        println!("demo SyncTool (brpc + HTTP)  {}", datasync.synctool.addr());
-        println!("demo DataCollector (brpc)    {}", datasync.collector.addr());
-        println!("tables to sync: demo_db.orders, demo_db.users, demo_db.clicks (demo_db.cache is memory storage)");
-        std::io::stdout().flush()?;
+        // The servers must outlive whoever reads this banner: a closed stdout (`| head -1`, a
+        // test that read the address it needed) is not a reason to stop serving.
+        let banner = format!(
+            "demo Milvus (gRPC)           {}\n  old cluster id for salvage: {}\n\
+             demo SyncTool (brpc + HTTP)  {}\ndemo DataCollector (brpc)    {}\n\
+             tables to sync: demo_db.orders, demo_db.users, demo_db.clicks (demo_db.cache is memory storage)\n",
+            server.addr(),
+            crate::sim::milvus::OLD_CLUSTER_ID,
+            datasync.synctool.addr(),
+            datasync.collector.addr()
+        );
+        let mut out = std::io::stdout();
+        let _ = out.write_all(banner.as_bytes()).and_then(|()| out.flush());
         std::future::pending::<()>().await;
         Ok(())
     })

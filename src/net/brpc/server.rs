@@ -45,9 +45,16 @@ impl BrpcServer {
         let listener = TcpListener::bind(addr).await?;
         let addr = listener.local_addr()?;
         let task = tokio::spawn(async move {
-            while let Ok((stream, _)) = listener.accept().await {
-                let _ = stream.set_nodelay(true);
-                tokio::spawn(serve_connection(stream, service.clone()));
+            loop {
+                match listener.accept().await {
+                    Ok((stream, _)) => {
+                        let _ = stream.set_nodelay(true);
+                        tokio::spawn(serve_connection(stream, service.clone()));
+                    }
+                    // A failed accept (a peer that reset before we took it, too many open files)
+                    // must not close the listener: pause briefly and keep serving.
+                    Err(_) => tokio::time::sleep(std::time::Duration::from_millis(20)).await,
+                }
             }
         });
         Ok(BrpcServer { addr, task })
