@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::gui::step_until;
+use common::gui::{settle, step_until};
 use egui_kittest::Harness;
 use egui_kittest::kittest::Queryable;
 use std::path::Path;
@@ -68,15 +68,16 @@ fn open_filter_select_and_link_tree_to_hex() {
     h.get_by_label_contains(&format!("frame {frame} | milvus.proto.milvus.DumpMessagesResponse"));
     h.get_by_label_contains("header (DeleteMessageHeader)");
     // The payload is decoded in place as the Delete body, its bytes inside the message's.
-    h.get_by_label_contains("payload (decoded)");
+    h.get_by_label_contains("payload (decoded as DeleteRequest)");
     h.get_by_label_contains("collectionID: ");
     {
         let d = h.state().tabs[0].detail.as_ref().unwrap();
-        let (_, body) = d.payload.as_ref().unwrap();
-        assert_eq!(body[0].type_name, "milvus.proto.msg.DeleteRequest");
-        let inner = &body[0].children[0];
+        let body = &d.embedded[0];
+        assert_eq!((body.field_path.as_str(), body.automatic), ("message.payload", true));
+        assert_eq!(body.root.type_name, "milvus.proto.msg.DeleteRequest");
+        let inner = &body.root.children[0];
         let (path, _) = d.node_at(inner.value_span.start).unwrap();
-        assert!(path.starts_with("payload (decoded)."), "{path}");
+        assert!(path.starts_with("payload (decoded as DeleteRequest)."), "{path}");
     }
 
     // Copy the message as a command line that decodes exactly this frame.
@@ -115,7 +116,8 @@ fn open_filter_select_and_link_tree_to_hex() {
         d.highlight = None;
     }
     let inside = span.start + 3;
-    h.step();
+    // The field editor above the hex view goes with the selection: let the layout settle.
+    settle(&mut h);
     h.get_by_label_contains(&format!("byte {inside}: ")).click();
     h.step();
     let d = h.state().tabs[0].detail.as_ref().unwrap();

@@ -189,3 +189,29 @@ fn whole_repeated_and_map_fields_from_json() {
     let e = codec::apply_edits(&desc, &bytes, &[Edit::set("timestamps=[1,").unwrap()]).unwrap_err();
     assert!(e.to_string().contains("must be JSON (an array)"), "{e}");
 }
+
+/// Reordering swaps the elements' own bytes: odd encodings inside an element move with it, the
+/// field between two elements stays put, and a packed run reorders inside itself.
+#[test]
+fn moving_list_elements_keeps_each_elements_bytes() {
+    let set = SchemaSet::builtin();
+    let status = set.message("openmldb.datasync.TaskStatusResponse").unwrap();
+    let (a, b) = (odd_task(&[0x81, 0x00]), odd_task(&[0x02]));
+    let mut resp = ld(0x12, &a); // task[0]
+    resp.extend(ld(0x0a, &[0x08, 0x00])); // response = 1, between the tasks
+    resp.extend(ld(0x12, &b)); // task[1]
+    let moved = codec::apply_edits(&status, &resp, &[Edit::move_by("task[1]", -1).unwrap()]).unwrap();
+    let mut want = ld(0x12, &b);
+    want.extend(ld(0x0a, &[0x08, 0x00]));
+    want.extend(ld(0x12, &a));
+    assert_eq!(hex(&moved), hex(&want));
+    let back = codec::apply_edits(&status, &moved, &[Edit::move_by("task[0]", 1).unwrap()]).unwrap();
+    assert_eq!(back, resp);
+    let err = codec::apply_edits(&status, &resp, &[Edit::move_by("task[1]", 1).unwrap()]).unwrap_err();
+    assert!(err.to_string().contains("cannot move +1 places"), "{err}");
+
+    let longs = set.message("milvus.proto.schema.LongArray").unwrap();
+    let packed = [0x0a, 0x04, 0x01, 0x96, 0x01, 0x03]; // data = [1, 150, 3]
+    let out = codec::apply_edits(&longs, &packed, &[Edit::move_by("data[0]", 2).unwrap()]).unwrap();
+    assert_eq!(out, [0x0a, 0x04, 0x96, 0x01, 0x03, 0x01]);
+}

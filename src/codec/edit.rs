@@ -18,6 +18,9 @@ pub enum EditOp {
     Clear,
     /// Add an element at the end of a repeated field.
     Append(String),
+    /// Move the selected element of a repeated field by this many places (negative: towards
+    /// the front). The elements' bytes are swapped, never re-encoded.
+    Move(i64),
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -38,6 +41,10 @@ impl Edit {
     }
     pub fn clear(path: &str) -> Result<Edit, String> {
         Ok(Edit { path: FieldPath::parse(path.trim())?, op: EditOp::Clear })
+    }
+    /// `task[2]` moved by `by` places (-1: one up).
+    pub fn move_by(path: &str, by: i64) -> Result<Edit, String> {
+        Ok(Edit { path: FieldPath::parse(path.trim())?, op: EditOp::Move(by) })
     }
 }
 
@@ -189,6 +196,9 @@ fn edit_message(desc: &MessageDescriptor, buf: &[u8], segs: &[Segment], op: &Edi
             }
             EditOp::Clear => reps.extend(occ.iter().map(|f| (f.whole(), Vec::new()))),
             EditOp::Append(_) => return Err(format!("{} is not repeated; use --set", fd.name())),
+            EditOp::Move(_) => {
+                return Err(format!("{} is not repeated: there is nothing to reorder", fd.name()));
+            }
         }
         Ok(splice(buf, reps))
     }
@@ -292,6 +302,17 @@ fn edit_list(
                 EditOp::Append(_) => {
                     return Err(format!("append adds to the list itself: --append {name}=VALUE"));
                 }
+                EditOp::Move(by) => {
+                    let from = resolve_index(*i, elems.len(), name)?;
+                    let to = from as i64 + by;
+                    if to < 0 || to as usize >= elems.len() {
+                        return Err(format!(
+                            "{name}[{from}] cannot move {by:+} places: {name} has {} elements",
+                            elems.len()
+                        ));
+                    }
+                    return move_element(buf, &elems, from, to as usize, name);
+                }
             }
         }
         None => {
@@ -327,10 +348,49 @@ fn edit_list(
                 }
                 EditOp::Clear => reps.extend(occ.iter().map(|f| (f.whole(), Vec::new()))),
                 EditOp::Set(text) => replace_whole_field(fd, buf, occ, text, &mut reps)?,
+                EditOp::Move(_) => return Err(format!("say which element of {name} moves, e.g. {name}[0]")),
             }
         }
     }
     Ok(splice(buf, reps))
+}
+
+/// Element `from` of a list moved to place `to` by rotating the bytes between them: every
+/// element keeps its own bytes, and the enclosing length does not change. Elements of one
+/// packed run move inside it; an element cannot leave its packed run.
+fn move_element(buf: &[u8], elems: &[Elem<'_>], from: usize, to: usize, name: &str) -> R<Vec<u8>> {
+    let span = |e: &Elem<'_>| e.packed.clone().unwrap_or_else(|| e.occ.whole());
+    let (lo, hi) = (from.min(to), from.max(to));
+    let same_run = |e: &Elem<'_>| match (&e.packed, &elems[from].packed) {
+        (None, None) => true,
+        (Some(_), Some(_)) => std::ptr::eq(e.occ, elems[from].occ),
+        _ => false,
+    };
+    if !elems[lo..=hi].iter().all(same_run) {
+        return Err(format!(
+            "{name}[{from}] and {name}[{to}] are encoded differently (packed and unpacked); set the whole list as JSON to reorder them"
+        ));
+    }
+    let window = span(&elems[lo]).start..span(&elems[hi]).end;
+    let mut parts: Vec<&[u8]> = Vec::with_capacity(hi - lo + 1);
+    let mut gaps: Vec<&[u8]> = Vec::with_capacity(hi - lo);
+    for (k, e) in elems[lo..=hi].iter().enumerate() {
+        parts.push(&buf[span(e)]);
+        if k + lo < hi {
+            gaps.push(&buf[span(e).end..span(&elems[k + lo + 1]).start]);
+        }
+    }
+    // Bytes between elements (other fields interleaved) stay where they are.
+    let moved = parts.remove(from - lo);
+    parts.insert(to - lo, moved);
+    let mut out = Vec::with_capacity(window.len());
+    for (k, part) in parts.iter().enumerate() {
+        out.extend_from_slice(part);
+        if let Some(g) = gaps.get(k) {
+            out.extend_from_slice(g);
+        }
+    }
+    Ok(splice(buf, vec![(window, out)]))
 }
 
 /// A whole repeated or map field set from JSON: every occurrence goes, the new encoding takes
@@ -401,6 +461,7 @@ fn edit_map(
             EditOp::Clear => reps.extend(occ.iter().map(|f| (f.whole(), Vec::new()))),
             EditOp::Set(text) => replace_whole_field(fd, buf, occ, text, &mut reps)?,
             EditOp::Append(_) => return Err(format!("{name} is a map: use --set {name}[\"key\"]=VALUE")),
+            EditOp::Move(_) => return Err(format!("{name} is a map: its entries have no order to change")),
         }
         return Ok(splice(buf, reps));
     };
@@ -421,6 +482,9 @@ fn edit_map(
             reps.extend(matching.iter().map(|f| (f.whole(), Vec::new())));
         }
         (EditOp::Append(_), true) => return Err(format!("{name} is a map: use --set {name}[..]=VALUE")),
+        (EditOp::Move(_), true) => {
+            return Err(format!("{name} is a map: its entries have no order to change"));
+        }
         _ => match matching.last() {
             Some(t) => {
                 let new_entry = edit_message(&entry, &buf[t.value.clone()], &sub_path, op)?;

@@ -6,6 +6,7 @@
 //! re-encode a whole message to apply an edit, or accept bytes that fail a strict re-decode.
 
 pub mod edit;
+pub mod json_edit;
 pub mod path;
 pub mod tree;
 pub mod value;

@@ -106,6 +106,41 @@ impl FieldPath {
     }
 }
 
+/// The field `path` names inside `desc`, and whether it picks one element or entry of it
+/// (`task[2]`, `properties["k"]`) rather than the whole field. Map entries are walked into
+/// through their value type.
+pub fn resolve(
+    desc: &prost_reflect::MessageDescriptor,
+    path: &FieldPath,
+) -> Result<(prost_reflect::FieldDescriptor, bool), String> {
+    use prost_reflect::Kind;
+    let mut cur = desc.clone();
+    let mut found = None;
+    for (i, seg) in path.0.iter().enumerate() {
+        let fd = cur
+            .get_field_by_name(&seg.field)
+            .or_else(|| cur.get_field_by_json_name(&seg.field))
+            .ok_or_else(|| format!("{} has no field \"{}\"", cur.full_name(), seg.field))?;
+        let element = seg.selector.is_some();
+        if i + 1 < path.0.len() {
+            let kind = if fd.is_map() {
+                match fd.kind() {
+                    Kind::Message(entry) => entry.map_entry_value_field().kind(),
+                    k => k,
+                }
+            } else {
+                fd.kind()
+            };
+            cur = match kind {
+                Kind::Message(m) => m,
+                _ => return Err(format!("{} is not a message: nothing is inside it", fd.name())),
+            };
+        }
+        found = Some((fd, element));
+    }
+    found.ok_or_else(|| "empty path".to_string())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -122,5 +157,20 @@ mod tests {
         assert!(FieldPath::parse("a..b").is_err());
         assert!(FieldPath::parse("a[\"x").is_err());
         assert!(FieldPath::parse("").is_err());
+    }
+
+    #[test]
+    fn resolves_fields_elements_and_map_values() {
+        let set = crate::schema::SchemaSet::builtin();
+        let d = set.message("openmldb.datasync.TaskStatusResponse").unwrap();
+        let (fd, element) =
+            resolve(&d, &FieldPath::parse("task[1].progress.sync_point.offset").unwrap()).unwrap();
+        assert_eq!((fd.name(), element), ("offset", false));
+        let (fd, element) = resolve(&d, &FieldPath::parse("task[1]").unwrap()).unwrap();
+        assert_eq!((fd.name(), element), ("task", true));
+        let m = set.message("milvus.proto.common.ImmutableMessage").unwrap();
+        let (fd, element) = resolve(&m, &FieldPath::parse("properties[\"_t\"]").unwrap()).unwrap();
+        assert_eq!((fd.name(), element), ("properties", true));
+        assert!(resolve(&d, &FieldPath::parse("task[0].nope").unwrap()).unwrap_err().contains("no field"));
     }
 }

@@ -44,9 +44,21 @@ impl EditSession {
         i: usize,
         edit: &Edit,
     ) -> Result<(), CodecError> {
+        self.apply_all(dump, desc, i, std::slice::from_ref(edit))
+    }
+
+    /// Applies several edits to frame `i` as one step (one undo takes them all back); on error
+    /// nothing changes.
+    pub fn apply_all(
+        &mut self,
+        dump: &DumpFile,
+        desc: &MessageDescriptor,
+        i: usize,
+        edits: &[Edit],
+    ) -> Result<(), CodecError> {
         let before =
             self.message(dump, i).ok_or_else(|| CodecError::Edit(format!("there is no frame {i}")))?;
-        let after = codec::apply_edits(desc, &before, std::slice::from_ref(edit))?;
+        let after = codec::apply_edits(desc, &before, edits)?;
         self.undo.push((i, self.current.get(&i).cloned()));
         self.redo.clear();
         self.set(dump, i, after);

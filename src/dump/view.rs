@@ -82,6 +82,11 @@ impl FrameDecoder {
         self.message_type.as_ref()
     }
 
+    /// The schemas the frames are decoded with.
+    pub fn pool(&self) -> &DescriptorPool {
+        &self.pool
+    }
+
     /// The view of frame `i` if it is already decoded (never decodes: safe on the UI thread).
     pub fn cached(&self, i: usize) -> Option<Arc<FrameView>> {
         self.cache.lock().ok()?.get(&i).cloned()

@@ -1,10 +1,13 @@
 //! The decoded selected message: typed tree with byte spans, the schema-less wire tree, JSON,
 //! the WAL reading of it, and which bytes are highlighted.
 
+use super::embedded::{self, Embedded};
+use super::field_edit::FieldEditor;
 use crate::codec::{self, tree::TypedNode};
 use crate::dump::DumpFile;
 use crate::dump::view::FrameDecoder;
 use crate::wire::{self, DecodeOptions, Span};
+use prost_reflect::MessageDescriptor;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum DetailView {
@@ -22,8 +25,9 @@ pub struct FrameDetail {
     pub file_offset: u64,
     pub type_name: String,
     pub tree: Vec<TypedNode>,
-    /// The WAL payload decoded in place as its body type (spans point into `bytes`).
-    pub payload: Option<(String, Vec<TypedNode>)>,
+    /// Bytes fields decoded in place: the WAL payload as its body type, and whatever the
+    /// operator chose with "Decode as" (spans point into `bytes`).
+    pub embedded: Vec<Embedded>,
     pub wire: Vec<TypedNode>,
     pub json: String,
     pub error: Option<String>,
@@ -37,14 +41,28 @@ pub struct FrameDetail {
     pub edit_text: Option<String>,
     /// Why the last edit was refused, shown at the field.
     pub edit_error: Option<String>,
+    /// Everything else the field editor holds for the selected node.
+    pub editor: FieldEditor,
+    /// The JSON being edited in the JSON view (None: not editing).
+    pub json_edit: Option<String>,
+    /// Tree paths whose long child lists are shown in full.
+    pub expanded: std::collections::HashSet<String>,
 }
 
 /// Bytes shown at most in the detail (a larger message is truncated, and says so).
 pub const MAX_DETAIL_BYTES: usize = 16 << 20;
 
 impl FrameDetail {
-    /// Decodes `bytes`, the (possibly edited) message of frame `i`.
-    pub fn build(dump: &DumpFile, decoder: &FrameDecoder, i: usize, bytes: Vec<u8>) -> Option<FrameDetail> {
+    /// Decodes `bytes`, the (possibly edited) message of frame `i`. `decode_as` are the bytes
+    /// fields the operator asked to see decoded (editor path, type); those that do not decode
+    /// in this message are left out.
+    pub fn build(
+        dump: &DumpFile,
+        decoder: &FrameDecoder,
+        i: usize,
+        bytes: Vec<u8>,
+        decode_as: &[(String, MessageDescriptor)],
+    ) -> Option<FrameDetail> {
         let loc = dump.frame(i)?;
         let (offset, _) = dump.message_bytes(&loc);
         let mut bytes = bytes;
@@ -54,7 +72,15 @@ impl FrameDetail {
         let tree = codec::tree::build(desc.as_ref(), &bytes, &typed.root);
         let plain = wire::decode(&bytes);
         let wire = codec::tree::build(None, &bytes, &plain.root);
-        let payload = payload_tree(&tree, &bytes);
+        let mut embedded: Vec<Embedded> = embedded::wal_payload(&tree, &bytes).into_iter().collect();
+        for (path, desc) in decode_as {
+            if let Some(node) = embedded::find(&tree, path)
+                && let Ok(e) = Embedded::decode(path, node, &bytes, desc, false)
+            {
+                embedded.retain(|x| x.field_path != *path);
+                embedded.push(e);
+            }
+        }
         let (json, error, wal_lines) = match &desc {
             Some(d) => match codec::decode(d, &bytes) {
                 Ok(m) => (codec::to_json(&m.message, true), None, wal_lines(&m.message)),
@@ -68,7 +94,7 @@ impl FrameDetail {
             file_offset: offset,
             type_name: desc.map_or_else(|| "(no type: wire view)".into(), |d| d.full_name().to_string()),
             tree,
-            payload,
+            embedded,
             wire,
             json,
             error,
@@ -78,15 +104,27 @@ impl FrameDetail {
             selected_node: None,
             edit_text: None,
             edit_error: None,
+            editor: FieldEditor::default(),
+            json_edit: None,
+            expanded: Default::default(),
         })
+    }
+
+    /// Selects the node at tree path `path`: highlights its bytes and prepares its editor.
+    pub fn select_node(&mut self, path: &str, root: Option<&MessageDescriptor>) {
+        let all = self.all_nodes();
+        let Some(node) = embedded::find(&all, path).cloned() else { return };
+        self.highlight = Some(node.whole());
+        self.selected_node = Some(path.to_string());
+        self.edit_error = None;
+        self.editor = FieldEditor::for_node(path, &node, &self.bytes, root, &self.embedded);
+        self.edit_text = self.editor.initial_text.clone();
     }
 
     /// Every tree shown in the Tree view: the message, then the decoded payload.
     pub fn all_nodes(&self) -> Vec<TypedNode> {
         let mut all = self.tree.clone();
-        if let Some((_, p)) = &self.payload {
-            all.extend(p.iter().cloned());
-        }
+        all.extend(self.embedded.iter().map(|e| e.root.clone()));
         all
     }
 
@@ -111,21 +149,7 @@ impl FrameDetail {
 
     /// The span of the node at label path `path`.
     pub fn span_of(&self, path: &str) -> Option<Span> {
-        fn walk(nodes: &[TypedNode], prefix: &str, path: &str) -> Option<Span> {
-            for n in nodes {
-                let p = if prefix.is_empty() { n.label.clone() } else { format!("{prefix}.{}", n.label) };
-                if p == path {
-                    return Some(n.whole());
-                }
-                if path.starts_with(&p)
-                    && let Some(s) = walk(&n.children, &p, path)
-                {
-                    return Some(s);
-                }
-            }
-            None
-        }
-        walk(&self.all_nodes(), "", path)
+        embedded::find(&self.all_nodes(), path).map(TypedNode::whole)
     }
 
     /// The deepest tree node covering byte `at` (a click in the hex view).
@@ -140,14 +164,13 @@ impl FrameDetail {
             }
             None
         }
-        // The payload's own tree is deeper than the message's `payload` leaf: prefer the
-        // smallest span that holds the byte.
-        let in_message = walk(&self.tree, at, String::new());
-        let in_payload = self.payload.as_ref().and_then(|(_, p)| walk(p, at, String::new()));
-        match (in_message, in_payload) {
-            (Some(m), Some(p)) => Some(if p.1.len() <= m.1.len() { p } else { m }),
-            (m, p) => m.or(p),
-        }
+        // A decoded bytes field is deeper than the message's bytes leaf: prefer the smallest
+        // span that holds the byte.
+        let roots: Vec<TypedNode> = self.embedded.iter().map(|e| e.root.clone()).collect();
+        [walk(&roots, at, String::new()), walk(&self.tree, at, String::new())]
+            .into_iter()
+            .flatten()
+            .min_by_key(|(_, span)| span.len())
     }
 }
 
@@ -190,69 +213,6 @@ fn wal_lines(m: &prost_reflect::DynamicMessage) -> Vec<(String, String)> {
         out.push(("problem".into(), p.clone()));
     }
     out
-}
-
-/// A WAL message's payload decoded as the body type its `_t`/`_v` name, with spans shifted into
-/// the enclosing message's bytes so the hex view can highlight body fields too. None for
-/// encrypted, legacy or unknown messages, and for anything that is not a WAL message.
-fn payload_tree(tree: &[TypedNode], bytes: &[u8]) -> Option<(String, Vec<TypedNode>)> {
-    // DumpMessagesResponse.message or a bare ImmutableMessage.
-    let imm =
-        tree.iter().find(|n| n.label == "message" && n.type_name == crate::wal::analyze::IMMUTABLE_MESSAGE);
-    let fields: &[TypedNode] = imm.map_or(tree, |n| &n.children);
-    let payload = fields.iter().find(|n| n.label == "payload" && n.known)?;
-    let prop = |k: &str| {
-        let label = format!("properties[\"{k}\"]");
-        fields
-            .iter()
-            .find(|n| n.label == label)
-            .and_then(|n| n.value.clone())
-            .map(|v| v.trim_matches('"').to_string())
-    };
-    if prop("_ch").is_some() {
-        return None;
-    }
-    let t: i32 = prop("_t")?.parse().ok()?;
-    let v: u32 = prop("_v")?.parse().ok()?;
-    let pool = crate::schema::SchemaSet::shared_builtin().pool();
-    let (_, body) = crate::wal::header_body_types(pool, t, v);
-    let body = body?;
-    let span = payload.value_span.clone();
-    let raw = bytes.get(span.clone())?;
-    let d = wire::decode_with(raw, &DecodeOptions { schema: Some(body.clone()), ..Default::default() });
-    let mut nodes = codec::tree::build(Some(&body), raw, &d.root);
-    for n in &mut nodes {
-        shift(n, span.start);
-    }
-    let label = format!("payload as {}", body.full_name());
-    let root = TypedNode {
-        label: "payload (decoded)".into(),
-        type_name: body.full_name().to_string(),
-        value: None,
-        key: None,
-        len_prefix: None,
-        value_span: span,
-        known: true,
-        children: nodes,
-    };
-    Some((label, vec![root]))
-}
-
-fn shift(n: &mut TypedNode, by: usize) {
-    let mv = |s: &mut Span| {
-        s.start += by;
-        s.end += by;
-    };
-    if let Some(k) = n.key.as_mut() {
-        mv(k);
-    }
-    if let Some(l) = n.len_prefix.as_mut() {
-        mv(l);
-    }
-    mv(&mut n.value_span);
-    for c in &mut n.children {
-        shift(c, by);
-    }
 }
 
 /// Single-quotes `s` for a POSIX shell when it needs it.

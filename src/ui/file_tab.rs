@@ -2,7 +2,9 @@
 //! decoded detail of the selected message.
 
 use super::detail::FrameDetail;
-use crate::codec::Edit;
+use super::embedded::{self, Embedded};
+use super::field_edit::EditRequest;
+use crate::codec::{Edit, EditOp, FieldPath};
 use crate::dump::background::{FilterScan, RowLoader, Wake};
 use crate::dump::edit_session::EditSession;
 use crate::dump::filter::FrameFilter;
@@ -37,6 +39,9 @@ pub struct FileTab {
     pub session: EditSession,
     /// A save in progress (its result arrives here).
     pub saving: Option<mpsc::Receiver<Result<(), String>>>,
+    /// Bytes fields shown decoded as a type the operator chose (editor path, type); kept while
+    /// browsing, so every message's field of that name shows decoded.
+    pub decode_as: Vec<(String, prost_reflect::MessageDescriptor)>,
     wake: Wake,
 }
 
@@ -75,6 +80,7 @@ impl FileTab {
             detail: None,
             session: EditSession::default(),
             saving: None,
+            decode_as: Vec::new(),
             wake,
         })
     }
@@ -126,30 +132,31 @@ impl FileTab {
         self.detail = self
             .session
             .message(&self.dump, i)
-            .and_then(|b| FrameDetail::build(&self.dump, &self.decoder, i, b));
+            .and_then(|b| FrameDetail::build(&self.dump, &self.decoder, i, b, &self.decode_as));
     }
 
     /// Re-decodes the selected frame after its bytes changed, keeping the view and selection.
     fn refresh(&mut self, i: usize) {
         let keep = self.detail.as_ref().filter(|d| d.index == i).map(|d| (d.view, d.selected_node.clone()));
         self.select(i);
+        let root = self.decoder.message_type().cloned();
         if let (Some(d), Some((view, node))) = (self.detail.as_mut(), keep) {
             d.view = view;
-            d.selected_node = node.clone();
-            d.highlight = node.and_then(|n| d.span_of(&n));
+            if let Some(n) = node {
+                d.select_node(&n, root.as_ref());
+            }
         }
     }
 
     /// Sets field `path` of frame `i` to `value` (lossless). Refusals are shown at the field.
     pub fn apply_edit(&mut self, i: usize, path: &str, value: &str) {
-        let result = match (self.decoder.message_type(), Edit::set(&format!("{path}={value}"))) {
-            (None, _) => Err("choose a message type before editing".to_string()),
-            (_, Err(e)) => Err(e),
-            (Some(desc), Ok(edit)) => {
-                self.session.apply(&self.dump, &desc.clone(), i, &edit).map_err(|e| e.to_string())
-            }
-        };
-        match result {
+        self.request(i, EditRequest::Field { node: path.to_string(), op: EditOp::Set(value.to_string()) });
+    }
+
+    /// Carries out what the field editor asked for on frame `i`. Edits are lossless and one
+    /// undo step each; a refusal is shown at the field and changes nothing.
+    pub fn request(&mut self, i: usize, req: EditRequest) {
+        match self.try_request(i, req) {
             Ok(()) => self.refresh(i),
             Err(e) => {
                 if let Some(d) = self.detail.as_mut() {
@@ -157,6 +164,100 @@ impl FileTab {
                 }
             }
         }
+    }
+
+    fn try_request(&mut self, i: usize, req: EditRequest) -> Result<(), String> {
+        let root = self.decoder.message_type().cloned().ok_or("choose a message type before editing")?;
+        let current = self.session.message(&self.dump, i).ok_or(format!("there is no frame {i}"))?;
+        let embedded =
+            self.detail.as_ref().filter(|d| d.index == i).map(|d| d.embedded.clone()).unwrap_or_default();
+        // Which message the node lives in: the frame's own, or a bytes field decoded in place.
+        let locate = |node: &str| -> Option<(Embedded, String)> {
+            embedded.iter().find_map(|e| e.inner_path(node).map(|p| (e.clone(), p.to_string())))
+        };
+        match req {
+            EditRequest::DecodeAs { node, type_name } => {
+                let desc = self
+                    .decoder
+                    .pool()
+                    .get_message_by_name(type_name.trim())
+                    .ok_or_else(|| format!("no message type \"{}\" is loaded", type_name.trim()))?;
+                let d = self.detail.as_ref().ok_or("select a message first")?;
+                let field = embedded::find(&d.tree, &node)
+                    .ok_or("decode as works on the message's own bytes fields")?;
+                Embedded::decode(&node, field, &d.bytes, &desc, false)?;
+                self.decode_as.retain(|(p, _)| *p != node);
+                self.decode_as.push((node, desc));
+                Ok(())
+            }
+            EditRequest::Field { node, op } => {
+                let (target, path) = locate(&node).map_or((None, node.clone()), |(e, p)| (Some(e), p));
+                let edit = Edit { path: FieldPath::parse(&path)?, op };
+                self.apply_in(i, &root, &current, target.as_ref(), &[edit])
+            }
+            EditRequest::Json { node, json } => {
+                let node = node.unwrap_or_default();
+                let (target, inner) = locate(&node).map_or((None, node.clone()), |(e, p)| (Some(e), p));
+                let desc = target.as_ref().map_or(root.clone(), |e| e.desc.clone());
+                let msg_bytes = match &target {
+                    Some(e) => {
+                        current.get(e.root.value_span.clone()).ok_or("the field moved; select it again")?
+                    }
+                    None => &current[..],
+                };
+                let edits = if inner.is_empty() {
+                    crate::codec::json_edit::edits_from_json(&desc, msg_bytes, &json)
+                } else {
+                    let at = FieldPath::parse(&inner)?;
+                    let (fd, _) = crate::codec::path::resolve(&desc, &at)?;
+                    if fd.is_map() {
+                        // A map entry's node spans the entry, not its value: set the value whole.
+                        Ok(vec![Edit { path: at, op: EditOp::Set(json) }])
+                    } else {
+                        let sub = match fd.kind() {
+                            prost_reflect::Kind::Message(m) => m,
+                            _ => return Err(format!("{inner} is not a message")),
+                        };
+                        let d = self.detail.as_ref().ok_or("select a message first")?;
+                        let span = embedded::find(&d.all_nodes(), &node)
+                            .ok_or("select the field again")?
+                            .value_span
+                            .clone();
+                        let sub_bytes = current.get(span).ok_or("the field moved; select it again")?;
+                        crate::codec::json_edit::edits_from_json_at(&sub, sub_bytes, &json, &at)
+                    }
+                }
+                .map_err(|e| e.to_string())?;
+                if edits.is_empty() {
+                    return Err("the JSON says what the message already holds: nothing to change".into());
+                }
+                self.apply_in(i, &root, &current, target.as_ref(), &edits)
+            }
+        }
+    }
+
+    /// Applies `edits` to frame `i`, or inside the bytes field `target` decodes: that field's
+    /// bytes are edited as its type and set back, so the enclosing bytes change only there.
+    fn apply_in(
+        &mut self,
+        i: usize,
+        root: &prost_reflect::MessageDescriptor,
+        current: &[u8],
+        target: Option<&Embedded>,
+        edits: &[Edit],
+    ) -> Result<(), String> {
+        let outer = match target {
+            None => edits.to_vec(),
+            Some(e) => {
+                let inner =
+                    current.get(e.root.value_span.clone()).ok_or("the field moved; select it again")?;
+                let new_inner =
+                    crate::codec::apply_edits(&e.desc, inner, edits).map_err(|x| x.to_string())?;
+                let hex: String = new_inner.iter().map(|b| format!("{b:02x}")).collect();
+                vec![Edit { path: FieldPath::parse(&e.field_path)?, op: EditOp::Set(format!("hex:{hex}")) }]
+            }
+        };
+        self.session.apply_all(&self.dump, root, i, &outer).map_err(|e| e.to_string())
     }
 
     pub fn undo(&mut self) {

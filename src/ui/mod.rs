@@ -5,6 +5,8 @@
 
 pub mod app;
 pub mod detail;
+pub mod embedded;
+pub mod field_edit;
 pub mod file_tab;
 pub mod panels;
 pub mod widgets;

@@ -1,18 +1,22 @@
 //! The selected message: WAL reading, then Tree | Hex | Wire | JSON. Selecting a tree node
 //! highlights its bytes; clicking a byte selects the field that holds it.
 
+use super::field_editor;
 use crate::codec::tree::TypedNode;
 use crate::ui::detail::{DetailView, FrameDetail};
+use crate::ui::field_edit::EditRequest;
 use crate::ui::widgets::hex;
 use eframe::egui;
+use prost_reflect::MessageDescriptor;
 
-/// Draws the detail; returns an edit the user asked for: (field path, new value). `copy` holds
-/// the message's copyable forms (JSON, hex, base64, a command line).
+/// Draws the detail; returns what the operator asked the editor to do. `copy` holds the
+/// message's copyable forms (JSON, hex, base64, a command line); `root` is its type.
 pub fn show(
     d: &mut FrameDetail,
     ui: &mut egui::Ui,
     copy: &[(&'static str, String)],
-) -> Option<(String, String)> {
+    root: Option<&MessageDescriptor>,
+) -> Option<EditRequest> {
     let mut action = None;
     ui.horizontal(|ui| {
         for (label, text) in copy {
@@ -49,107 +53,147 @@ pub fn show(
             ui.label(format!("selected: {n}"));
         }
     });
-    if let (Some(node), Some(text)) = (d.selected_node.clone(), d.edit_text.as_mut()) {
-        ui.horizontal(|ui| {
-            let l = ui.label("New value:");
-            let r = ui.add(egui::TextEdit::singleline(text).desired_width(320.0)).labelled_by(l.id);
-            let enter = r.lost_focus() && ui.input(|i| i.key_pressed(egui::Key::Enter));
-            if ui.button("Apply edit").clicked() || enter {
-                action = Some((node, text.clone()));
-            }
-        });
-        if let Some(e) = &d.edit_error {
-            ui.colored_label(ui.visuals().error_fg_color, format!("Not applied: {e}"));
-        }
+    if d.view != DetailView::Json {
+        action = field_editor::show(d, ui);
     }
     ui.separator();
     match d.view {
         DetailView::Tree | DetailView::Wire => {
             let nodes = if d.view == DetailView::Tree { d.all_nodes() } else { d.wire.clone() };
             let mut picked = None;
+            let mut expand = None;
             egui::ScrollArea::vertical().id_salt("tree").show(ui, |ui| {
-                tree(ui, &nodes, "", d.highlight.clone(), &mut picked);
+                let mut t = TreeDraw {
+                    hl: d.highlight.clone(),
+                    expanded: &d.expanded,
+                    picked: &mut picked,
+                    expand: &mut expand,
+                };
+                t.nodes(ui, &nodes, "");
             });
-            if let Some((path, span, node)) = picked {
-                // Fields inside the decoded payload live in a bytes field: not editable in place yet.
-                let editable = d.view == DetailView::Tree
-                    && node.known
-                    && node.children.is_empty()
-                    && !path.contains('#')
-                    && !path.starts_with("payload (decoded)");
-                d.edit_text = editable.then(|| prefill(&node, &d.bytes));
-                d.edit_error = None;
-                d.selected_node = Some(path);
-                d.highlight = Some(span);
+            if let Some(p) = expand {
+                d.expanded.insert(p);
+            }
+            if let Some((path, span)) = picked {
+                if d.view == DetailView::Tree {
+                    d.select_node(&path, root);
+                } else {
+                    // Wire nodes have no schema: show their bytes, nothing to edit.
+                    d.selected_node = Some(path);
+                    d.highlight = Some(span);
+                    d.editor = Default::default();
+                    d.edit_text = None;
+                }
             }
         }
         DetailView::Hex => {
             if let Some(at) = hex::show(ui, &d.bytes, d.file_offset, d.highlight.clone())
-                && let Some((path, span)) = d.node_at(at)
+                && let Some((path, _)) = d.node_at(at)
             {
-                d.selected_node = Some(path);
-                d.highlight = Some(span);
-                d.edit_text = None;
+                d.select_node(&path, root);
             }
         }
-        DetailView::Json => {
-            egui::ScrollArea::both().id_salt("json").show(ui, |ui| {
-                let mut text = d.json.as_str();
-                ui.add(egui::TextEdit::multiline(&mut text).code_editor().desired_width(f32::INFINITY));
-            });
-        }
+        DetailView::Json => action = json_view(d, ui),
     }
     action
 }
 
-/// The current value as the edit box should start: strings quoted, enums by name, bytes as hex.
-fn prefill(node: &TypedNode, bytes: &[u8]) -> String {
-    let v = node.value.clone().unwrap_or_default();
-    if node.type_name == "bytes" {
-        let b = &bytes[node.value_span.start.min(bytes.len())..node.value_span.end.min(bytes.len())];
-        return format!("hex:{}", b.iter().map(|x| format!("{x:02x}")).collect::<String>());
+/// The message as JSON; "Edit JSON" makes it editable, and applying rewrites only the fields
+/// whose values changed.
+fn json_view(d: &mut FrameDetail, ui: &mut egui::Ui) -> Option<EditRequest> {
+    let mut action = None;
+    ui.horizontal(|ui| match &d.json_edit {
+        None => {
+            if ui.button("Edit JSON").clicked() {
+                d.json_edit = Some(d.json.clone());
+                d.edit_error = None;
+            }
+        }
+        Some(text) => {
+            if ui.button("Apply JSON").clicked() {
+                action = Some(EditRequest::Json { node: None, json: text.clone() });
+            }
+            if ui.button("Discard JSON edits").clicked() {
+                d.json_edit = None;
+                d.edit_error = None;
+            }
+            ui.label("Only fields whose values change are rewritten; unknown fields keep their bytes.");
+        }
+    });
+    if let Some(e) = &d.edit_error {
+        ui.colored_label(ui.visuals().error_fg_color, format!("Not applied: {e}"));
     }
-    if node.type_name.starts_with("enum ") {
-        return v.split(" (").next().unwrap_or(&v).to_string();
-    }
-    v
+    egui::ScrollArea::both().id_salt("json").show(ui, |ui| match d.json_edit.as_mut() {
+        Some(text) => {
+            ui.add(egui::TextEdit::multiline(text).code_editor().desired_width(f32::INFINITY));
+        }
+        None => {
+            let mut text = d.json.as_str();
+            ui.add(egui::TextEdit::multiline(&mut text).code_editor().desired_width(f32::INFINITY));
+        }
+    });
+    action
 }
 
-/// The node the user clicked: its label path, its bytes, and the node itself.
-type Picked = Option<(String, crate::wire::Span, TypedNode)>;
+/// Long values and long lists are cut here; selecting a value shows all of it in the editor.
+const MAX_VALUE_CHARS: usize = 160;
+const MAX_CHILDREN: usize = 64;
 
-fn tree(
-    ui: &mut egui::Ui,
-    nodes: &[TypedNode],
-    path: &str,
+/// The node the user clicked: its label path and its bytes.
+type Picked = Option<(String, crate::wire::Span)>;
+
+struct TreeDraw<'a> {
     hl: Option<crate::wire::Span>,
-    picked: &mut Picked,
-) {
-    for n in nodes {
+    expanded: &'a std::collections::HashSet<String>,
+    picked: &'a mut Picked,
+    expand: &'a mut Option<String>,
+}
+
+impl TreeDraw<'_> {
+    fn nodes(&mut self, ui: &mut egui::Ui, nodes: &[TypedNode], path: &str) {
+        let limit = if self.expanded.contains(path) { usize::MAX } else { MAX_CHILDREN };
+        for n in nodes.iter().take(limit) {
+            self.node(ui, n, path);
+        }
+        if nodes.len() > limit
+            && ui
+                .button(format!(
+                    "Show all {} fields of {}",
+                    nodes.len(),
+                    if path.is_empty() { "the message" } else { path }
+                ))
+                .clicked()
+        {
+            *self.expand = Some(path.to_string());
+        }
+    }
+
+    fn node(&mut self, ui: &mut egui::Ui, n: &TypedNode, path: &str) {
         let p = if path.is_empty() { n.label.clone() } else { format!("{path}.{}", n.label) };
         let span = n.whole();
-        let selected = hl.as_ref() == Some(&span);
+        let selected = self.hl.as_ref() == Some(&span);
         let unknown = if n.known { "" } else { " (unknown field)" };
         if n.children.is_empty() {
-            let text = format!(
-                "{}: {}   [{}{unknown}] @{}..{}",
-                n.label,
-                n.value.as_deref().unwrap_or(""),
-                n.type_name,
-                span.start,
-                span.end
-            );
+            let value = n.value.as_deref().unwrap_or("");
+            let shown = match value.char_indices().nth(MAX_VALUE_CHARS) {
+                Some((cut, _)) => {
+                    format!("{}… ({} chars; select to see all)", &value[..cut], value.chars().count())
+                }
+                None => value.to_string(),
+            };
+            let text =
+                format!("{}: {shown}   [{}{unknown}] @{}..{}", n.label, n.type_name, span.start, span.end);
             if ui.selectable_label(selected, egui::RichText::new(text).monospace()).clicked() {
-                *picked = Some((p, span, n.clone()));
+                *self.picked = Some((p, span));
             }
         } else {
             let header = format!("{}   [{}{unknown}] @{}..{}", n.label, n.type_name, span.start, span.end);
             let r = egui::CollapsingHeader::new(egui::RichText::new(header).monospace())
                 .id_salt(&p)
                 .default_open(path.split('.').count() < 3)
-                .show(ui, |ui| tree(ui, &n.children, &p, hl.clone(), picked));
+                .show(ui, |ui| self.nodes(ui, &n.children, &p));
             if r.header_response.clicked() {
-                *picked = Some((p, span, n.clone()));
+                *self.picked = Some((p, span));
             }
         }
     }

@@ -80,9 +80,10 @@ pub fn show(tab: &mut FileTab, ui: &mut egui::Ui) -> Option<ReadAs> {
                     tab.dump.framing.name()
                 };
                 let copy = detail.copy_forms(&tab.path, framing);
-                if let Some((path, value)) = detail_view::show(detail, ui, &copy) {
+                let root = tab.decoder.message_type().cloned();
+                if let Some(req) = detail_view::show(detail, ui, &copy, root.as_ref()) {
                     let i = detail.index;
-                    tab.apply_edit(i, &path, &value);
+                    tab.request(i, req);
                 }
             }
             None => {

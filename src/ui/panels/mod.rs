@@ -2,6 +2,7 @@
 
 pub mod browser;
 pub mod detail_view;
+pub mod field_editor;
 pub mod file_view;
 pub mod menu;
 pub mod schemas;
