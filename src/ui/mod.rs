@@ -7,6 +7,7 @@ pub mod app;
 pub mod detail;
 pub mod file_tab;
 pub mod panels;
+pub mod startup;
 pub mod widgets;
 
 pub use app::WalscopeApp;
