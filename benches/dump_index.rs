@@ -5,45 +5,16 @@
 //! The file is generated once into the temp directory (WALSCOPE_BENCH_FRAMES overrides the
 //! frame count) and reused while its manifest matches.
 
+mod common;
+
+use common::{T, bench_file, frames_wanted};
 use criterion::{Criterion, criterion_group, criterion_main};
 use std::io::Read;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::{Duration, Instant};
 use walscope::dump::view::FrameDecoder;
-use walscope::dump::{DumpFile, DumpWriter, Framing, Manifest, OpenOptions, SyncPolicy, manifest_path};
+use walscope::dump::{DumpFile, Framing, OpenOptions};
 use walscope::schema::SchemaSet;
-use walscope::sim::{WalGenConfig, WalGenerator};
-
-const T: &str = "milvus.proto.milvus.DumpMessagesResponse";
-
-fn frames_wanted() -> u64 {
-    std::env::var("WALSCOPE_BENCH_FRAMES").ok().and_then(|v| v.parse().ok()).unwrap_or(1_000_000)
-}
-
-/// 20,000 distinct WAL messages (1-3 rows of 128-dim vectors each, ~1.1 KiB), repeated.
-fn bench_file() -> PathBuf {
-    let n = frames_wanted();
-    let path = std::env::temp_dir().join(format!("walscope-bench-{n}.dump"));
-    if Manifest::load(&manifest_path(&path)).is_ok_and(|m| m.complete && m.frames == n) {
-        return path;
-    }
-    let set = SchemaSet::builtin();
-    let unique: Vec<Vec<u8>> =
-        WalGenerator::new(set.pool(), WalGenConfig { seed: 1, rows: (1, 3), total: None })
-            .take(20_000)
-            .map(|m| m.response)
-            .collect();
-    let manifest =
-        Manifest::new(Framing::VarintDelimited, T, Some("bench".into()), serde_json::json!({"frames": n}));
-    let policy = SyncPolicy { every_frames: 100_000, every: Duration::from_secs(60) };
-    let mut w =
-        DumpWriter::create(&path, Framing::VarintDelimited, manifest, policy).expect("create bench file");
-    for i in 0..n as usize {
-        w.append(&unique[i % unique.len()], None).expect("write bench file");
-    }
-    w.finish(true).expect("finish bench file");
-    path
-}
 
 fn sequential_read(path: &Path) -> u64 {
     let mut f = std::fs::File::open(path).expect("open");

@@ -5,6 +5,8 @@ use std::process::ExitCode;
 use walscope::cli::{Cli, run};
 
 fn main() -> ExitCode {
+    #[cfg(feature = "gui")]
+    walscope::ui::startup::mark();
     let cli = Cli::parse();
     match cli.command {
         Some(command) => match run(command) {

@@ -251,6 +251,7 @@ impl WalscopeApp {
 
 impl eframe::App for WalscopeApp {
     fn ui(&mut self, ui: &mut egui::Ui, _frame: &mut eframe::Frame) {
+        super::startup::frame(ui.ctx());
         WalscopeApp::ui(self, ui);
     }
 }

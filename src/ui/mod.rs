@@ -9,6 +9,7 @@ pub mod embedded;
 pub mod field_edit;
 pub mod file_tab;
 pub mod panels;
+pub mod startup;
 pub mod widgets;
 
 pub use app::WalscopeApp;
