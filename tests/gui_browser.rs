@@ -147,3 +147,42 @@ fn read_a_file_as_another_framing_and_type() {
     assert_eq!(tab.decoder.message_type().unwrap().full_name(), "milvus.proto.common.ImmutableMessage");
     h.get_by_label_contains("single framing (100% sure)");
 }
+
+/// Sorting on the cheap columns: size (computed off the UI thread) and number, either way;
+/// arrow keys follow the shown order.
+#[test]
+fn sort_by_size_and_number_and_move_with_arrows() {
+    let mut h = harness();
+    h.step();
+    h.state_mut().open(sample());
+    step_until(&mut h, "the index", |h| {
+        h.state().tabs.len() == 1 && h.state().tabs[0].dump.index().is_done()
+    });
+    let sizes = |h: &Harness<'static, WalscopeApp>| -> Vec<u64> {
+        let tab = &h.state().tabs[0];
+        tab.frames(0..tab.row_count()).iter().map(|f| tab.dump.frame(*f).unwrap().header.total()).collect()
+    };
+    h.get_by_label("size").click();
+    step_until(&mut h, "the size order", |h| h.query_by_label("size (asc)").is_some());
+    let s = sizes(&h);
+    assert_eq!(s.len(), 100);
+    assert!(s.windows(2).all(|w| w[0] <= w[1]), "ascending by size: {s:?}");
+    h.get_by_label("size (asc)").click();
+    step_until(&mut h, "descending", |h| h.query_by_label("size (desc)").is_some());
+    let s = sizes(&h);
+    assert!(s.windows(2).all(|w| w[0] >= w[1]), "descending by size: {s:?}");
+
+    // Arrow keys walk the shown order, not frame numbers.
+    let shown = h.state().tabs[0].frames(0..3);
+    h.state_mut().tabs[0].select(shown[0]);
+    h.step();
+    h.key_press(eframe::egui::Key::ArrowDown);
+    h.step();
+    assert_eq!(h.state().tabs[0].selected, Some(shown[1]));
+
+    h.get_by_label("#").click();
+    step_until(&mut h, "number order", |h| h.query_by_label("# (asc)").is_some());
+    h.get_by_label("# (asc)").click();
+    step_until(&mut h, "number order, descending", |h| h.query_by_label("# (desc)").is_some());
+    assert_eq!(h.state().tabs[0].frames(0..2), [99, 98]);
+}

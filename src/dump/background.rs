@@ -122,6 +122,10 @@ impl FilterScan {
             Err(_) => Vec::new(),
         }
     }
+    /// The row of frame `frame` among the matches (they are in frame order).
+    pub fn position(&self, frame: usize) -> Option<usize> {
+        self.matches.lock().ok()?.binary_search(&frame).ok()
+    }
     pub fn scanned(&self) -> usize {
         self.scanned.load(Ordering::Relaxed)
     }

@@ -112,8 +112,7 @@ impl FrameDetail {
 
     /// Selects the node at tree path `path`: highlights its bytes and prepares its editor.
     pub fn select_node(&mut self, path: &str, root: Option<&MessageDescriptor>) {
-        let all = self.all_nodes();
-        let Some(node) = embedded::find(&all, path).cloned() else { return };
+        let Some(node) = self.node(path).cloned() else { return };
         self.highlight = Some(node.whole());
         self.selected_node = Some(path.to_string());
         self.edit_error = None;
@@ -126,6 +125,16 @@ impl FrameDetail {
         let mut all = self.tree.clone();
         all.extend(self.embedded.iter().map(|e| e.root.clone()));
         all
+    }
+
+    /// The labels of [`Self::copy_forms`], in order.
+    pub const COPY_LABELS: [&'static str; 4] = ["Copy JSON", "Copy hex", "Copy base64", "Copy command"];
+
+    /// The node at tree path `path`, in the message or a decoded bytes field. No copying.
+    pub fn node(&self, path: &str) -> Option<&TypedNode> {
+        embedded::find(&self.tree, path).or_else(|| {
+            self.embedded.iter().find_map(|e| embedded::find(std::slice::from_ref(&e.root), path))
+        })
     }
 
     /// The message in the forms an operator pastes elsewhere.
@@ -149,7 +158,7 @@ impl FrameDetail {
 
     /// The span of the node at label path `path`.
     pub fn span_of(&self, path: &str) -> Option<Span> {
-        embedded::find(&self.all_nodes(), path).map(TypedNode::whole)
+        self.node(path).map(TypedNode::whole)
     }
 
     /// The deepest tree node covering byte `at` (a click in the hex view).

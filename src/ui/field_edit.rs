@@ -56,6 +56,11 @@ pub struct FieldEditor {
     pub json: Option<String>,
     /// The type to decode a bytes field as.
     pub decode_as: String,
+    /// Facts about the node kept from selection time, so drawing need not find it again:
+    /// its value bytes, whether the schema knows it, and its children's labels.
+    pub value_span: crate::wire::Span,
+    pub known: bool,
+    pub child_labels: Vec<String>,
 }
 
 impl FieldEditor {
@@ -67,7 +72,13 @@ impl FieldEditor {
         root: Option<&MessageDescriptor>,
         embedded: &[Embedded],
     ) -> FieldEditor {
-        let mut ed = FieldEditor { path: path.to_string(), ..Default::default() };
+        let mut ed = FieldEditor {
+            path: path.to_string(),
+            value_span: node.value_span.clone(),
+            known: node.known,
+            child_labels: node.children.iter().map(|c| c.label.clone()).collect(),
+            ..Default::default()
+        };
         let (desc, inner) = match embedded.iter().find_map(|e| e.inner_path(path).map(|p| (e, p))) {
             Some((e, p)) => (Some(e.desc.clone()), p.to_string()),
             None => (root.cloned(), path.to_string()),
@@ -146,10 +157,10 @@ impl FieldEditor {
 
     /// Fields that can be added to this message node: the singular ones it does not hold yet,
     /// and every list and map (a new element or entry).
-    pub fn addable_fields(&self, present: &[TypedNode]) -> Vec<FieldDescriptor> {
+    pub fn addable_fields(&self) -> Vec<FieldDescriptor> {
         let Some(m) = &self.message else { return Vec::new() };
         m.fields()
-            .filter(|f| f.is_list() || f.is_map() || !present.iter().any(|n| n.label == f.name()))
+            .filter(|f| f.is_list() || f.is_map() || !self.child_labels.iter().any(|l| l == f.name()))
             .collect()
     }
 }

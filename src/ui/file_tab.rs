@@ -4,6 +4,7 @@
 use super::detail::FrameDetail;
 use super::embedded::{self, Embedded};
 use super::field_edit::EditRequest;
+use super::row_order::{RowOrder, SortColumn};
 use crate::codec::{Edit, EditOp, FieldPath};
 use crate::dump::background::{FilterScan, RowLoader, Wake};
 use crate::dump::edit_session::EditSession;
@@ -39,6 +40,8 @@ pub struct FileTab {
     pub session: EditSession,
     /// A save in progress (its result arrives here).
     pub saving: Option<mpsc::Receiver<Result<(), String>>>,
+    /// The order of the list (number either way, or size).
+    pub order: RowOrder,
     /// Bytes fields shown decoded as a type the operator chose (editor path, type); kept while
     /// browsing, so every message's field of that name shows decoded.
     pub decode_as: Vec<(String, prost_reflect::MessageDescriptor)>,
@@ -81,6 +84,7 @@ impl FileTab {
             session: EditSession::default(),
             saving: None,
             decode_as: Vec::new(),
+            order: RowOrder::default(),
             wake,
         })
     }
@@ -99,8 +103,20 @@ impl FileTab {
         }
     }
 
-    /// Frame numbers of shown rows `range`.
+    /// Frame numbers of shown rows `range`, in the chosen order.
     pub fn frames(&self, range: std::ops::Range<usize>) -> Vec<usize> {
+        let count = self.row_count();
+        if self.order.column == SortColumn::Number && !self.order.descending {
+            return self.unsorted(range);
+        }
+        range
+            .filter_map(|row| self.order.unsorted_row(row, count))
+            .filter_map(|r| self.unsorted(r..r + 1).first().copied())
+            .collect()
+    }
+
+    /// Frame numbers of rows `range` before sorting (every frame, or the filter's matches).
+    fn unsorted(&self, range: std::ops::Range<usize>) -> Vec<usize> {
         match &self.scan {
             Some(s) => s.matches(range),
             None => {
@@ -110,9 +126,39 @@ impl FileTab {
         }
     }
 
+    /// The frame shown `delta` rows away from `frame` (arrow keys), without listing the rows.
+    pub fn neighbour(&self, frame: usize, delta: i64) -> Option<usize> {
+        let count = self.row_count();
+        let unsorted = match &self.scan {
+            Some(s) => s.position(frame)?,
+            None => frame,
+        };
+        let row = self.order.shown_row(unsorted, count)? as i64 + delta;
+        if row < 0 {
+            return None;
+        }
+        self.frames(row as usize..row as usize + 1).first().copied()
+    }
+
+    /// Sorts the list by a cheap column (again: the other way round). Size order waits until
+    /// the rows are all known (indexing and filtering done), then sorts on a worker thread.
+    pub fn sort_by(&mut self, column: SortColumn) -> Result<(), String> {
+        let scanning = self.scan.as_ref().is_some_and(|s| !s.is_done());
+        if column == SortColumn::Size && (!self.dump.index().is_done() || scanning) {
+            return Err("sorting by size waits until indexing and filtering have finished".into());
+        }
+        let base = if column == SortColumn::Size { self.unsorted(0..self.row_count()) } else { Vec::new() };
+        self.order.sort_by(column, self.dump.clone(), base, self.wake.clone());
+        Ok(())
+    }
+
     /// Applies the filter text: empty clears it; otherwise a background scan starts.
     pub fn apply_filter(&mut self) {
         self.scan = None;
+        // A new set of rows: the size order no longer fits it.
+        if self.order.column == SortColumn::Size {
+            self.order.reset();
+        }
         self.filter_error = None;
         if self.filter_text.trim().is_empty() {
             return;
@@ -219,10 +265,7 @@ impl FileTab {
                             _ => return Err(format!("{inner} is not a message")),
                         };
                         let d = self.detail.as_ref().ok_or("select a message first")?;
-                        let span = embedded::find(&d.all_nodes(), &node)
-                            .ok_or("select the field again")?
-                            .value_span
-                            .clone();
+                        let span = d.node(&node).ok_or("select the field again")?.value_span.clone();
                         let sub_bytes = current.get(span).ok_or("the field moved; select it again")?;
                         crate::codec::json_edit::edits_from_json_at(&sub, sub_bytes, &json, &at)
                     }

@@ -9,6 +9,7 @@ pub mod embedded;
 pub mod field_edit;
 pub mod file_tab;
 pub mod panels;
+pub mod row_order;
 pub mod startup;
 pub mod widgets;
 

@@ -4,6 +4,7 @@
 
 use crate::dump::view::FrameStatus;
 use crate::ui::file_tab::FileTab;
+use crate::ui::row_order::SortColumn;
 use eframe::egui;
 use egui_extras::{Column, TableBuilder};
 
@@ -17,15 +18,14 @@ pub fn show(tab: &mut FileTab, ui: &mut egui::Ui) -> Option<usize> {
     {
         let (up, down) =
             ui.input(|i| (i.key_pressed(egui::Key::ArrowUp), i.key_pressed(egui::Key::ArrowDown)));
-        let shown = tab.frames(0..rows);
-        if let Some(pos) = shown.iter().position(|f| *f == sel) {
-            if down && pos + 1 < shown.len() {
-                clicked = Some(shown[pos + 1]);
-            } else if up && pos > 0 {
-                clicked = Some(shown[pos - 1]);
-            }
+        // Only on a key press, and without listing the rows: a million of them cost a frame.
+        if down {
+            clicked = tab.neighbour(sel, 1);
+        } else if up {
+            clicked = tab.neighbour(sel, -1);
         }
     }
+    let mut sort = None;
     let mut wanted = Vec::new();
     // Cells must not swallow the click that selects their row.
     ui.style_mut().interaction.selectable_labels = false;
@@ -52,11 +52,38 @@ pub fn show(tab: &mut FileTab, ui: &mut egui::Ui) -> Option<usize> {
     } else {
         &["#", "offset", "size", "status", "summary"]
     };
+    let order = (tab.order.column, tab.order.descending, tab.order.is_sorting());
     table
         .header(20.0, |mut h| {
             for name in headers {
                 h.col(|ui| {
-                    ui.strong(*name);
+                    // Cheap columns sort: number (= offset order) and size; the rest needs decoding.
+                    let column = match *name {
+                        "#" | "offset" => Some(SortColumn::Number),
+                        "size" => Some(SortColumn::Size),
+                        _ => None,
+                    };
+                    match column {
+                        Some(c) => {
+                            let mark = match order {
+                                _ if *name == "offset" => "",
+                                (o, _, true) if o == c => " (sorting)",
+                                (o, false, _) if o == c => " (asc)",
+                                (o, true, _) if o == c => " (desc)",
+                                _ => "",
+                            };
+                            if ui
+                                .button(format!("{name}{mark}"))
+                                .on_hover_text(format!("Sort by {name}"))
+                                .clicked()
+                            {
+                                sort = Some(c);
+                            }
+                        }
+                        None => {
+                            ui.strong(*name);
+                        }
+                    }
                 });
             }
         })
@@ -116,6 +143,11 @@ pub fn show(tab: &mut FileTab, ui: &mut egui::Ui) -> Option<usize> {
         });
     if !wanted.is_empty() {
         tab.rows.request(wanted);
+    }
+    if let Some(c) = sort
+        && let Err(e) = tab.sort_by(c)
+    {
+        tab.filter_error = Some(e);
     }
     clicked
 }

@@ -9,19 +9,22 @@ use crate::ui::widgets::hex;
 use eframe::egui;
 use prost_reflect::MessageDescriptor;
 
-/// Draws the detail; returns what the operator asked the editor to do. `copy` holds the
-/// message's copyable forms (JSON, hex, base64, a command line); `root` is its type.
+/// Draws the detail; returns what the operator asked the editor to do. `file` and `framing`
+/// name where the message is (for the copied command line); `root` is its type.
 pub fn show(
     d: &mut FrameDetail,
     ui: &mut egui::Ui,
-    copy: &[(&'static str, String)],
+    (file, framing): (&std::path::Path, &str),
     root: Option<&MessageDescriptor>,
 ) -> Option<EditRequest> {
     let mut action = None;
     ui.horizontal(|ui| {
-        for (label, text) in copy {
-            if ui.small_button(*label).clicked() {
-                ui.ctx().copy_text(text.clone());
+        for label in FrameDetail::COPY_LABELS {
+            // The forms are built on the click only: hex and base64 of a big message cost.
+            if ui.small_button(label).clicked()
+                && let Some((_, text)) = d.copy_forms(file, framing).into_iter().find(|(l, _)| *l == label)
+            {
+                ui.ctx().copy_text(text);
             }
         }
     });

@@ -4,7 +4,6 @@
 //! and bytes fields can be decoded as any loaded type. Returns a request; applies nothing.
 
 use crate::codec::EditOp;
-use crate::codec::tree::TypedNode;
 use crate::ui::detail::FrameDetail;
 use crate::ui::embedded;
 use crate::ui::field_edit::{BytesForm, EditRequest};
@@ -13,8 +12,6 @@ use prost_reflect::{DynamicMessage, Kind};
 
 pub fn show(d: &mut FrameDetail, ui: &mut egui::Ui) -> Option<EditRequest> {
     let path = d.selected_node.clone()?;
-    let all = d.all_nodes();
-    let node = embedded::find(&all, &path)?.clone();
     if d.editor.field.is_none() && d.editor.message.is_none() {
         return None;
     }
@@ -22,8 +19,8 @@ pub fn show(d: &mut FrameDetail, ui: &mut egui::Ui) -> Option<EditRequest> {
     egui::Frame::group(ui.style()).show(ui, |ui| {
         action = value_editor(d, ui, &path)
             .or_else(|| structure_buttons(d, ui, &path))
-            .or_else(|| message_editor(d, ui, &path, &node))
-            .or_else(|| decode_as(d, ui, &path, &node));
+            .or_else(|| message_editor(d, ui, &path))
+            .or_else(|| decode_as(d, ui, &path));
         if let Some(e) = &d.edit_error {
             ui.colored_label(ui.visuals().error_fg_color, format!("Not applied: {e}"));
         }
@@ -161,18 +158,13 @@ fn structure_buttons(d: &mut FrameDetail, ui: &mut egui::Ui, path: &str) -> Opti
 }
 
 /// A message node: edit it as JSON, or add a field it does not hold yet.
-fn message_editor(
-    d: &mut FrameDetail,
-    ui: &mut egui::Ui,
-    path: &str,
-    node: &TypedNode,
-) -> Option<EditRequest> {
+fn message_editor(d: &mut FrameDetail, ui: &mut egui::Ui, path: &str) -> Option<EditRequest> {
     let m = d.editor.message.clone()?;
     let mut action = None;
     match d.editor.json.as_mut() {
         None => {
             if ui.button(format!("Edit {} as JSON", m.name())).clicked() {
-                d.editor.json = Some(node_json(d, node, &m));
+                d.editor.json = Some(node_json(d, &m));
             }
         }
         Some(text) => {
@@ -192,7 +184,7 @@ fn message_editor(
             }
         }
     }
-    let addable = d.editor.addable_fields(&node.children);
+    let addable = d.editor.addable_fields();
     if addable.is_empty() {
         return action;
     }
@@ -247,8 +239,8 @@ fn message_editor(
 }
 
 /// The JSON of a message node as it stands (a map entry's value for an entry).
-fn node_json(d: &FrameDetail, node: &TypedNode, m: &prost_reflect::MessageDescriptor) -> String {
-    let raw = d.bytes.get(node.value_span.clone()).unwrap_or_default();
+fn node_json(d: &FrameDetail, m: &prost_reflect::MessageDescriptor) -> String {
+    let raw = d.bytes.get(d.editor.value_span.clone()).unwrap_or_default();
     let decoded = match d.editor.field.as_ref().filter(|f| f.is_map()) {
         Some(f) => match f.kind() {
             Kind::Message(entry) => DynamicMessage::decode(entry.clone(), raw)
@@ -262,9 +254,9 @@ fn node_json(d: &FrameDetail, node: &TypedNode, m: &prost_reflect::MessageDescri
 }
 
 /// "Decode as...": a bytes field of the message shown decoded as a chosen type.
-fn decode_as(d: &mut FrameDetail, ui: &mut egui::Ui, path: &str, node: &TypedNode) -> Option<EditRequest> {
+fn decode_as(d: &mut FrameDetail, ui: &mut egui::Ui, path: &str) -> Option<EditRequest> {
     let fd = d.editor.field.as_ref()?;
-    if fd.kind() != Kind::Bytes || !node.known || embedded::find(&d.tree, path).is_none() {
+    if fd.kind() != Kind::Bytes || !d.editor.known || embedded::find(&d.tree, path).is_none() {
         return None;
     }
     let pool = fd.parent_message().parent_pool().clone();

@@ -79,9 +79,8 @@ pub fn show(tab: &mut FileTab, ui: &mut egui::Ui) -> Option<ReadAs> {
                 } else {
                     tab.dump.framing.name()
                 };
-                let copy = detail.copy_forms(&tab.path, framing);
                 let root = tab.decoder.message_type().cloned();
-                if let Some(req) = detail_view::show(detail, ui, &copy, root.as_ref()) {
+                if let Some(req) = detail_view::show(detail, ui, (&tab.path, framing), root.as_ref()) {
                     let i = detail.index;
                     tab.request(i, req);
                 }
