@@ -1,8 +1,13 @@
-//! The app state and the frame loop: poll background work, draw the shell (menu, tabs, status
-//! bar) and the active tab's panels, and apply what the panels ask for.
+//! The app state and the frame loop: poll background work, take the shell's shortcuts, draw the
+//! shell (menu, dock layout, status bar) and apply what the panels ask for; what is remembered
+//! between runs goes through [`PersistedState`].
+//!
+//! Must never: wait on a file, a dialog or the network in a frame (workers and the runtime do).
 
 use super::file_tab::{FileTab, ReadAs};
+use super::layout::Layout;
 use super::panels;
+use super::recent::{PersistedState, RecentFiles, Theme};
 use crate::dump::background::Wake;
 use crate::schema::SchemaSet;
 use eframe::egui;
@@ -28,6 +33,14 @@ pub struct WalscopeApp {
     demo: Option<crate::sim::datasync::DatasyncDemo>,
     runtime: Option<Arc<tokio::runtime::Runtime>>,
     pub schemas_state: panels::schemas::SchemasState,
+    /// The dock: file panes, the start page and the panels.
+    pub layout: Layout,
+    /// The last files opened (File > Recent files).
+    pub recent: RecentFiles,
+    /// Profiles shown in the Connections menu and their checks.
+    pub connections: panels::connections::ConnectionsState,
+    /// The demo Milvus started by `--demo`.
+    milvus_demo: Option<crate::sim::milvus::MilvusDemo>,
     opened_tx: mpsc::Sender<Opened>,
     opened_rx: mpsc::Receiver<Opened>,
     wake: Wake,
@@ -64,6 +77,10 @@ impl WalscopeApp {
             demo: None,
             runtime: None,
             schemas_state: Default::default(),
+            layout: Layout::default(),
+            recent: RecentFiles::default(),
+            connections: Default::default(),
+            milvus_demo: None,
             opened_tx,
             opened_rx,
             wake,
@@ -82,11 +99,34 @@ impl WalscopeApp {
         self.runtime.as_ref().map(|rt| rt.handle().clone())
     }
 
-    /// Starts the demo SyncTool and DataCollector on free loopback ports and watches them.
-    /// Called at start-up (binding two loopback ports), never from a frame.
+    /// Starts the demo Milvus (gRPC), SyncTool and DataCollector (brpc) on free loopback ports,
+    /// watches the SyncTool and adds in-memory connection profiles for all three (never saved).
+    /// Called at start-up (binding loopback ports), never from a frame.
     pub fn start_demo(&mut self) {
         let Some(rt) = self.runtime() else { return };
         let any = std::net::SocketAddr::from(([127, 0, 0, 1], 0));
+        let profile = |name: &str, transport, endpoint: String| crate::net::profile::ConnectionProfile {
+            name: name.into(),
+            transport,
+            endpoint,
+            tls: Default::default(),
+            client_cert: None,
+            auth: None,
+            db_name: None,
+            headers: Vec::new(),
+            timeout_secs: None,
+        };
+        use crate::net::profile::TransportKind;
+        match rt.block_on(crate::sim::milvus::MilvusDemo::start(crate::sim::milvus::MilvusDemoConfig {
+            addr: any,
+            ..Default::default()
+        })) {
+            Ok(m) => {
+                self.connections.demo.push(profile("demo-milvus", TransportKind::Grpc, m.addr().to_string()));
+                self.milvus_demo = Some(m);
+            }
+            Err(e) => self.last_error = Some(format!("cannot start the demo Milvus: {e}")),
+        }
         let started = rt.block_on(crate::sim::datasync::DatasyncDemo::start(
             any,
             any,
@@ -102,10 +142,78 @@ impl WalscopeApp {
                 self.tasks.dest = "/tmp/walscope-demo/orders".into();
                 self.tasks.watch(&rt);
                 self.show_tasks = true;
+                self.connections.demo.push(profile(
+                    "demo-synctool",
+                    TransportKind::Brpc,
+                    d.synctool.addr().to_string(),
+                ));
+                self.connections.demo.push(profile(
+                    "demo-collector",
+                    TransportKind::Brpc,
+                    d.collector.addr().to_string(),
+                ));
                 self.demo = Some(d);
             }
             Err(e) => self.last_error = Some(format!("cannot start the demo servers: {e}")),
         }
+    }
+
+    /// What background work calls to get a frame drawn.
+    pub fn wake(&self) -> Wake {
+        self.wake.clone()
+    }
+
+    /// Closes file tab `i` (unsaved edits go with it, as before).
+    pub fn close_tab(&mut self, i: usize) {
+        if i < self.tabs.len() {
+            self.tabs.remove(i);
+            if self.active > i || self.active >= self.tabs.len() {
+                self.active = self.active.saturating_sub(1);
+            }
+        }
+    }
+
+    /// Makes the next (or previous) file the active one, wrapping around.
+    pub fn cycle_tabs(&mut self, forward: bool) {
+        let n = self.tabs.len();
+        if n > 0 {
+            self.active = if forward { (self.active + 1) % n } else { (self.active + n - 1) % n };
+        }
+    }
+
+    /// What to remember: layout, panels, theme, open and recent files.
+    pub fn persisted(&self, theme: Theme) -> PersistedState {
+        PersistedState {
+            theme,
+            recent: self.recent.paths().to_vec(),
+            open_files: self.tabs.iter().map(|t| t.path.clone()).collect(),
+            show_schemas: self.show_schemas,
+            show_tasks: self.show_tasks,
+            layout: Some(self.layout.tree.clone()),
+            ..Default::default()
+        }
+    }
+
+    /// Takes back what was remembered. With `files` named on the command line, those open and
+    /// the previous session's files do not; otherwise the previous files that still exist
+    /// reopen in their places. Returns the theme to apply.
+    pub fn restore(&mut self, state: PersistedState, files: &[PathBuf]) -> Theme {
+        self.recent = RecentFiles::new(state.recent);
+        self.show_schemas = state.show_schemas;
+        self.show_tasks = state.show_tasks;
+        let reopen: Vec<PathBuf> = if files.is_empty() {
+            state.open_files.into_iter().filter(|p| super::recent::why_missing(p).is_none()).collect()
+        } else {
+            files.to_vec()
+        };
+        if let Some(tree) = state.layout {
+            self.layout = Layout::from_tree(tree);
+            self.layout.retain_files(&reopen);
+        }
+        for p in reopen {
+            self.open(p);
+        }
+        state.theme
     }
 
     /// Opens `path` in a new tab, on a worker thread.
@@ -115,6 +223,13 @@ impl WalscopeApp {
 
     /// Opens `path` reading it as chosen (framing, type), on a worker thread.
     pub fn open_as(&mut self, path: PathBuf, read_as: ReadAs) {
+        // Absolute, so recent and restored files still work from another directory.
+        let path = std::path::absolute(&path).unwrap_or(path);
+        // A file already open is shown, not opened twice.
+        if let Some(i) = self.tabs.iter().position(|t| t.path == path) {
+            self.active = i;
+            return;
+        }
         if self.opening.contains(&path) {
             return;
         }
@@ -174,8 +289,14 @@ impl WalscopeApp {
             self.opening.retain(|p| *p != path);
             match result {
                 Ok(tab) => {
-                    self.tabs.push(tab);
-                    self.active = self.tabs.len() - 1;
+                    self.recent.push(path.clone());
+                    match self.tabs.iter().position(|t| t.path == path) {
+                        Some(i) => self.active = i,
+                        None => {
+                            self.tabs.push(tab);
+                            self.active = self.tabs.len() - 1;
+                        }
+                    }
                 }
                 Err(e) => self.last_error = Some(e),
             }
@@ -197,43 +318,11 @@ impl WalscopeApp {
         for p in dropped {
             self.open(p);
         }
+        shortcuts(self, ui.ctx());
         egui::Panel::top("menu").show(ui, |ui| panels::menu::show(self, ui));
         egui::Panel::bottom("status").show(ui, |ui| panels::status_bar::show(self, ui));
         panels::schemas::poll(self);
-        if self.show_tasks {
-            egui::Panel::bottom("tasks").resizable(true).min_size(300.0).default_size(340.0).show(ui, |ui| {
-                egui::ScrollArea::vertical()
-                    .id_salt("tasks_panel")
-                    .show(ui, |ui| panels::tasks::show(self, ui));
-            });
-        }
-        if self.show_schemas {
-            egui::Panel::left("schemas").resizable(true).default_size(320.0).show(ui, |ui| {
-                egui::ScrollArea::vertical()
-                    .id_salt("schemas_panel")
-                    .show(ui, |ui| panels::schemas::show(self, ui));
-            });
-        }
-        egui::CentralPanel::default().show(ui, |ui| {
-            if self.tabs.is_empty() {
-                panels::start::show(self, ui);
-                return;
-            }
-            if let Some(close) = panels::tabs::show(self, ui) {
-                self.tabs.remove(close);
-                self.active = self.active.min(self.tabs.len().saturating_sub(1));
-            }
-            let mut reopen = None;
-            if let Some(tab) = self.tabs.get_mut(self.active) {
-                reopen = panels::file_view::show(tab, ui);
-            }
-            // Reading a file another way means opening it again; the old tab goes.
-            if let Some(read_as) = reopen {
-                let tab = self.tabs.remove(self.active);
-                self.active = self.active.min(self.tabs.len().saturating_sub(1));
-                self.open_as(tab.path.clone(), read_as);
-            }
-        });
+        egui::CentralPanel::default().show(ui, |ui| super::layout::show(self, ui));
         // Background work reports through `wake`; while a scan runs, keep the numbers moving.
         let busy = !self.opening.is_empty()
             || self
@@ -249,9 +338,40 @@ impl WalscopeApp {
     }
 }
 
+/// The shell's keys: Ctrl+O open, Ctrl+W close the active file, Ctrl+Tab / Ctrl+Shift+Tab next
+/// and previous file. (Ctrl+F, Esc, Ctrl+Z, Ctrl+S belong to the file view.)
+fn shortcuts(app: &mut WalscopeApp, ctx: &egui::Context) {
+    use egui::{Key, Modifiers};
+    let (open, close, prev, next) = ctx.input_mut(|i| {
+        let open = i.consume_key(Modifiers::COMMAND, Key::O);
+        let close = i.consume_key(Modifiers::COMMAND, Key::W);
+        // The more specific first: consume_key ignores an extra Shift.
+        let prev = i.consume_key(Modifiers::CTRL | Modifiers::SHIFT, Key::Tab);
+        let next = !prev && i.consume_key(Modifiers::CTRL, Key::Tab);
+        (open, close, prev, next)
+    });
+    if open {
+        app.pick_file();
+    }
+    if close {
+        app.close_tab(app.active);
+    }
+    if prev || next {
+        app.cycle_tabs(next);
+    }
+}
+
 impl eframe::App for WalscopeApp {
     fn ui(&mut self, ui: &mut egui::Ui, _frame: &mut eframe::Frame) {
         super::startup::frame(ui.ctx());
         WalscopeApp::ui(self, ui);
+    }
+
+    fn save(&mut self, storage: &mut dyn eframe::Storage) {
+        let theme = self
+            .ctx
+            .get()
+            .map_or(Theme::System, |c| Theme::from_preference(c.options(|o| o.theme_preference)));
+        storage.set_string(super::recent::STORAGE_KEY, self.persisted(theme).to_json());
     }
 }

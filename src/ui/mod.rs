@@ -1,6 +1,7 @@
 //! The desktop app (eframe/egui). State lives in [`app::WalscopeApp`] and [`file_tab::FileTab`];
 //! `panels/` only draw that state and return what the user asked for; `widgets/` are reusable
-//! pieces (the hex view). Must never: block the UI thread on files or the network, or decode
+//! pieces (the hex view); [`layout`] is the dock the panes live in; [`recent`] is what is
+//! remembered between runs. Must never: block the UI thread on files or the network, or decode
 //! more than the one selected message on it (rows are decoded by a background loader).
 
 pub mod app;
@@ -8,7 +9,9 @@ pub mod detail;
 pub mod embedded;
 pub mod field_edit;
 pub mod file_tab;
+pub mod layout;
 pub mod panels;
+pub mod recent;
 pub mod row_order;
 pub mod startup;
 pub mod widgets;
@@ -24,21 +27,26 @@ pub const CLI_USAGE: &[(&str, &str)] = &[
     ("walscope sample --kind milvus-dump --out FILE", "realistic practice data"),
 ];
 
-/// Opens the window with `files` open in tabs; `demo` starts the demo OpenMLDB servers too.
+/// Opens the window with `files` open in tabs; `demo` starts the demo servers (Milvus, SyncTool,
+/// DataCollector) too. Layout, theme, recent files and window size come back from the last run
+/// (eframe storage; under `WALSCOPE_CONFIG_DIR` when that is set).
 pub fn run_native(files: Vec<std::path::PathBuf>, demo: bool) -> Result<(), eframe::Error> {
     let options = eframe::NativeOptions {
         viewport: egui::ViewportBuilder::default().with_inner_size([1280.0, 800.0]).with_title("walscope"),
+        persist_window: true,
+        persistence_path: std::env::var_os("WALSCOPE_CONFIG_DIR")
+            .map(|d| std::path::PathBuf::from(d).join("window-state.ron")),
         ..Default::default()
     };
     eframe::run_native(
         "walscope",
         options,
         Box::new(move |cc| {
-            let _ = cc;
             let mut app = WalscopeApp::new();
-            for f in files {
-                app.open(f);
-            }
+            let stored = cc.storage.and_then(|s| s.get_string(recent::STORAGE_KEY));
+            let state = stored.map(|t| recent::PersistedState::from_json(&t)).unwrap_or_default();
+            let theme = app.restore(state, &files);
+            cc.egui_ctx.set_theme(theme.preference());
             if demo {
                 app.start_demo();
             }

@@ -1,53 +1,153 @@
-//! File / View / Help menus.
+//! The menu bar: File (open, recent files, close), Edit (undo, redo, save of the active file),
+//! View (panels, theme), Connections (profiles and their checks), Help (shortcuts, the CLI).
+//! Must never: do the work itself; it calls the app and the active `FileTab`.
 
-use crate::ui::WalscopeApp;
+use crate::ui::{CLI_USAGE, WalscopeApp};
 use eframe::egui;
+
+/// Shortcuts listed in Help (and beside the menu items).
+pub const SHORTCUTS: &[(&str, &str)] = &[
+    ("Ctrl+O", "open a file (file dialog)"),
+    ("Ctrl+W", "close the active file"),
+    ("Ctrl+Tab / Ctrl+Shift+Tab", "next / previous file"),
+    ("Ctrl+S", "save the active file's edits"),
+    ("Ctrl+Z / Ctrl+Shift+Z", "undo / redo an edit"),
+    ("Ctrl+F", "filter rows"),
+    ("Esc", "cancel the focused job"),
+];
 
 pub fn show(app: &mut WalscopeApp, ui: &mut egui::Ui) {
     egui::MenuBar::new().ui(ui, |ui| {
-        ui.menu_button("File", |ui| {
-            if ui.button("Open file...").clicked() {
-                app.pick_file();
-                ui.close();
+        ui.menu_button("File", |ui| file_menu(app, ui));
+        ui.menu_button("Edit", |ui| edit_menu(app, ui));
+        ui.menu_button("View", |ui| view_menu(app, ui));
+        // Stays open on a click, so a check's answer shows beside its profile.
+        let keep_open = egui::containers::menu::MenuConfig::new()
+            .close_behavior(egui::PopupCloseBehavior::CloseOnClickOutside);
+        egui::containers::menu::MenuButton::new("Connections")
+            .config(keep_open)
+            .ui(ui, |ui| super::connections::menu(app, ui));
+        ui.menu_button("Help", help_menu);
+    });
+}
+
+fn file_menu(app: &mut WalscopeApp, ui: &mut egui::Ui) {
+    if ui.add(egui::Button::new("Open file...").shortcut_text("Ctrl+O")).clicked() {
+        app.pick_file();
+        ui.close();
+    }
+    ui.label("Open path:");
+    let r = ui
+        .add(egui::TextEdit::singleline(&mut app.open_path).hint_text("/path/to/dump").desired_width(320.0));
+    let enter = r.lost_focus() && ui.input(|i| i.key_pressed(egui::Key::Enter));
+    if (ui.button("Open").clicked() || enter) && !app.open_path.trim().is_empty() {
+        let p = std::path::PathBuf::from(app.open_path.trim());
+        app.open(p);
+        ui.close();
+    }
+    ui.menu_button("Recent files", |ui| {
+        let wake = app.wake();
+        app.recent.refresh(wake);
+        if app.recent.paths().is_empty() {
+            ui.label("No recent files.");
+        }
+        for p in app.recent.paths().to_vec() {
+            let missing = app.recent.missing(&p);
+            let text = p.display().to_string();
+            let r = ui.add_enabled(missing.is_none(), egui::Button::new(&text));
+            let r = match &missing {
+                Some(why) => r.on_disabled_hover_text(format!("Cannot open: {why}")),
+                None => r,
+            };
+            if let Some(why) = &missing {
+                ui.weak(format!("  {why}"));
             }
-            ui.label("Open path:");
-            let r = ui.add(
-                egui::TextEdit::singleline(&mut app.open_path)
-                    .hint_text("/path/to/dump")
-                    .desired_width(320.0),
-            );
-            let enter = r.lost_focus() && ui.input(|i| i.key_pressed(egui::Key::Enter));
-            if (ui.button("Open").clicked() || enter) && !app.open_path.trim().is_empty() {
-                let p = std::path::PathBuf::from(app.open_path.trim());
+            if r.clicked() {
                 app.open(p);
                 ui.close();
             }
-            if let Some(tab) = app.tabs.get(app.active)
-                && ui.button(format!("Close {}", tab.title())).clicked()
-            {
-                app.tabs.remove(app.active);
-                app.active = app.active.min(app.tabs.len().saturating_sub(1));
-                ui.close();
-            }
-        });
-        ui.menu_button("View", |ui| {
-            ui.checkbox(&mut app.show_schemas, "Schemas panel");
-            ui.checkbox(&mut app.show_tasks, "Sync tasks panel");
-            // Words, not the emoji egui's own theme buttons use (not every font has them).
-            let current = ui.ctx().options(|o| o.theme_preference);
-            for (pref, name) in [
-                (egui::ThemePreference::System, "Theme: follow the system"),
-                (egui::ThemePreference::Light, "Theme: light"),
-                (egui::ThemePreference::Dark, "Theme: dark"),
-            ] {
-                if ui.selectable_label(current == pref, name).clicked() {
-                    ui.ctx().set_theme(pref);
-                }
-            }
-        });
-        ui.menu_button("Help", |ui| {
-            ui.label("walscope: inspect and repair protobuf WAL traffic.");
-            ui.label("Drop a dump file on the window, or use File > Open path.");
-        });
+        }
+    });
+    if let Some(tab) = app.tabs.get(app.active)
+        && ui.add(egui::Button::new(format!("Close {}", tab.title())).shortcut_text("Ctrl+W")).clicked()
+    {
+        app.close_tab(app.active);
+        ui.close();
+    }
+}
+
+fn edit_menu(app: &mut WalscopeApp, ui: &mut egui::Ui) {
+    let Some(tab) = app.tabs.get_mut(app.active) else {
+        ui.add_enabled(false, egui::Button::new("Undo").shortcut_text("Ctrl+Z"));
+        ui.add_enabled(false, egui::Button::new("Redo").shortcut_text("Ctrl+Shift+Z"));
+        ui.add_enabled(false, egui::Button::new("Save").shortcut_text("Ctrl+S"));
+        ui.weak("Open a file to edit it.");
+        return;
+    };
+    let saving = tab.saving.is_some();
+    if ui
+        .add_enabled(tab.session.can_undo() && !saving, egui::Button::new("Undo").shortcut_text("Ctrl+Z"))
+        .clicked()
+    {
+        tab.undo();
+    }
+    if ui
+        .add_enabled(
+            tab.session.can_redo() && !saving,
+            egui::Button::new("Redo").shortcut_text("Ctrl+Shift+Z"),
+        )
+        .clicked()
+    {
+        tab.redo();
+    }
+    let save = egui::Button::new(format!("Save {}", tab.title())).shortcut_text("Ctrl+S");
+    if ui.add_enabled(tab.session.is_dirty() && !saving, save).clicked() {
+        tab.save();
+        ui.close();
+    }
+    if saving {
+        ui.weak("saving...");
+    }
+}
+
+fn view_menu(app: &mut WalscopeApp, ui: &mut egui::Ui) {
+    ui.checkbox(&mut app.show_schemas, "Schemas panel");
+    ui.checkbox(&mut app.show_tasks, "Sync tasks panel");
+    ui.separator();
+    // Words, not the emoji egui's own theme buttons use (not every font has them).
+    let current = ui.ctx().options(|o| o.theme_preference);
+    for (pref, name) in [
+        (egui::ThemePreference::System, "Theme: follow the system"),
+        (egui::ThemePreference::Light, "Theme: light"),
+        (egui::ThemePreference::Dark, "Theme: dark"),
+    ] {
+        if ui.selectable_label(current == pref, name).clicked() {
+            ui.ctx().set_theme(pref);
+        }
+    }
+    ui.separator();
+    ui.weak("Drag a tab to split or rearrange; close it with its x.");
+}
+
+fn help_menu(ui: &mut egui::Ui) {
+    ui.label("walscope: inspect and repair protobuf WAL traffic.");
+    ui.label("Drop a dump file on the window, or use File > Open path.");
+    ui.separator();
+    ui.strong("Keyboard shortcuts");
+    egui::Grid::new("shortcuts").show(ui, |ui| {
+        for (keys, what) in SHORTCUTS {
+            ui.monospace(*keys);
+            ui.label(*what);
+            ui.end_row();
+        }
+    });
+    ui.separator();
+    ui.strong("Command line (walscope --help for all)");
+    egui::Grid::new("help_cli").show(ui, |ui| {
+        for (cmd, what) in CLI_USAGE {
+            ui.monospace(*cmd);
+            ui.label(*what);
+            ui.end_row();
+        }
     });
 }

@@ -1,6 +1,7 @@
 //! One panel per file: each draws state and reports what the user asked for.
 
 pub mod browser;
+pub mod connections;
 pub mod detail_view;
 pub mod field_editor;
 pub mod file_view;
@@ -8,5 +9,4 @@ pub mod menu;
 pub mod schemas;
 pub mod start;
 pub mod status_bar;
-pub mod tabs;
 pub mod tasks;

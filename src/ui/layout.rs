@@ -1,0 +1,336 @@
+//! The dockable layout: every open file, the start page, the Schemas panel and the Sync tasks
+//! dashboard are panes of one [`egui_tiles::Tree`] that can be split, dragged and tabbed.
+//!
+//! Owns: the tree, keeping it in step with `WalscopeApp::tabs` / `show_schemas` / `show_tasks`
+//! (panes come and go with them; closing a pane's tab closes the file or hides the panel), and
+//! which file pane has the focus (`WalscopeApp::active`). File panes are keyed by path, so a
+//! file reopened after a save or a "Read as" keeps its place.
+//! Must never: own file state (that is `FileTab`), or read files or the network.
+
+use super::file_tab::ReadAs;
+use super::{WalscopeApp, panels};
+use eframe::egui;
+use egui_tiles::{Container, Tile, TileId, Tiles, Tree};
+use serde::{Deserialize, Serialize};
+use std::path::PathBuf;
+
+/// What a pane shows.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub enum Pane {
+    /// What the window shows with no file open.
+    Start,
+    File(PathBuf),
+    Schemas,
+    Tasks,
+}
+
+pub struct Layout {
+    pub tree: Tree<Pane>,
+    /// The file whose pane was last made active (to notice when `active` changes elsewhere).
+    focused: Option<PathBuf>,
+}
+
+const TREE_ID: &str = "walscope_layout";
+
+impl Default for Layout {
+    fn default() -> Self {
+        Layout { tree: Tree::empty(egui::Id::unique(TREE_ID)), focused: None }
+    }
+}
+
+impl Layout {
+    /// A layout restored from storage (its panes are brought in step on the next frame).
+    pub fn from_tree(tree: Tree<Pane>) -> Layout {
+        Layout { tree, focused: None }
+    }
+
+    /// Every pane in the tree.
+    pub fn panes(&self) -> Vec<Pane> {
+        self.tree
+            .tiles
+            .tiles()
+            .filter_map(|t| if let Tile::Pane(p) = t { Some(p.clone()) } else { None })
+            .collect()
+    }
+
+    pub fn has(&self, pane: &Pane) -> bool {
+        self.tree.tiles.find_pane(pane).is_some()
+    }
+
+    /// True when `pane` is on screen (not behind another tab).
+    pub fn is_shown(&self, pane: &Pane) -> bool {
+        self.tree.tiles.find_pane(pane).is_some_and(|id| self.tree.active_tiles().contains(&id))
+    }
+
+    /// How many tab groups hold a file (2 or more after a split).
+    pub fn file_groups(&self) -> usize {
+        self.tree
+            .tiles
+            .iter()
+            .filter(|(_, t)| match t {
+                Tile::Container(Container::Tabs(tabs)) => tabs
+                    .children
+                    .iter()
+                    .any(|c| matches!(self.tree.tiles.get(*c), Some(Tile::Pane(Pane::File(_))))),
+                _ => false,
+            })
+            .count()
+    }
+
+    /// Drops file panes whose path is not in `keep` (a restored layout, before its files open).
+    pub fn retain_files(&mut self, keep: &[PathBuf]) {
+        let gone: Vec<TileId> = self
+            .tree
+            .tiles
+            .iter()
+            .filter_map(|(id, t)| match t {
+                Tile::Pane(Pane::File(p)) if !keep.contains(p) => Some(*id),
+                _ => None,
+            })
+            .collect();
+        for id in gone {
+            self.tree.remove_recursively(id);
+        }
+    }
+
+    fn add(&mut self, pane: Pane) {
+        let tiles = &mut self.tree.tiles;
+        let is_file = matches!(pane, Pane::File(_) | Pane::Start);
+        let schemas = pane == Pane::Schemas;
+        let new = tiles.insert_pane(pane);
+        let Some(root) = self.tree.root else {
+            self.tree.root = Some(tiles.insert_tab_tile(vec![new]));
+            return;
+        };
+        if is_file {
+            // Beside the focused file, else beside any file or the start page.
+            let focused = self.focused.clone().and_then(|p| tiles.find_pane(&Pane::File(p)));
+            let sibling = focused.or_else(|| {
+                tiles
+                    .iter()
+                    .find(|(_, t)| matches!(t, Tile::Pane(Pane::File(_) | Pane::Start)))
+                    .map(|(id, _)| *id)
+            });
+            if let Some(parent) = sibling.and_then(|s| tiles.parent_of(s))
+                && let Some(Tile::Container(c @ Container::Tabs(_))) = tiles.get_mut(parent)
+            {
+                c.add_child(new);
+                if let Container::Tabs(t) = c {
+                    t.set_active(new);
+                }
+                return;
+            }
+            let tabs = tiles.insert_tab_tile(vec![new]);
+            self.tree.root = Some(tiles.insert_horizontal_tile(vec![root, tabs]));
+            return;
+        }
+        // Schemas to the left, the dashboard below, as the old fixed panels were.
+        let tabs = tiles.insert_tab_tile(vec![new]);
+        let (children, share) = if schemas { (vec![tabs, root], 0.3) } else { (vec![root, tabs], 0.45) };
+        let split = if schemas {
+            tiles.insert_horizontal_tile(children)
+        } else {
+            tiles.insert_vertical_tile(children)
+        };
+        if let Some(Tile::Container(Container::Linear(l))) = tiles.get_mut(split) {
+            l.shares.set_share(tabs, share);
+            l.shares.set_share(root, 1.0 - share);
+        }
+        self.tree.root = Some(split);
+    }
+
+    fn remove(&mut self, pane: &Pane) {
+        while let Some(id) = self.tree.tiles.find_pane(pane) {
+            self.tree.remove_recursively(id);
+        }
+    }
+
+    /// Brings the panes in step with the app's files and panels, and shows the active file.
+    fn sync(
+        &mut self,
+        files: &[PathBuf],
+        opening: &[PathBuf],
+        active: Option<&PathBuf>,
+        schemas: bool,
+        tasks: bool,
+    ) {
+        for p in self.panes() {
+            let keep = match &p {
+                Pane::File(path) => files.contains(path) || opening.contains(path),
+                Pane::Schemas => schemas,
+                Pane::Tasks => tasks,
+                Pane::Start => true,
+            };
+            if !keep {
+                self.remove(&p);
+            }
+        }
+        for f in files {
+            if !self.has(&Pane::File(f.clone())) {
+                self.add(Pane::File(f.clone()));
+            }
+        }
+        let any_file = self.panes().iter().any(|p| matches!(p, Pane::File(_)));
+        if any_file {
+            self.remove(&Pane::Start);
+        } else if !self.has(&Pane::Start) {
+            self.add(Pane::Start);
+        }
+        if schemas && !self.has(&Pane::Schemas) {
+            self.add(Pane::Schemas);
+        }
+        if tasks && !self.has(&Pane::Tasks) {
+            self.add(Pane::Tasks);
+        }
+        if let Some(want) = active
+            && self.focused.as_ref() != Some(want)
+        {
+            let target = Pane::File(want.clone());
+            self.tree.make_active(|_, t| matches!(t, Tile::Pane(p) if *p == target));
+            self.focused = Some(want.clone());
+        }
+    }
+}
+
+/// What happened in the panes this frame, applied once the tree is drawn.
+struct Shell<'a> {
+    app: &'a mut WalscopeApp,
+    closed: Vec<Pane>,
+    focus: Option<PathBuf>,
+    reopen: Vec<(PathBuf, ReadAs)>,
+}
+
+impl egui_tiles::Behavior<Pane> for Shell<'_> {
+    fn pane_ui(&mut self, ui: &mut egui::Ui, _id: TileId, pane: &mut Pane) -> egui_tiles::UiResponse {
+        let rect = ui.max_rect();
+        match pane {
+            Pane::Start => {
+                egui::ScrollArea::vertical()
+                    .id_salt("start_pane")
+                    .show(ui, |ui| panels::start::show(self.app, ui));
+            }
+            Pane::Schemas => {
+                egui::ScrollArea::vertical()
+                    .id_salt("schemas_panel")
+                    .show(ui, |ui| panels::schemas::show(self.app, ui));
+            }
+            Pane::Tasks => {
+                egui::ScrollArea::vertical()
+                    .id_salt("tasks_panel")
+                    .show(ui, |ui| panels::tasks::show(self.app, ui));
+            }
+            Pane::File(path) => {
+                let pressed = ui.input(|i| {
+                    i.pointer.any_pressed() && i.pointer.interact_pos().is_some_and(|p| rect.contains(p))
+                });
+                if pressed {
+                    self.focus = Some(path.clone());
+                }
+                match self.app.tabs.iter_mut().find(|t| t.path == *path) {
+                    Some(tab) => {
+                        ui.push_id(path.as_path(), |ui| {
+                            if let Some(read_as) = panels::file_view::show(tab, ui) {
+                                self.reopen.push((path.clone(), read_as));
+                            }
+                        });
+                    }
+                    None => {
+                        ui.horizontal(|ui| {
+                            ui.spinner();
+                            ui.label(format!("opening {}", path.display()));
+                        });
+                    }
+                }
+            }
+        }
+        egui_tiles::UiResponse::None
+    }
+
+    fn tab_title_for_pane(&mut self, pane: &Pane) -> egui::WidgetText {
+        match pane {
+            Pane::Start => "Start".into(),
+            Pane::Schemas => "Schemas".into(),
+            Pane::Tasks => "Sync tasks".into(),
+            Pane::File(path) => {
+                let name = path
+                    .file_name()
+                    .map_or_else(|| path.display().to_string(), |n| n.to_string_lossy().into_owned());
+                let dirty = self.app.tabs.iter().any(|t| t.path == *path && t.session.is_dirty());
+                if dirty { format!("{name} (edited)").into() } else { name.into() }
+            }
+        }
+    }
+
+    fn is_tab_closable(&self, tiles: &Tiles<Pane>, id: TileId) -> bool {
+        matches!(tiles.get(id), Some(Tile::Pane(Pane::File(_) | Pane::Schemas | Pane::Tasks)))
+    }
+
+    fn on_tab_close(&mut self, tiles: &mut Tiles<Pane>, id: TileId) -> bool {
+        if let Some(Tile::Pane(p)) = tiles.get(id) {
+            self.closed.push(p.clone());
+        }
+        true
+    }
+
+    fn on_tab_button(&mut self, tiles: &mut Tiles<Pane>, id: TileId, r: egui::Response) -> egui::Response {
+        if (r.clicked() || r.drag_started())
+            && let Some(Tile::Pane(Pane::File(p))) = tiles.get(id)
+        {
+            self.focus = Some(p.clone());
+        }
+        r
+    }
+
+    fn simplification_options(&self) -> egui_tiles::SimplificationOptions {
+        egui_tiles::SimplificationOptions { all_panes_must_have_tabs: true, ..Default::default() }
+    }
+
+    /// Ctrl+Tab walks the open files instead (see `shortcuts`).
+    fn cycle_tabs_with_keyboard(&self) -> bool {
+        false
+    }
+
+    /// A preview would draw the file's widgets a second time with the same ids.
+    fn preview_dragged_panes(&self) -> bool {
+        false
+    }
+}
+
+/// Draws the layout into `ui` and applies what was done in it (closing, focusing, reopening).
+pub fn show(app: &mut WalscopeApp, ui: &mut egui::Ui) {
+    let files: Vec<PathBuf> = app.tabs.iter().map(|t| t.path.clone()).collect();
+    let active = app.tabs.get(app.active).map(|t| t.path.clone());
+    let (schemas, tasks) = (app.show_schemas, app.show_tasks);
+    app.layout.sync(&files, &app.opening, active.as_ref(), schemas, tasks);
+    let mut tree = std::mem::replace(&mut app.layout.tree, Tree::empty(egui::Id::unique(TREE_ID)));
+    let mut shell = Shell { app, closed: Vec::new(), focus: None, reopen: Vec::new() };
+    tree.ui(&mut shell, ui);
+    let Shell { app, closed, focus, reopen } = shell;
+    app.layout.tree = tree;
+    if let Some(path) = focus
+        && let Some(i) = app.tabs.iter().position(|t| t.path == path)
+    {
+        app.active = i;
+        app.layout.focused = Some(path);
+    }
+    for pane in closed {
+        match pane {
+            Pane::File(path) => {
+                if let Some(i) = app.tabs.iter().position(|t| t.path == path) {
+                    app.close_tab(i);
+                }
+            }
+            Pane::Schemas => app.show_schemas = false,
+            Pane::Tasks => app.show_tasks = false,
+            Pane::Start => {}
+        }
+    }
+    // Reading a file another way means opening it again; its pane waits in place.
+    for (path, read_as) in reopen {
+        if let Some(i) = app.tabs.iter().position(|t| t.path == path) {
+            app.tabs.remove(i);
+            app.active = app.active.min(app.tabs.len().saturating_sub(1));
+            app.open_as(path, read_as);
+        }
+    }
+}
