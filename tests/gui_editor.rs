@@ -91,3 +91,74 @@ fn edit_a_progress_file_and_save() {
     let suffix = original.iter().rev().zip(saved.iter().rev()).take_while(|(a, b)| a == b).count();
     assert!(suffix >= original.len() - tablet, "bytes after the sync point are untouched");
 }
+
+/// Before saving: the byte diff; closing asks first; save as writes a copy and leaves the
+/// original alone; Ctrl+F goes to the filter and Esc drops the selection.
+#[test]
+fn review_close_guard_save_as_and_keys() {
+    use eframe::egui::{Key, Modifiers};
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("0.progress");
+    std::fs::copy(Path::new(env!("CARGO_MANIFEST_DIR")).join("assets/samples/synctool/7/0.progress"), &file)
+        .unwrap();
+    let original = std::fs::read(&file).unwrap();
+    let mut h = Harness::builder()
+        .with_size(eframe::egui::Vec2::new(1400.0, 900.0))
+        .build_ui_state(|ui, app: &mut WalscopeApp| app.ui(ui), WalscopeApp::new());
+    h.step();
+    h.state_mut().open(file.clone());
+    step_until(&mut h, "the file", |h| h.state().tabs.len() == 1);
+    h.state_mut().tabs[0].select(0);
+    h.state_mut().tabs[0].apply_edit(0, "sync_point.offset", "99");
+    settle(&mut h);
+
+    h.get_by_label("Review changes (byte diff)").click();
+    settle(&mut h);
+    h.get_by_label("frame 0 before");
+    h.get_by_label("frame 0 after");
+
+    // Closing a file with unsaved edits asks; keeping it keeps the edits.
+    h.key_press_modifiers(Modifiers::COMMAND, Key::W);
+    settle(&mut h);
+    h.get_by_label_contains("has unsaved edits in 1 message(s)");
+    h.get_by_label("Keep it open").click();
+    settle(&mut h);
+    assert_eq!(h.state().tabs.len(), 1);
+    assert!(h.state().tabs[0].session.is_dirty());
+
+    // Save as onto the file itself is refused; a new name writes a copy.
+    h.state_mut().tabs[0].save_as_text = file.display().to_string();
+    h.step();
+    h.get_by_label("Save copy").click();
+    settle(&mut h);
+    h.get_by_label_contains("Not saved: that is this file");
+    let copy = dir.path().join("copy.progress");
+    h.state_mut().tabs[0].save_as_text = copy.display().to_string();
+    h.step();
+    h.get_by_label("Save copy").click();
+    step_until(&mut h, "the copy to open", |h| {
+        h.state().opening.is_empty()
+            && h.state().tabs.len() == 1
+            && h.state().tabs[0].path.ends_with("copy.progress")
+    });
+    assert_eq!(std::fs::read(&file).unwrap(), original, "the original is untouched");
+    assert!(!dir.path().join("0.progress.bak").exists());
+    assert_eq!(offset_of(&copy), 99);
+
+    // Ctrl+F puts the cursor in the filter box; Esc (outside it) drops the selection.
+    h.state_mut().tabs[0].select(0);
+    settle(&mut h);
+    h.key_press_modifiers(Modifiers::COMMAND, Key::F);
+    h.step();
+    h.step();
+    assert!(h.get_by_label("Filter:").is_focused());
+    h.get_by_label("Filter:").type_text("type=Insert");
+    h.step();
+    assert_eq!(h.state().tabs[0].filter_text, "type=Insert");
+    h.key_press(Key::Tab);
+    h.step();
+    h.step();
+    h.key_press(Key::Escape);
+    settle(&mut h);
+    assert!(h.state().tabs[0].selected.is_none());
+}

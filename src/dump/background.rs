@@ -135,6 +135,9 @@ impl FilterScan {
     pub fn cancel(&self) {
         self.cancel.store(true, Ordering::Relaxed);
     }
+    pub fn is_cancelled(&self) -> bool {
+        self.cancel.load(Ordering::Relaxed)
+    }
 }
 
 impl Drop for FilterScan {

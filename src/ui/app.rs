@@ -39,6 +39,8 @@ pub struct WalscopeApp {
     pub recent: RecentFiles,
     /// Profiles shown in the Connections menu and their checks.
     pub connections: panels::connections::ConnectionsState,
+    /// A file with unsaved edits the operator asked to close: waiting for "discard or keep".
+    pub confirm_close: Option<PathBuf>,
     /// The demo Milvus started by `--demo`.
     milvus_demo: Option<crate::sim::milvus::MilvusDemo>,
     opened_tx: mpsc::Sender<Opened>,
@@ -78,6 +80,7 @@ impl WalscopeApp {
             runtime: None,
             schemas_state: Default::default(),
             layout: Layout::default(),
+            confirm_close: None,
             recent: RecentFiles::default(),
             connections: Default::default(),
             milvus_demo: None,
@@ -163,8 +166,17 @@ impl WalscopeApp {
         self.wake.clone()
     }
 
-    /// Closes file tab `i` (unsaved edits go with it, as before).
+    /// Closes file tab `i`. A file with unsaved edits is not closed: the operator is asked
+    /// first (see [`panels::confirm_close`]).
     pub fn close_tab(&mut self, i: usize) {
+        match self.tabs.get(i) {
+            Some(t) if t.session.is_dirty() => self.confirm_close = Some(t.path.clone()),
+            _ => self.discard_tab(i),
+        }
+    }
+
+    /// Closes file tab `i`, dropping any unsaved edits.
+    pub fn discard_tab(&mut self, i: usize) {
         if i < self.tabs.len() {
             self.tabs.remove(i);
             if self.active > i || self.active >= self.tabs.len() {
@@ -275,15 +287,18 @@ impl WalscopeApp {
                 None => {}
             }
         }
-        // A saved file is read again from disk, so what is shown is what was written.
+        // A saved file is read again from disk, so what is shown is what was written. After a
+        // save-as the tab shows the copy; the original file was not touched.
         for i in reopen.into_iter().rev() {
             let tab = self.tabs.remove(i);
-            self.last_error = Some(format!(
-                "saved {} (previous version in {}.bak)",
-                tab.path.display(),
-                tab.path.display()
-            ));
-            self.open(tab.path.clone());
+            let (path, read_as) = tab.saved_copy();
+            let bak = crate::dump::save::backup_path(&path);
+            self.last_error = Some(if bak.exists() {
+                format!("saved {} (previous version in {})", path.display(), bak.display())
+            } else {
+                format!("saved {} (a new file; {} is unchanged)", path.display(), tab.path.display())
+            });
+            self.open_as(path, read_as);
         }
         while let Ok((path, result)) = self.opened_rx.try_recv() {
             self.opening.retain(|p| *p != path);
@@ -323,6 +338,7 @@ impl WalscopeApp {
         egui::Panel::bottom("status").show(ui, |ui| panels::status_bar::show(self, ui));
         panels::schemas::poll(self);
         egui::CentralPanel::default().show(ui, |ui| super::layout::show(self, ui));
+        panels::confirm_close::show(self, ui.ctx());
         // Background work reports through `wake`; while a scan runs, keep the numbers moving.
         let busy = !self.opening.is_empty()
             || self

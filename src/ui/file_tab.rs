@@ -40,6 +40,11 @@ pub struct FileTab {
     pub session: EditSession,
     /// A save in progress (its result arrives here).
     pub saving: Option<mpsc::Receiver<Result<(), String>>>,
+    /// Where that save writes, when it is a save-as.
+    pub save_target: Option<PathBuf>,
+    /// What is typed in "Save as", and why the last save-as was refused.
+    pub save_as_text: String,
+    pub save_as_error: Option<String>,
     /// The order of the list (number either way, or size).
     pub order: RowOrder,
     /// Bytes fields shown decoded as a type the operator chose (editor path, type); kept while
@@ -83,6 +88,9 @@ impl FileTab {
             detail: None,
             session: EditSession::default(),
             saving: None,
+            save_target: None,
+            save_as_text: String::new(),
+            save_as_error: None,
             decode_as: Vec::new(),
             order: RowOrder::default(),
             wake,
@@ -317,9 +325,32 @@ impl FileTab {
 
     /// Writes the edits on a worker thread: atomic replace, previous version kept as FILE.bak.
     pub fn save(&mut self) {
+        self.write_to(None);
+    }
+
+    /// Writes the file with its edits to `target` instead (atomic; an existing target is kept
+    /// as TARGET.bak); the tab then shows the new file. The original stays as it was.
+    pub fn save_as(&mut self, target: PathBuf) -> Result<(), String> {
+        if target.as_os_str().is_empty() {
+            return Err("type where to save the copy".into());
+        }
+        let same = std::fs::canonicalize(&target).ok() == std::fs::canonicalize(&self.path).ok()
+            || target == self.path;
+        if same {
+            return Err("that is this file: use Save to replace it (a .bak is kept)".into());
+        }
+        if target.is_dir() {
+            return Err(format!("{} is a directory; name a file", target.display()));
+        }
+        self.write_to(Some(target));
+        Ok(())
+    }
+
+    fn write_to(&mut self, target: Option<PathBuf>) {
         let (tx, rx) = mpsc::channel();
         let rendered = self.session.render(&self.dump);
-        let (path, wake) = (self.path.clone(), self.wake.clone());
+        let path = target.clone().unwrap_or_else(|| self.path.clone());
+        let wake = self.wake.clone();
         let _ = std::thread::Builder::new().name("walscope-save".into()).spawn(move || {
             let result = rendered.and_then(|bytes| {
                 crate::dump::save::atomic_write(&path, &bytes, true)
@@ -330,5 +361,21 @@ impl FileTab {
             wake();
         });
         self.saving = Some(rx);
+        self.save_target = target;
+    }
+
+    /// Where the last save went (the tab's own file, or a save-as target) and how to read it
+    /// again: the framing and type this tab uses, so a copy without a manifest reads the same.
+    pub fn saved_copy(&self) -> (PathBuf, ReadAs) {
+        match &self.save_target {
+            Some(t) => (
+                t.clone(),
+                ReadAs {
+                    framing: Some(self.dump.framing),
+                    type_name: self.decoder.message_type().map(|d| d.full_name().to_string()),
+                },
+            ),
+            None => (self.path.clone(), self.read_as.clone()),
+        }
     }
 }

@@ -266,10 +266,10 @@ impl egui_tiles::Behavior<Pane> for Shell<'_> {
     }
 
     fn on_tab_close(&mut self, tiles: &mut Tiles<Pane>, id: TileId) -> bool {
-        if let Some(Tile::Pane(p)) = tiles.get(id) {
-            self.closed.push(p.clone());
-        }
-        true
+        let Some(Tile::Pane(p)) = tiles.get(id) else { return true };
+        self.closed.push(p.clone());
+        // A file with unsaved edits keeps its pane until the operator says to discard them.
+        !matches!(p, Pane::File(path) if self.app.tabs.iter().any(|t| t.path == *path && t.session.is_dirty()))
     }
 
     fn on_tab_button(&mut self, tiles: &mut Tiles<Pane>, id: TileId, r: egui::Response) -> egui::Response {

@@ -46,6 +46,19 @@ pub fn show(tab: &mut FileTab, ui: &mut egui::Ui) -> Option<ReadAs> {
             }
         });
     });
+    // Ctrl+F: to the filter. Esc: stop the running filter scan, else drop the selection.
+    let (find, escape) = ui.input_mut(|i| {
+        (i.consume_key(egui::Modifiers::COMMAND, egui::Key::F), i.key_pressed(egui::Key::Escape))
+    });
+    if escape && !ui.ctx().egui_wants_keyboard_input() {
+        match &tab.scan {
+            Some(s) if !s.is_done() => s.cancel(),
+            _ => {
+                tab.selected = None;
+                tab.detail = None;
+            }
+        }
+    }
     ui.horizontal(|ui| {
         let label = ui.label("Filter:");
         let r = ui
@@ -54,7 +67,11 @@ pub fn show(tab: &mut FileTab, ui: &mut egui::Ui) -> Option<ReadAs> {
                     .hint_text("type=Insert,vchannel=dml_0,tt=2026-11-30 00:12:00..,status=bad")
                     .desired_width(520.0),
             )
-            .labelled_by(label.id);
+            .labelled_by(label.id)
+            .on_hover_text("Ctrl+F to get here; Enter applies; Esc stops a running scan");
+        if find {
+            r.request_focus();
+        }
         let enter = r.lost_focus() && ui.input(|i| i.key_pressed(egui::Key::Enter));
         if ui.button("Apply filter").clicked() || enter {
             tab.apply_filter();
@@ -64,13 +81,14 @@ pub fn show(tab: &mut FileTab, ui: &mut egui::Ui) -> Option<ReadAs> {
             tab.apply_filter();
         }
         if let Some(s) = &tab.scan {
-            ui.label(format!("{} matching of {} scanned", s.match_count(), s.scanned()));
+            let stopped = if s.is_cancelled() { " (stopped)" } else { "" };
+            ui.label(format!("{} matching of {} scanned{stopped}", s.match_count(), s.scanned()));
         }
     });
     if let Some(e) = &tab.filter_error {
         ui.colored_label(ui.visuals().error_fg_color, format!("filter: {e}"));
     }
-    edit_bar(tab, ui);
+    super::edit_bar::show(tab, ui);
     egui::Panel::right("detail").resizable(true).default_size(ui.available_width() * 0.4).show(ui, |ui| {
         match tab.detail.as_mut() {
             Some(detail) => {
@@ -96,55 +114,4 @@ pub fn show(tab: &mut FileTab, ui: &mut egui::Ui) -> Option<ReadAs> {
         }
     });
     reopen
-}
-
-/// Unsaved edits: what changed, undo, redo, save. Ctrl+Z, Ctrl+Shift+Z and Ctrl+S work too.
-fn edit_bar(tab: &mut FileTab, ui: &mut egui::Ui) {
-    let (undo, redo, save) = ui.input_mut(|i| {
-        (
-            i.consume_key(egui::Modifiers::COMMAND, egui::Key::Z),
-            i.consume_key(egui::Modifiers::COMMAND | egui::Modifiers::SHIFT, egui::Key::Z),
-            i.consume_key(egui::Modifiers::COMMAND, egui::Key::S),
-        )
-    });
-    if redo {
-        tab.redo();
-    } else if undo {
-        tab.undo();
-    }
-    if !tab.session.is_dirty() && !tab.session.can_redo() {
-        return;
-    }
-    ui.horizontal_wrapped(|ui| {
-        let diff = tab.session.diff(&tab.dump);
-        let parts: Vec<String> = diff
-            .iter()
-            .map(|(f, (at, old, new))| format!("frame {f}: bytes {at}..{} ({old} -> {new})", at + old))
-            .collect();
-        if diff.is_empty() {
-            ui.label("No unsaved edits.");
-        } else {
-            ui.colored_label(ui.visuals().warn_fg_color, format!("Unsaved edits: {}", parts.join("; ")))
-                .on_hover_text("Only these bytes (and the frames' length prefixes) change when saved.");
-        }
-        if ui.add_enabled(tab.session.can_undo(), egui::Button::new("Undo")).clicked() {
-            tab.undo();
-        }
-        if ui.add_enabled(tab.session.can_redo(), egui::Button::new("Redo")).clicked() {
-            tab.redo();
-        }
-        let can_save = tab.session.is_dirty() && tab.saving.is_none();
-        if ui
-            .add_enabled(can_save, egui::Button::new("Save"))
-            .on_hover_text("Atomic replace; the previous file is kept as FILE.bak")
-            .clicked()
-            || (save && can_save)
-        {
-            tab.save();
-        }
-        if tab.saving.is_some() {
-            ui.spinner();
-            ui.label("saving");
-        }
-    });
 }

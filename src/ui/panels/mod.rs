@@ -1,8 +1,10 @@
 //! One panel per file: each draws state and reports what the user asked for.
 
 pub mod browser;
+pub mod confirm_close;
 pub mod connections;
 pub mod detail_view;
+pub mod edit_bar;
 pub mod field_editor;
 pub mod file_view;
 pub mod menu;

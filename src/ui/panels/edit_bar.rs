@@ -1,0 +1,134 @@
+//! Unsaved edits of one file: what changed (a byte diff against the original, frame by frame),
+//! undo, redo, save and save as. Ctrl+Z, Ctrl+Shift+Z and Ctrl+S work too. Saving runs on a
+//! worker thread (atomic replace, the previous file kept as FILE.bak).
+
+use crate::ui::file_tab::FileTab;
+use eframe::egui;
+
+/// Bytes of context shown around a change, and changed frames listed at most.
+const CONTEXT: usize = 8;
+const MAX_FRAMES_SHOWN: usize = 20;
+const MAX_CHANGED_SHOWN: usize = 256;
+
+pub fn show(tab: &mut FileTab, ui: &mut egui::Ui) {
+    let (undo, redo, save) = ui.input_mut(|i| {
+        (
+            i.consume_key(egui::Modifiers::COMMAND, egui::Key::Z),
+            i.consume_key(egui::Modifiers::COMMAND | egui::Modifiers::SHIFT, egui::Key::Z),
+            i.consume_key(egui::Modifiers::COMMAND, egui::Key::S),
+        )
+    });
+    if redo {
+        tab.redo();
+    } else if undo {
+        tab.undo();
+    }
+    if !tab.session.is_dirty() && !tab.session.can_redo() {
+        return;
+    }
+    let diff = tab.session.diff(&tab.dump);
+    ui.horizontal_wrapped(|ui| {
+        let parts: Vec<String> = diff
+            .iter()
+            .take(MAX_FRAMES_SHOWN)
+            .map(|(f, (at, old, new))| format!("frame {f}: bytes {at}..{} ({old} -> {new})", at + old))
+            .collect();
+        if diff.is_empty() {
+            ui.label("No unsaved edits.");
+        } else {
+            ui.colored_label(ui.visuals().warn_fg_color, format!("Unsaved edits: {}", parts.join("; ")))
+                .on_hover_text("Only these bytes (and the frames' length prefixes) change when saved.");
+        }
+        if ui.add_enabled(tab.session.can_undo(), egui::Button::new("Undo")).clicked() {
+            tab.undo();
+        }
+        if ui.add_enabled(tab.session.can_redo(), egui::Button::new("Redo")).clicked() {
+            tab.redo();
+        }
+        let can_save = tab.session.is_dirty() && tab.saving.is_none();
+        if ui
+            .add_enabled(can_save, egui::Button::new("Save"))
+            .on_hover_text("Atomic replace; the previous file is kept as FILE.bak")
+            .clicked()
+            || (save && can_save)
+        {
+            tab.save();
+        }
+        if tab.saving.is_some() {
+            ui.spinner();
+            ui.label("saving");
+        }
+    });
+    if diff.is_empty() {
+        return;
+    }
+    ui.collapsing("Review changes (byte diff)", |ui| byte_diff(tab, ui, &diff));
+    ui.horizontal(|ui| {
+        if tab.save_as_text.is_empty() {
+            tab.save_as_text = suggested_copy_name(&tab.path);
+        }
+        let l = ui.label("Save as:");
+        ui.add(egui::TextEdit::singleline(&mut tab.save_as_text).desired_width(420.0)).labelled_by(l.id);
+        let can = tab.saving.is_none();
+        if ui
+            .add_enabled(can, egui::Button::new("Save copy"))
+            .on_hover_text("Writes the file with these edits there; this file stays as it is")
+            .clicked()
+        {
+            let target = std::path::PathBuf::from(tab.save_as_text.trim());
+            tab.save_as_error = tab.save_as(target).err();
+        }
+        if let Some(e) = &tab.save_as_error {
+            ui.colored_label(ui.visuals().error_fg_color, format!("Not saved: {e}"));
+        }
+    });
+}
+
+/// `dir/name.edited.ext` beside the file.
+fn suggested_copy_name(path: &std::path::Path) -> String {
+    let stem = path.file_stem().map_or("copy".into(), |s| s.to_string_lossy().into_owned());
+    let name = match path.extension() {
+        Some(ext) => format!("{stem}.edited.{}", ext.to_string_lossy()),
+        None => format!("{stem}.edited"),
+    };
+    path.with_file_name(name).display().to_string()
+}
+
+/// Old and new bytes of each changed window, with a little context, changed bytes coloured.
+fn byte_diff(tab: &FileTab, ui: &mut egui::Ui, diff: &[(usize, (usize, usize, usize))]) {
+    let (old_c, new_c) = (ui.visuals().error_fg_color, egui::Color32::from_rgb(0x2e, 0xa0, 0x43));
+    egui::Grid::new("byte_diff").num_columns(3).striped(true).show(ui, |ui| {
+        for (frame, (at, old_len, new_len)) in diff.iter().take(MAX_FRAMES_SHOWN) {
+            let Some(loc) = tab.dump.frame(*frame) else { continue };
+            let old = tab.dump.message_bytes(&loc).1;
+            let Some(new) = tab.session.message(&tab.dump, *frame) else { continue };
+            let from = at.saturating_sub(CONTEXT);
+            for (label, bytes, len, colour) in
+                [("before", old, *old_len, old_c), ("after", &new[..], *new_len, new_c)]
+            {
+                ui.monospace(format!("frame {frame} {label}"));
+                ui.monospace(format!("@{from}"));
+                let end = (at + len.min(MAX_CHANGED_SHOWN) + CONTEXT).min(bytes.len());
+                let mut job = egui::text::LayoutJob::default();
+                let mono = egui::TextFormat { font_id: egui::FontId::monospace(12.0), ..Default::default() };
+                for (i, b) in bytes.iter().enumerate().take(end).skip(from) {
+                    let changed = i >= *at && i < at + len;
+                    let fmt = if changed {
+                        egui::TextFormat { color: colour, ..mono.clone() }
+                    } else {
+                        egui::TextFormat { color: ui.visuals().weak_text_color(), ..mono.clone() }
+                    };
+                    job.append(&format!("{b:02x} "), 0.0, fmt);
+                }
+                if len > MAX_CHANGED_SHOWN {
+                    job.append(&format!("… ({len} bytes changed)"), 0.0, mono.clone());
+                }
+                ui.label(job);
+                ui.end_row();
+            }
+        }
+    });
+    if diff.len() > MAX_FRAMES_SHOWN {
+        ui.label(format!("… and {} more edited frames", diff.len() - MAX_FRAMES_SHOWN));
+    }
+}
