@@ -77,7 +77,7 @@ fn open_filter_select_and_link_tree_to_hex() {
         assert_eq!(body.root.type_name, "milvus.proto.msg.DeleteRequest");
         let inner = &body.root.children[0];
         let (path, _) = d.node_at(inner.value_span.start).unwrap();
-        assert!(path.starts_with("payload (decoded as DeleteRequest)."), "{path}");
+        assert!(path.starts_with("message.payload (decoded as DeleteRequest)."), "{path}");
     }
 
     // Copy the message as a command line that decodes exactly this frame.

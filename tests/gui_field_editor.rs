@@ -111,6 +111,9 @@ fn decode_a_bytes_field_as_a_type_and_edit_inside_it() {
     h.get_by_label_contains("offset: 43");
 }
 
+/// Longer than the tree's 200-character preview, with a character that needs escaping.
+const LONG: &str = "collector-\\u00e9-0123456789012345678901234567890123456789012345678901234567890123456789012345678901234567890123456789012345678901234567890123456789012345678901234567890123456789012345678901234567890123456789-end";
+
 #[test]
 fn move_and_remove_list_elements() {
     let dir = tempfile::tempdir().unwrap();
@@ -119,8 +122,10 @@ fn move_and_remove_list_elements() {
         dir.path(),
         "status.bin",
         t,
-        r#"{"task": [{"status": "RUNNING", "count": "1"}, {"status": "FAILED", "count": "2"},
-                     {"status": "SUCCESS", "count": "3"}]}"#,
+        &format!(
+            r#"{{"task": [{{"status": "RUNNING", "count": "1"}}, {{"status": "FAILED", "count": "2"}},
+                     {{"status": "SUCCESS", "count": "3", "dataCollector": "{LONG}"}}]}}"#
+        ),
     );
     let mut h = harness();
     open(&mut h, file, t);
@@ -135,10 +140,26 @@ fn move_and_remove_list_elements() {
     click(&mut h, "task[1]   [openmldb.datasync.Task]");
     click(&mut h, "Move up");
     assert_eq!(statuses(&h), ["FAILED", "RUNNING", "SUCCESS"]);
+    // The moved element stays selected where it went.
+    let selected = h.state().tabs[0].detail.as_ref().unwrap().selected_node.clone();
+    assert_eq!(selected.as_deref(), Some("task[0]"));
+    // Ctrl+Z and Ctrl+Shift+Z undo and redo the move.
+    use eframe::egui::{Key, Modifiers};
+    h.key_press_modifiers(Modifiers::COMMAND, Key::Z);
+    settle(&mut h);
+    assert_eq!(statuses(&h), ["RUNNING", "FAILED", "SUCCESS"]);
+    h.key_press_modifiers(Modifiers::COMMAND | Modifiers::SHIFT, Key::Z);
+    settle(&mut h);
+    assert_eq!(statuses(&h), ["FAILED", "RUNNING", "SUCCESS"]);
     // The first element cannot go further up: refused at the field.
     click(&mut h, "task[0]   [openmldb.datasync.Task]");
     click(&mut h, "Move up");
     h.get_by_label_contains("cannot move -1 places");
+    // A long value starts in the edit box whole (the tree shows a shortened preview).
+    click(&mut h, "data_collector: ");
+    let text = h.state().tabs[0].detail.as_ref().unwrap().edit_text.clone().unwrap();
+    let value: String = serde_json::from_str(&format!("\"{LONG}\"")).unwrap();
+    assert_eq!(text, serde_json::to_string(&value).unwrap());
     click(&mut h, "task[2]   [openmldb.datasync.Task]");
     click(&mut h, "Remove element");
     assert_eq!(statuses(&h), ["FAILED", "RUNNING"]);

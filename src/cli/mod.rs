@@ -29,7 +29,8 @@ pub struct Cli {
     /// Files to open in the window (with no subcommand).
     #[arg(value_name = "FILE")]
     pub files: Vec<PathBuf>,
-    /// With the window: start the demo SyncTool and DataCollector and watch them.
+    /// With the window: start the demo Milvus, SyncTool and DataCollector in-process, list them
+    /// under Connections and watch the SyncTool in the Sync tasks dashboard.
     #[arg(long)]
     pub demo: bool,
 }

@@ -304,7 +304,7 @@ fn edit_list(
                 }
                 EditOp::Move(by) => {
                     let from = resolve_index(*i, elems.len(), name)?;
-                    let to = from as i64 + by;
+                    let to = (from as i64).saturating_add(*by);
                     if to < 0 || to as usize >= elems.len() {
                         return Err(format!(
                             "{name}[{from}] cannot move {by:+} places: {name} has {} elements",

@@ -30,7 +30,7 @@ impl fmt::Display for FieldPath {
             f.write_str(&s.field)?;
             match &s.selector {
                 Some(Selector::Index(n)) => write!(f, "[{n}]")?,
-                Some(Selector::Key(k)) => write!(f, "[{k:?}]")?,
+                Some(Selector::Key(k)) => write!(f, "[{}]", super::tree::json_quote(k))?,
                 None => {}
             }
         }
@@ -58,21 +58,22 @@ impl FieldPath {
                 i += 1;
                 if i < chars.len() && chars[i] == '"' {
                     i += 1;
-                    let mut key = String::new();
+                    // The key is a JSON string: `\t`, `\"`, `\u0007` mean what JSON says.
+                    let start = i;
                     loop {
                         match chars.get(i) {
                             None => return Err(err(i, "unterminated string")),
                             Some('"') => break,
                             Some('\\') => {
-                                key.push(*chars.get(i + 1).ok_or_else(|| err(i, "dangling \\"))?);
+                                chars.get(i + 1).ok_or_else(|| err(i, "dangling \\"))?;
                                 i += 2;
                             }
-                            Some(c) => {
-                                key.push(*c);
-                                i += 1;
-                            }
+                            Some(_) => i += 1,
                         }
                     }
+                    let raw: String = chars[start..i].iter().collect();
+                    let key = serde_json::from_str::<String>(&format!("\"{raw}\""))
+                        .map_err(|e| err(start, &format!("bad escape in key: {e}")))?;
                     i += 1;
                     selector = Some(Selector::Key(key));
                 } else {
@@ -157,6 +158,10 @@ mod tests {
         assert!(FieldPath::parse("a..b").is_err());
         assert!(FieldPath::parse("a[\"x").is_err());
         assert!(FieldPath::parse("").is_err());
+        // Keys are JSON strings, as the tree labels print them.
+        let p = FieldPath::parse(r#"properties["a\tb\"c.d"]"#).unwrap();
+        assert_eq!(p.0[0].selector, Some(Selector::Key("a\tb\"c.d".into())));
+        assert_eq!(FieldPath::parse(&p.to_string()).unwrap(), p);
     }
 
     #[test]

@@ -230,10 +230,15 @@ fn quote(bytes: &[u8]) -> String {
     let s = String::from_utf8_lossy(bytes);
     if s.chars().count() > 200 {
         let cut: String = s.chars().take(200).collect();
-        format!("{cut:?}… ({} bytes)", bytes.len())
+        format!("{}… ({} bytes)", json_quote(&cut), bytes.len())
     } else {
-        format!("{s:?}")
+        json_quote(&s)
     }
+}
+
+/// A string in JSON quotes and escapes.
+pub fn json_quote(s: &str) -> String {
+    serde_json::Value::String(s.to_string()).to_string()
 }
 
 /// Up to 32 bytes of hex, then the total length.
@@ -267,7 +272,8 @@ pub fn scalar_value_text(v: &prost_reflect::Value) -> String {
         Value::U64(x) => x.to_string(),
         Value::F32(x) => x.to_string(),
         Value::F64(x) => x.to_string(),
-        Value::String(s) => format!("{s:?}"),
+        // JSON quoting, which field paths read back (`properties["a\tb"]`).
+        Value::String(s) => json_quote(s),
         Value::Bytes(b) => hex_preview(b),
         Value::EnumNumber(n) => n.to_string(),
         Value::Message(m) => prost_reflect::ReflectMessage::descriptor(m).full_name().to_string(),

@@ -16,6 +16,8 @@ pub struct EditSession {
     /// (frame, bytes before the step; None = the original).
     undo: Vec<(usize, Option<Vec<u8>>)>,
     redo: Vec<(usize, Option<Vec<u8>>)>,
+    /// Counts changes, so views can cache what they derive from the edits.
+    version: u64,
 }
 
 impl EditSession {
@@ -65,7 +67,13 @@ impl EditSession {
         Ok(())
     }
 
+    /// Changes with every edit, undo and redo.
+    pub fn version(&self) -> u64 {
+        self.version
+    }
+
     fn set(&mut self, dump: &DumpFile, i: usize, bytes: Vec<u8>) {
+        self.version += 1;
         let original = dump.frame(i).map(|l| dump.message_bytes(&l).1.to_vec());
         if original.as_deref() == Some(&bytes[..]) {
             self.current.remove(&i);
@@ -76,6 +84,7 @@ impl EditSession {
 
     fn step(&mut self, dump: &DumpFile, from_undo: bool) -> Option<usize> {
         let (i, prev) = if from_undo { self.undo.pop()? } else { self.redo.pop()? };
+        self.version += 1;
         let now = self.current.get(&i).cloned();
         if from_undo {
             self.redo.push((i, now));
@@ -122,6 +131,22 @@ impl EditSession {
 
     /// The whole file with the edited frames replaced; every other byte as it was.
     pub fn render(&self, dump: &DumpFile) -> Result<Vec<u8>, String> {
+        self.pending().render(dump)
+    }
+
+    /// The edited messages as they stand, to render the file elsewhere (a save's worker thread).
+    pub fn pending(&self) -> PendingEdits {
+        PendingEdits(self.current.clone())
+    }
+}
+
+/// A snapshot of the edited messages of one dump.
+#[derive(Debug, Clone, Default)]
+pub struct PendingEdits(BTreeMap<usize, Vec<u8>>);
+
+impl PendingEdits {
+    /// The whole file with the edited frames replaced; every other byte as it was.
+    pub fn render(&self, dump: &DumpFile) -> Result<Vec<u8>, String> {
         if dump.encoding != TextEncoding::Raw {
             return Err(format!(
                 "this dump is {} text; saving edits back into text is not supported (export it to a binary dump first)",
@@ -131,7 +156,7 @@ impl EditSession {
         let bytes = dump.bytes();
         let mut out = Vec::with_capacity(bytes.len() + 64);
         let mut pos = 0usize;
-        for (i, message) in &self.current {
+        for (i, message) in &self.0 {
             let loc = dump.frame(*i).ok_or_else(|| format!("frame {i} is gone"))?;
             let (start, end) = (loc.offset as usize, loc.end() as usize);
             out.extend_from_slice(&bytes[pos..start]);

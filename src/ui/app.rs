@@ -291,6 +291,9 @@ impl WalscopeApp {
         // save-as the tab shows the copy; the original file was not touched.
         for i in reopen.into_iter().rev() {
             let tab = self.tabs.remove(i);
+            if self.active > i || self.active >= self.tabs.len() {
+                self.active = self.active.saturating_sub(1);
+            }
             let (path, read_as) = tab.saved_copy();
             let bak = crate::dump::save::backup_path(&path);
             self.last_error = Some(if bak.exists() {

@@ -45,8 +45,8 @@ pub struct FrameDetail {
     pub editor: FieldEditor,
     /// The JSON being edited in the JSON view (None: not editing).
     pub json_edit: Option<String>,
-    /// Tree paths whose long child lists are shown in full.
-    pub expanded: std::collections::HashSet<String>,
+    /// Tree paths whose long child lists show more than the first few: how many.
+    pub expanded: std::collections::HashMap<String, usize>,
 }
 
 /// Bytes shown at most in the detail (a larger message is truncated, and says so).

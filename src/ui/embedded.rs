@@ -40,9 +40,9 @@ impl Embedded {
         for n in &mut children {
             shift(n, span.start);
         }
-        let leaf = field_path.rsplit('.').next().unwrap_or(field_path);
+        // The whole field path: two decoded fields never share a label.
         let root = TypedNode {
-            label: format!("{leaf} (decoded as {})", desc.name()),
+            label: format!("{field_path} (decoded as {})", desc.name()),
             type_name: desc.full_name().to_string(),
             value: None,
             key: None,

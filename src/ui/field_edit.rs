@@ -9,7 +9,7 @@ use crate::codec::path::{FieldPath, resolve};
 use crate::codec::tree::TypedNode;
 use crate::codec::value::{kind_name, parse_value};
 use base64::Engine;
-use prost_reflect::{FieldDescriptor, Kind, MessageDescriptor};
+use prost_reflect::{FieldDescriptor, Kind, MessageDescriptor, Value};
 
 /// What the operator asked the editor to do to the selected message.
 #[derive(Debug, Clone, PartialEq)]
@@ -61,6 +61,51 @@ pub struct FieldEditor {
     pub value_span: crate::wire::Span,
     pub known: bool,
     pub child_labels: Vec<String>,
+    /// Why this leaf has no edit box (too large to edit inline, not valid UTF-8, …).
+    pub not_inline: Option<String>,
+}
+
+/// Values larger than this are not put in an edit box (they would cost every frame).
+pub const MAX_INLINE_BYTES: usize = 64 << 10;
+
+/// The leaf's value as it is in the bytes (not the tree's shortened preview). A map entry's
+/// node covers the whole entry; its value is read out of it.
+fn current_value(fd: &FieldDescriptor, node: &TypedNode, bytes: &[u8]) -> Result<Value, String> {
+    let raw = bytes.get(node.value_span.clone()).ok_or("the value lies outside the shown bytes")?;
+    if raw.len() > MAX_INLINE_BYTES {
+        return Err(format!(
+            "{} bytes is too large to edit here; use Edit JSON on its message or `walscope edit --set`",
+            raw.len()
+        ));
+    }
+    if let Kind::Message(entry) = fd.kind()
+        && fd.is_map()
+    {
+        let e = prost_reflect::DynamicMessage::decode(entry.clone(), raw).map_err(|e| e.to_string())?;
+        return Ok(e.get_field(&entry.map_entry_value_field()).into_owned());
+    }
+    match fd.kind() {
+        Kind::String => std::str::from_utf8(raw).map(|s| Value::String(s.to_string())).map_err(|e| {
+            format!("this string is not valid UTF-8 ({e}); edit its bytes in the hex dump with the CLI")
+        }),
+        Kind::Bytes => Ok(Value::Bytes(raw.to_vec().into())),
+        // Numbers, enums and booleans: the tree's text is exact.
+        _ => Ok(Value::String(node.value.clone().unwrap_or_default())),
+    }
+}
+
+/// The edit box's starting text: strings JSON-quoted (so any character survives), enums by
+/// name ("kBINLOG (1)" is shown), numbers as shown.
+fn value_text(v: &Value, kind: &Kind) -> String {
+    match (v, kind) {
+        (Value::String(s), Kind::String) => crate::codec::tree::json_quote(s),
+        (Value::String(s), Kind::Enum(_)) => s.split(" (").next().unwrap_or(s).to_string(),
+        (Value::String(s), _) => s.clone(),
+        (Value::EnumNumber(n), Kind::Enum(e)) => {
+            e.get_value(*n).map_or_else(|| n.to_string(), |v| v.name().to_string())
+        }
+        (other, _) => crate::codec::tree::scalar_value_text(other),
+    }
 }
 
 impl FieldEditor {
@@ -97,17 +142,16 @@ impl FieldEditor {
         }
         let leaf = !matches!(kind, Kind::Message(_)) && (element || !fd.is_list());
         if leaf && node.known {
-            if kind == Kind::Bytes {
-                let raw = bytes.get(node.value_span.clone()).unwrap_or_default().to_vec();
-                ed.initial_text = Some(render_bytes(&raw, BytesForm::Hex));
-                ed.bytes = Some(raw);
-            } else {
-                let v = node.value.clone().unwrap_or_default();
-                ed.initial_text = Some(match kind {
-                    // "kBINLOG (1)" is shown; the name is what is typed.
-                    Kind::Enum(_) => v.split(" (").next().unwrap_or(&v).to_string(),
-                    _ => v,
-                });
+            match current_value(&fd, node, bytes) {
+                Ok(v) => {
+                    if let Value::Bytes(b) = &v {
+                        ed.initial_text = Some(render_bytes(b, BytesForm::Hex));
+                        ed.bytes = Some(b.to_vec());
+                    } else {
+                        ed.initial_text = Some(value_text(&v, &kind));
+                    }
+                }
+                Err(why) => ed.not_inline = Some(why),
             }
         }
         ed.element = element;

@@ -45,6 +45,8 @@ pub struct FileTab {
     /// What is typed in "Save as", and why the last save-as was refused.
     pub save_as_text: String,
     pub save_as_error: Option<String>,
+    /// What saving would change, for the session version it was computed at.
+    diff_cache: Option<(u64, Vec<(usize, (usize, usize, usize))>)>,
     /// The order of the list (number either way, or size).
     pub order: RowOrder,
     /// Bytes fields shown decoded as a type the operator chose (editor path, type); kept while
@@ -93,6 +95,7 @@ impl FileTab {
             save_as_error: None,
             decode_as: Vec::new(),
             order: RowOrder::default(),
+            diff_cache: None,
             wake,
         })
     }
@@ -210,7 +213,19 @@ impl FileTab {
     /// Carries out what the field editor asked for on frame `i`. Edits are lossless and one
     /// undo step each; a refusal is shown at the field and changes nothing.
     pub fn request(&mut self, i: usize, req: EditRequest) {
+        // A moved element stays selected at its new place.
+        let moved = match &req {
+            EditRequest::Field { node, op: EditOp::Move(by) } => moved_path(node, *by),
+            _ => None,
+        };
         match self.try_request(i, req) {
+            Ok(()) if moved.is_some() => {
+                self.refresh(i);
+                let root = self.decoder.message_type().cloned();
+                if let (Some(d), Some(p)) = (self.detail.as_mut(), moved) {
+                    d.select_node(&p, root.as_ref());
+                }
+            }
             Ok(()) => self.refresh(i),
             Err(e) => {
                 if let Some(d) = self.detail.as_mut() {
@@ -221,6 +236,10 @@ impl FileTab {
     }
 
     fn try_request(&mut self, i: usize, req: EditRequest) -> Result<(), String> {
+        if self.saving.is_some() && !matches!(req, EditRequest::DecodeAs { .. }) {
+            // The save writes a snapshot and then the tab is read again from disk.
+            return Err("a save is running; edit again once it has finished".into());
+        }
         let root = self.decoder.message_type().cloned().ok_or("choose a message type before editing")?;
         let current = self.session.message(&self.dump, i).ok_or(format!("there is no frame {i}"))?;
         let embedded =
@@ -312,14 +331,34 @@ impl FileTab {
     }
 
     pub fn undo(&mut self) {
+        if self.saving.is_some() {
+            return;
+        }
         if let Some(i) = self.session.undo(&self.dump) {
             self.refresh(i);
         }
     }
 
     pub fn redo(&mut self) {
+        if self.saving.is_some() {
+            return;
+        }
         if let Some(i) = self.session.redo(&self.dump) {
             self.refresh(i);
+        }
+    }
+
+    /// What saving would change, frame by frame (see `EditSession::diff`); computed once per
+    /// change of the edits, not every frame.
+    pub fn diff(&mut self) -> Vec<(usize, (usize, usize, usize))> {
+        let v = self.session.version();
+        match &self.diff_cache {
+            Some((at, d)) if *at == v => d.clone(),
+            _ => {
+                let d = self.session.diff(&self.dump);
+                self.diff_cache = Some((v, d.clone()));
+                d
+            }
         }
     }
 
@@ -334,13 +373,24 @@ impl FileTab {
         if target.as_os_str().is_empty() {
             return Err("type where to save the copy".into());
         }
-        let same = std::fs::canonicalize(&target).ok() == std::fs::canonicalize(&self.path).ok()
-            || target == self.path;
+        let same = match (std::fs::canonicalize(&target), std::fs::canonicalize(&self.path)) {
+            (Ok(a), Ok(b)) => a == b,
+            _ => target == self.path,
+        };
         if same {
             return Err("that is this file: use Save to replace it (a .bak is kept)".into());
         }
         if target.is_dir() {
             return Err(format!("{} is a directory; name a file", target.display()));
+        }
+        let parent = target.parent().filter(|p| !p.as_os_str().is_empty());
+        if let Some(dir) = parent
+            && !dir.is_dir()
+        {
+            return Err(format!(
+                "folder {} does not exist; create it first or choose another",
+                dir.display()
+            ));
         }
         self.write_to(Some(target));
         Ok(())
@@ -348,11 +398,12 @@ impl FileTab {
 
     fn write_to(&mut self, target: Option<PathBuf>) {
         let (tx, rx) = mpsc::channel();
-        let rendered = self.session.render(&self.dump);
+        // Rendering reads the whole file: on the worker, from a snapshot of the edits.
+        let (pending, dump) = (self.session.pending(), self.dump.clone());
         let path = target.clone().unwrap_or_else(|| self.path.clone());
         let wake = self.wake.clone();
         let _ = std::thread::Builder::new().name("walscope-save".into()).spawn(move || {
-            let result = rendered.and_then(|bytes| {
+            let result = pending.render(&dump).and_then(|bytes| {
                 crate::dump::save::atomic_write(&path, &bytes, true)
                     .map(|_| ())
                     .map_err(|e| format!("cannot save {}: {e}", path.display()))
@@ -378,4 +429,11 @@ impl FileTab {
             None => (self.path.clone(), self.read_as.clone()),
         }
     }
+}
+
+/// `a.task[2]` moved by -1 is `a.task[1]`.
+fn moved_path(node: &str, by: i64) -> Option<String> {
+    let (list, rest) = node.rsplit_once('[')?;
+    let i: i64 = rest.strip_suffix(']')?.parse().ok()?;
+    Some(format!("{list}[{}]", i.checked_add(by)?))
 }

@@ -226,10 +226,11 @@ impl egui_tiles::Behavior<Pane> for Shell<'_> {
                 if pressed {
                     self.focus = Some(path.clone());
                 }
+                let active = self.app.tabs.get(self.app.active).is_some_and(|t| t.path == *path);
                 match self.app.tabs.iter_mut().find(|t| t.path == *path) {
                     Some(tab) => {
                         ui.push_id(path.as_path(), |ui| {
-                            if let Some(read_as) = panels::file_view::show(tab, ui) {
+                            if let Some(read_as) = panels::file_view::show(tab, ui, active) {
                                 self.reopen.push((path.clone(), read_as));
                             }
                         });

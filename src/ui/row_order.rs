@@ -19,16 +19,19 @@ pub enum SortColumn {
 pub struct RowOrder {
     pub column: SortColumn,
     pub descending: bool,
-    /// For size order: row → position in the unsorted rows, ascending by size. None while it
-    /// is computed (the list keeps number order meanwhile).
-    sorted: Arc<Mutex<Option<Arc<Vec<u32>>>>>,
-    /// How many rows the permutation was built for.
-    built_for: usize,
+    /// For size order: row → position in the unsorted rows, ascending by size, and its
+    /// inverse. None while it is computed (the list keeps number order meanwhile).
+    sorted: Arc<Mutex<Option<Arc<Permutation>>>>,
+}
+
+struct Permutation {
+    to_unsorted: Vec<u32>,
+    to_shown: Vec<u32>,
 }
 
 impl RowOrder {
     /// Whether rows show in a computed order (size) that is ready.
-    fn permutation(&self) -> Option<Arc<Vec<u32>>> {
+    fn permutation(&self) -> Option<Arc<Permutation>> {
         if self.column != SortColumn::Size {
             return None;
         }
@@ -50,7 +53,6 @@ impl RowOrder {
         self.column = column;
         self.descending = false;
         self.sorted = Arc::default();
-        self.built_for = base.len();
         if column == SortColumn::Size {
             let slot = self.sorted.clone();
             let _ = std::thread::Builder::new().name("walscope-sort".into()).spawn(move || {
@@ -58,9 +60,13 @@ impl RowOrder {
                 let mut keyed: Vec<(u64, u32)> =
                     base.iter().enumerate().map(|(row, f)| (size(*f), row as u32)).collect();
                 keyed.sort_unstable();
-                let perm: Vec<u32> = keyed.into_iter().map(|(_, row)| row).collect();
+                let to_unsorted: Vec<u32> = keyed.into_iter().map(|(_, row)| row).collect();
+                let mut to_shown = vec![0u32; to_unsorted.len()];
+                for (shown, row) in to_unsorted.iter().enumerate() {
+                    to_shown[*row as usize] = shown as u32;
+                }
                 if let Ok(mut s) = slot.lock() {
-                    *s = Some(Arc::new(perm));
+                    *s = Some(Arc::new(Permutation { to_unsorted, to_shown }));
                 }
                 wake();
             });
@@ -74,7 +80,7 @@ impl RowOrder {
         }
         let r = if self.descending { count - 1 - row } else { row };
         match self.permutation() {
-            Some(p) if p.len() == count => p.get(r).map(|x| *x as usize),
+            Some(p) if p.to_unsorted.len() == count => p.to_unsorted.get(r).map(|x| *x as usize),
             _ => Some(r),
         }
     }
@@ -85,15 +91,10 @@ impl RowOrder {
             return None;
         }
         let r = match self.permutation() {
-            Some(p) if p.len() == count => p.iter().position(|x| *x as usize == unsorted)?,
+            Some(p) if p.to_shown.len() == count => *p.to_shown.get(unsorted)? as usize,
             _ => unsorted,
         };
         Some(if self.descending { count - 1 - r } else { r })
-    }
-
-    /// The size order was built for this many rows; a grown list needs a new one.
-    pub fn is_stale(&self, count: usize) -> bool {
-        self.column == SortColumn::Size && self.built_for != count
     }
 
     /// Back to frame number order, ascending.

@@ -42,7 +42,8 @@ pub fn show(
         egui::Grid::new("wal").num_columns(2).show(ui, |ui| {
             for (k, v) in &d.wal_lines {
                 ui.label(k);
-                ui.label(v);
+                // One line each (a header's JSON can be long): the whole text on hover.
+                ui.add(egui::Label::new(v).truncate()).on_hover_text(v);
                 ui.end_row();
             }
         });
@@ -75,7 +76,8 @@ pub fn show(
                 t.nodes(ui, &nodes, "");
             });
             if let Some(p) = expand {
-                d.expanded.insert(p);
+                // A thousand more per click: a million-element vector never lays out at once.
+                *d.expanded.entry(p).or_insert(MAX_CHILDREN) += 1000;
             }
             if let Some((path, span)) = picked {
                 if d.view == DetailView::Tree {
@@ -106,6 +108,13 @@ pub fn show(
 fn json_view(d: &mut FrameDetail, ui: &mut egui::Ui) -> Option<EditRequest> {
     let mut action = None;
     ui.horizontal(|ui| match &d.json_edit {
+        None if d.json.len() > MAX_JSON_CHARS => {
+            ui.label(format!(
+                "{} KiB of JSON: the first {} KiB are shown and it is too large to edit here; use Copy JSON, or `walscope decode --format json` and `walscope edit`",
+                d.json.len() >> 10,
+                MAX_JSON_CHARS >> 10
+            ));
+        }
         None => {
             if ui.button("Edit JSON").clicked() {
                 d.json_edit = Some(d.json.clone());
@@ -131,7 +140,11 @@ fn json_view(d: &mut FrameDetail, ui: &mut egui::Ui) -> Option<EditRequest> {
             ui.add(egui::TextEdit::multiline(text).code_editor().desired_width(f32::INFINITY));
         }
         None => {
-            let mut text = d.json.as_str();
+            // Laid out every frame: a huge message shows its head here (the CLI prints it all).
+            let mut text = match d.json.char_indices().nth(MAX_JSON_CHARS) {
+                Some((cut, _)) => &d.json[..cut],
+                None => d.json.as_str(),
+            };
             ui.add(egui::TextEdit::multiline(&mut text).code_editor().desired_width(f32::INFINITY));
         }
     });
@@ -141,27 +154,29 @@ fn json_view(d: &mut FrameDetail, ui: &mut egui::Ui) -> Option<EditRequest> {
 /// Long values and long lists are cut here; selecting a value shows all of it in the editor.
 const MAX_VALUE_CHARS: usize = 160;
 const MAX_CHILDREN: usize = 64;
+const MAX_JSON_CHARS: usize = 256 << 10;
 
 /// The node the user clicked: its label path and its bytes.
 type Picked = Option<(String, crate::wire::Span)>;
 
 struct TreeDraw<'a> {
     hl: Option<crate::wire::Span>,
-    expanded: &'a std::collections::HashSet<String>,
+    expanded: &'a std::collections::HashMap<String, usize>,
     picked: &'a mut Picked,
     expand: &'a mut Option<String>,
 }
 
 impl TreeDraw<'_> {
     fn nodes(&mut self, ui: &mut egui::Ui, nodes: &[TypedNode], path: &str) {
-        let limit = if self.expanded.contains(path) { usize::MAX } else { MAX_CHILDREN };
+        let limit = self.expanded.get(path).copied().unwrap_or(MAX_CHILDREN);
         for n in nodes.iter().take(limit) {
             self.node(ui, n, path);
         }
         if nodes.len() > limit
             && ui
                 .button(format!(
-                    "Show all {} fields of {}",
+                    "Show more: {} of {} fields of {} shown",
+                    limit,
                     nodes.len(),
                     if path.is_empty() { "the message" } else { path }
                 ))

@@ -10,14 +10,19 @@ const CONTEXT: usize = 8;
 const MAX_FRAMES_SHOWN: usize = 20;
 const MAX_CHANGED_SHOWN: usize = 256;
 
-pub fn show(tab: &mut FileTab, ui: &mut egui::Ui) {
-    let (undo, redo, save) = ui.input_mut(|i| {
-        (
-            i.consume_key(egui::Modifiers::COMMAND, egui::Key::Z),
-            i.consume_key(egui::Modifiers::COMMAND | egui::Modifiers::SHIFT, egui::Key::Z),
-            i.consume_key(egui::Modifiers::COMMAND, egui::Key::S),
-        )
-    });
+pub fn show(tab: &mut FileTab, ui: &mut egui::Ui, active: bool) {
+    // Only the active file's shortcuts, and not while a text box has the keyboard (Ctrl+Z there
+    // undoes typing). Shift+Z first: consume_key ignores an extra Shift.
+    let keys = active && !ui.ctx().egui_wants_keyboard_input();
+    let (redo, undo, save) = if keys {
+        ui.input_mut(|i| {
+            let redo = i.consume_key(egui::Modifiers::COMMAND | egui::Modifiers::SHIFT, egui::Key::Z);
+            let undo = !redo && i.consume_key(egui::Modifiers::COMMAND, egui::Key::Z);
+            (redo, undo, i.consume_key(egui::Modifiers::COMMAND, egui::Key::S))
+        })
+    } else {
+        (false, false, false)
+    };
     if redo {
         tab.redo();
     } else if undo {
@@ -26,7 +31,7 @@ pub fn show(tab: &mut FileTab, ui: &mut egui::Ui) {
     if !tab.session.is_dirty() && !tab.session.can_redo() {
         return;
     }
-    let diff = tab.session.diff(&tab.dump);
+    let diff = tab.diff();
     ui.horizontal_wrapped(|ui| {
         let parts: Vec<String> = diff
             .iter()
@@ -39,10 +44,11 @@ pub fn show(tab: &mut FileTab, ui: &mut egui::Ui) {
             ui.colored_label(ui.visuals().warn_fg_color, format!("Unsaved edits: {}", parts.join("; ")))
                 .on_hover_text("Only these bytes (and the frames' length prefixes) change when saved.");
         }
-        if ui.add_enabled(tab.session.can_undo(), egui::Button::new("Undo")).clicked() {
+        let idle = tab.saving.is_none();
+        if ui.add_enabled(idle && tab.session.can_undo(), egui::Button::new("Undo")).clicked() {
             tab.undo();
         }
-        if ui.add_enabled(tab.session.can_redo(), egui::Button::new("Redo")).clicked() {
+        if ui.add_enabled(idle && tab.session.can_redo(), egui::Button::new("Redo")).clicked() {
             tab.redo();
         }
         let can_save = tab.session.is_dirty() && tab.saving.is_none();

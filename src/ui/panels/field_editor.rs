@@ -17,6 +17,9 @@ pub fn show(d: &mut FrameDetail, ui: &mut egui::Ui) -> Option<EditRequest> {
     }
     let mut action = None;
     egui::Frame::group(ui.style()).show(ui, |ui| {
+        if let Some(why) = &d.editor.not_inline {
+            ui.label(format!("Not editable here: {why}"));
+        }
         action = value_editor(d, ui, &path)
             .or_else(|| structure_buttons(d, ui, &path))
             .or_else(|| message_editor(d, ui, &path))

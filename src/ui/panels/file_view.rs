@@ -5,8 +5,9 @@ use crate::dump::Framing;
 use crate::ui::file_tab::{FileTab, ReadAs};
 use eframe::egui;
 
-/// Draws the tab; returns a new way to read the file when the operator asks for one.
-pub fn show(tab: &mut FileTab, ui: &mut egui::Ui) -> Option<ReadAs> {
+/// Draws the tab; returns a new way to read the file when the operator asks for one. Only the
+/// `active` file takes the keyboard shortcuts (several may be on screen side by side).
+pub fn show(tab: &mut FileTab, ui: &mut egui::Ui, active: bool) -> Option<ReadAs> {
     let mut reopen = None;
     let d = &tab.dump;
     let type_name = tab.decoder.message_type().map_or("(no type)".to_string(), |t| t.full_name().to_string());
@@ -41,15 +42,22 @@ pub fn show(tab: &mut FileTab, ui: &mut egui::Ui) -> Option<ReadAs> {
             let l = ui.label("Type:");
             let t = tab.read_as.type_name.get_or_insert_with(String::new);
             ui.add(egui::TextEdit::singleline(t).hint_text("detect").desired_width(300.0)).labelled_by(l.id);
-            if ui.button("Reopen").clicked() {
+            // Reopening drops unsaved edits: not while there are any.
+            let dirty = tab.session.is_dirty();
+            let b = ui.add_enabled(!dirty, egui::Button::new("Reopen"));
+            if b.on_disabled_hover_text("Save or undo the edits first").clicked() {
                 reopen = Some(tab.read_as.clone());
             }
         });
     });
     // Ctrl+F: to the filter. Esc: stop the running filter scan, else drop the selection.
-    let (find, escape) = ui.input_mut(|i| {
-        (i.consume_key(egui::Modifiers::COMMAND, egui::Key::F), i.key_pressed(egui::Key::Escape))
-    });
+    let (find, escape) = if active {
+        ui.input_mut(|i| {
+            (i.consume_key(egui::Modifiers::COMMAND, egui::Key::F), i.key_pressed(egui::Key::Escape))
+        })
+    } else {
+        (false, false)
+    };
     if escape && !ui.ctx().egui_wants_keyboard_input() {
         match &tab.scan {
             Some(s) if !s.is_done() => s.cancel(),
@@ -88,24 +96,26 @@ pub fn show(tab: &mut FileTab, ui: &mut egui::Ui) -> Option<ReadAs> {
     if let Some(e) = &tab.filter_error {
         ui.colored_label(ui.visuals().error_fg_color, format!("filter: {e}"));
     }
-    super::edit_bar::show(tab, ui);
-    egui::Panel::right("detail").resizable(true).default_size(ui.available_width() * 0.4).show(ui, |ui| {
-        match tab.detail.as_mut() {
-            Some(detail) => {
-                let framing = if tab.dump.framing == crate::dump::Framing::Single {
-                    "single"
-                } else {
-                    tab.dump.framing.name()
-                };
-                let root = tab.decoder.message_type().cloned();
-                if let Some(req) = detail_view::show(detail, ui, (&tab.path, framing), root.as_ref()) {
-                    let i = detail.index;
-                    tab.request(i, req);
-                }
+    super::edit_bar::show(tab, ui, active);
+    // The list keeps at least 40% of the width, however wide a detail line is.
+    let width = ui.available_width();
+    let detail =
+        egui::Panel::right("detail").resizable(true).default_size(width * 0.45).max_size(width * 0.6);
+    detail.show(ui, |ui| match tab.detail.as_mut() {
+        Some(detail) => {
+            let framing = if tab.dump.framing == crate::dump::Framing::Single {
+                "single"
+            } else {
+                tab.dump.framing.name()
+            };
+            let root = tab.decoder.message_type().cloned();
+            if let Some(req) = detail_view::show(detail, ui, (&tab.path, framing), root.as_ref()) {
+                let i = detail.index;
+                tab.request(i, req);
             }
-            None => {
-                ui.label("Select a message to see its fields, bytes and JSON.");
-            }
+        }
+        None => {
+            ui.label("Select a message to see its fields, bytes and JSON.");
         }
     });
     egui::CentralPanel::default().show(ui, |ui| {
