@@ -15,6 +15,9 @@ use crate::schema::SchemaSet;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, mpsc};
 
+/// One edited frame and its changed window: (frame, (start, old length, new length)).
+pub type FrameChange = (usize, (usize, usize, usize));
+
 /// A framing and/or message type chosen by hand (None: detect).
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct ReadAs {
@@ -46,7 +49,7 @@ pub struct FileTab {
     pub save_as_text: String,
     pub save_as_error: Option<String>,
     /// What saving would change, for the session version it was computed at.
-    diff_cache: Option<(u64, Vec<(usize, (usize, usize, usize))>)>,
+    diff_cache: Option<(u64, Vec<FrameChange>)>,
     /// The order of the list (number either way, or size).
     pub order: RowOrder,
     /// Bytes fields shown decoded as a type the operator chose (editor path, type); kept while
@@ -350,7 +353,7 @@ impl FileTab {
 
     /// What saving would change, frame by frame (see `EditSession::diff`); computed once per
     /// change of the edits, not every frame.
-    pub fn diff(&mut self) -> Vec<(usize, (usize, usize, usize))> {
+    pub fn diff(&mut self) -> Vec<FrameChange> {
         let v = self.session.version();
         match &self.diff_cache {
             Some((at, d)) if *at == v => d.clone(),
