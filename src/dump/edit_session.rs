@@ -25,6 +25,11 @@ impl EditSession {
         !self.current.is_empty()
     }
 
+    /// Whether frame `i` has unsaved edits.
+    pub fn is_edited(&self, i: usize) -> bool {
+        self.current.contains_key(&i)
+    }
+
     pub fn edited_frames(&self) -> Vec<usize> {
         self.current.keys().copied().collect()
     }

@@ -105,7 +105,13 @@ pub fn show(tab: &mut FileTab, ui: &mut egui::Ui) -> Option<usize> {
                 row.col(|ui| {
                     ui.monospace(loc.map_or(String::new(), |l| l.header.total().to_string()));
                 });
+                let edited = tab.session.is_edited(frame);
                 row.col(|ui| match view.as_ref().map(|v| &v.status) {
+                    // The row's other columns show the file as it is on disk until saved.
+                    _ if edited => {
+                        ui.colored_label(ui.visuals().warn_fg_color, "edited")
+                            .on_hover_text("unsaved edits; the other columns show the file as saved");
+                    }
                     None => {
                         ui.label("...");
                     }

@@ -2,7 +2,7 @@
 //! undo, redo, save and save as. Ctrl+Z, Ctrl+Shift+Z and Ctrl+S work too. Saving runs on a
 //! worker thread (atomic replace, the previous file kept as FILE.bak).
 
-use crate::ui::file_tab::FileTab;
+use crate::ui::file_tab::{FileTab, FrameChange};
 use eframe::egui;
 
 /// Bytes of context shown around a change, and changed frames listed at most.
@@ -100,40 +100,60 @@ fn suggested_copy_name(path: &std::path::Path) -> String {
     path.with_file_name(name).display().to_string()
 }
 
-/// Old and new bytes of each changed window, with a little context, changed bytes coloured.
-fn byte_diff(tab: &FileTab, ui: &mut egui::Ui, diff: &[(usize, (usize, usize, usize))]) {
+/// Old and new bytes of each changed window, with a little context: bytes that went are red in
+/// "before", bytes that came are green in "after" (a byte-level diff, so a grown length prefix
+/// and a changed string show as what they are, not as one long changed run).
+fn byte_diff(tab: &FileTab, ui: &mut egui::Ui, diff: &[FrameChange]) {
     let (old_c, new_c) = (ui.visuals().error_fg_color, egui::Color32::from_rgb(0x2e, 0xa0, 0x43));
-    egui::Grid::new("byte_diff").num_columns(3).striped(true).show(ui, |ui| {
-        for (frame, (at, old_len, new_len)) in diff.iter().take(MAX_FRAMES_SHOWN) {
-            let Some(loc) = tab.dump.frame(*frame) else { continue };
-            let old = tab.dump.message_bytes(&loc).1;
-            let Some(new) = tab.session.message(&tab.dump, *frame) else { continue };
-            let from = at.saturating_sub(CONTEXT);
-            for (label, bytes, len, colour) in
-                [("before", old, *old_len, old_c), ("after", &new[..], *new_len, new_c)]
-            {
-                ui.monospace(format!("frame {frame} {label}"));
-                ui.monospace(format!("@{from}"));
-                let end = (at + len.min(MAX_CHANGED_SHOWN) + CONTEXT).min(bytes.len());
-                let mut job = egui::text::LayoutJob::default();
-                let mono = egui::TextFormat { font_id: egui::FontId::monospace(12.0), ..Default::default() };
-                for (i, b) in bytes.iter().enumerate().take(end).skip(from) {
-                    let changed = i >= *at && i < at + len;
-                    let fmt = if changed {
-                        egui::TextFormat { color: colour, ..mono.clone() }
-                    } else {
-                        egui::TextFormat { color: ui.visuals().weak_text_color(), ..mono.clone() }
-                    };
-                    job.append(&format!("{b:02x} "), 0.0, fmt);
-                }
-                if len > MAX_CHANGED_SHOWN {
-                    job.append(&format!("… ({len} bytes changed)"), 0.0, mono.clone());
-                }
-                ui.label(job);
-                ui.end_row();
+    let weak = ui.visuals().weak_text_color();
+    let mono = egui::FontId::monospace(12.0);
+    // Room for the "frame N before" column; the bytes wrap in the rest.
+    let width = (ui.available_width() - 140.0).max(200.0);
+    for (frame, (at, old_len, new_len)) in diff.iter().take(MAX_FRAMES_SHOWN) {
+        let Some(loc) = tab.dump.frame(*frame) else { continue };
+        let old = tab.dump.message_bytes(&loc).1;
+        let Some(new) = tab.session.message(&tab.dump, *frame) else { continue };
+        let from = at.saturating_sub(CONTEXT);
+        let old_w = &old[from..(at + old_len + CONTEXT).min(old.len())];
+        let new_w = &new[from..(at + new_len + CONTEXT).min(new.len())];
+        if old_w.len() + new_w.len() > 2 * MAX_CHANGED_SHOWN {
+            ui.label(format!(
+                "frame {frame}: {old_len} bytes at {at} became {new_len} bytes (too long to show byte by byte)"
+            ));
+            continue;
+        }
+        let ops = similar::capture_diff_slices(similar::Algorithm::Myers, old_w, new_w);
+        let (mut before, mut after) = (egui::text::LayoutJob::default(), egui::text::LayoutJob::default());
+        before.wrap.max_width = width;
+        after.wrap.max_width = width;
+        let (mut gone, mut came) = (0usize, 0usize);
+        for op in &ops {
+            let (tag, o, n) = op.as_tag_tuple();
+            let changed = tag != similar::DiffTag::Equal;
+            if changed {
+                gone += o.len();
+                came += n.len();
+            }
+            for b in &old_w[o] {
+                let c = if changed { old_c } else { weak };
+                before.append(&format!("{b:02x} "), 0.0, egui::TextFormat::simple(mono.clone(), c));
+            }
+            for b in &new_w[n] {
+                let c = if changed { new_c } else { weak };
+                after.append(&format!("{b:02x} "), 0.0, egui::TextFormat::simple(mono.clone(), c));
             }
         }
-    });
+        ui.label(format!("frame {frame}, message bytes from {from}: {gone} byte(s) out, {came} in"));
+        ui.horizontal_top(|ui| {
+            ui.monospace(format!("frame {frame} before"));
+            ui.add(egui::Label::new(before).wrap());
+        });
+        ui.horizontal_top(|ui| {
+            ui.monospace(format!("frame {frame} after"));
+            ui.add(egui::Label::new(after).wrap());
+        });
+        ui.separator();
+    }
     if diff.len() > MAX_FRAMES_SHOWN {
         ui.label(format!("… and {} more edited frames", diff.len() - MAX_FRAMES_SHOWN));
     }
