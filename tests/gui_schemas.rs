@@ -59,3 +59,65 @@ fn browse_search_and_load_schemas() {
     h.get_by_label_contains("loaded: 1 new types");
     assert!(h.state().schemas.message("mine.Ping").is_ok());
 }
+
+/// The type tree (package → type → fields) and schemas fetched by gRPC reflection from a real
+/// demo Milvus on loopback; a dead server is explained.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn package_tree_and_reflection() {
+    use walscope::sim::milvus::{MilvusDemo, MilvusDemoConfig};
+    let addr = "127.0.0.1:0".parse().unwrap();
+    let server =
+        MilvusDemo::start(MilvusDemoConfig { addr, reflection: true, ..Default::default() }).await.unwrap();
+    let endpoint = server.addr().to_string();
+    tokio::task::spawn_blocking(move || {
+        let mut h = Harness::builder()
+            .with_size(eframe::egui::Vec2::new(1400.0, 1000.0))
+            .build_ui_state(|ui, app: &mut WalscopeApp| app.ui(ui), WalscopeApp::new());
+        h.step();
+        h.state_mut().show_schemas = true;
+        for _ in 0..5 {
+            h.step();
+        }
+        // Package, then type, then its fields.
+        h.get_by_label_contains("brpc.policy (").click();
+        for _ in 0..10 {
+            h.step();
+        }
+        h.get_by_label("message RpcMeta").click();
+        for _ in 0..10 {
+            h.step();
+        }
+        h.get_by_label("request = 1: brpc.policy.RpcRequestMeta");
+        h.get_by_label_contains("message brpc.policy.RpcMeta {");
+
+        let fetch = |h: &mut Harness<'static, WalscopeApp>, from: &str| {
+            h.state_mut().schemas_state.reflect_from = from.to_string();
+            h.state_mut().schemas_state.last_load = None;
+            h.step();
+            h.get_by_label("Fetch by reflection").click();
+            let start = Instant::now();
+            while h.state().schemas_state.last_load.is_none() {
+                assert!(start.elapsed() < Duration::from_secs(30), "the fetch never finished");
+                h.step();
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            h.step();
+        };
+        fetch(&mut h, &endpoint);
+        assert!(
+            matches!(h.state().schemas_state.last_load, Some(Ok(_))),
+            "{:?}",
+            h.state().schemas_state.last_load
+        );
+        h.get_by_label_contains(&format!(
+            "server reflection at {endpoint}: milvus.proto.milvus.MilvusService"
+        ));
+
+        let dead = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().to_string();
+        fetch(&mut h, &dead);
+        h.get_by_label_contains("Not loaded:");
+        h.get_by_label_contains(&dead);
+    })
+    .await
+    .unwrap();
+}

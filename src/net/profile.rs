@@ -89,6 +89,34 @@ pub struct ConnectionProfile {
 }
 
 impl ConnectionProfile {
+    /// The profile as gRPC settings (TLS, client certificate, credentials with the secret read
+    /// now, headers, a 5 s connect timeout).
+    pub fn grpc_settings(&self) -> Result<super::grpc::GrpcSettings, String> {
+        use super::grpc::{Auth, GrpcSettings, TlsMode};
+        let mut s = GrpcSettings::new(self.endpoint.clone());
+        s.tls = match &self.tls {
+            TlsSettings::Plaintext => TlsMode::Plaintext,
+            TlsSettings::System => TlsMode::SystemRoots,
+            TlsSettings::CaFile { ca_file } => TlsMode::CaFile(ca_file.clone()),
+            TlsSettings::Insecure => TlsMode::Insecure,
+        };
+        s.client_cert = self.client_cert.clone();
+        s.auth = match &self.auth {
+            None => None,
+            Some(AuthSettings::UserPassword { user, password }) => Some(Auth::UserPassword {
+                user: user.clone(),
+                password: password.resolve().map_err(|e| e.to_string())?,
+            }),
+            Some(AuthSettings::Token { token }) => {
+                Some(Auth::Token(token.resolve().map_err(|e| e.to_string())?))
+            }
+        };
+        s.db_name = self.db_name.clone();
+        s.headers = self.headers.clone();
+        s.connect_timeout = std::time::Duration::from_secs(5);
+        Ok(s)
+    }
+
     /// True when traffic can be read or spoofed: no verification, or plaintext off loopback.
     pub fn is_insecure(&self) -> bool {
         match self.tls {

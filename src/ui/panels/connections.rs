@@ -8,9 +8,9 @@
 
 use crate::net::Transport;
 use crate::net::brpc::BrpcTransport;
-use crate::net::grpc::{Auth, GrpcSettings, GrpcTransport, TlsMode};
+use crate::net::grpc::GrpcTransport;
 use crate::net::http_json::HttpJsonTransport;
-use crate::net::profile::{AuthSettings, ConnectionProfile, ProfileStore, TlsSettings, TransportKind};
+use crate::net::profile::{ConnectionProfile, ProfileStore, TransportKind};
 use crate::ui::WalscopeApp;
 use eframe::egui;
 use std::collections::HashMap;
@@ -97,36 +97,12 @@ impl ConnectionsState {
     }
 }
 
-/// The profile as gRPC settings (TLS, client certificate, credentials, headers).
-fn grpc_settings(p: &ConnectionProfile) -> Result<GrpcSettings, String> {
-    let mut s = GrpcSettings::new(p.endpoint.clone());
-    s.tls = match &p.tls {
-        TlsSettings::Plaintext => TlsMode::Plaintext,
-        TlsSettings::System => TlsMode::SystemRoots,
-        TlsSettings::CaFile { ca_file } => TlsMode::CaFile(ca_file.clone()),
-        TlsSettings::Insecure => TlsMode::Insecure,
-    };
-    s.client_cert = p.client_cert.clone();
-    s.auth = match &p.auth {
-        None => None,
-        Some(AuthSettings::UserPassword { user, password }) => Some(Auth::UserPassword {
-            user: user.clone(),
-            password: password.resolve().map_err(|e| e.to_string())?,
-        }),
-        Some(AuthSettings::Token { token }) => Some(Auth::Token(token.resolve().map_err(|e| e.to_string())?)),
-    };
-    s.db_name = p.db_name.clone();
-    s.headers = p.headers.clone();
-    s.connect_timeout = Duration::from_secs(5);
-    Ok(s)
-}
-
 /// One harmless call; what the server said, in words.
 async fn check(p: &ConnectionProfile) -> Result<String, String> {
     let opts = crate::net::CallOptions { timeout: Some(Duration::from_secs(5)), ..Default::default() };
     match p.transport {
         TransportKind::Grpc => {
-            let settings = grpc_settings(p)?;
+            let settings = p.grpc_settings()?;
             let t = GrpcTransport::connect(&settings).await.map_err(|e| e.to_string())?;
             let opts = crate::net::CallOptions { metadata: settings.metadata(), ..opts };
             let m = crate::schema::SchemaSet::shared_builtin()

@@ -8,6 +8,9 @@ use eframe::egui;
 use std::path::PathBuf;
 use std::sync::Arc;
 
+/// A finished load: the new pool and where it came from, or the loader's explanation.
+pub type LoadResult = Result<(SchemaSet, String), String>;
+
 /// What the panel keeps between frames.
 #[derive(Default)]
 pub struct SchemasState {
@@ -16,9 +19,11 @@ pub struct SchemasState {
     pub proto_file: String,
     pub import_paths: String,
     pub descriptor_set: String,
+    /// Where to fetch schemas by reflection: host:port or a profile name.
+    pub reflect_from: String,
     /// The last load's outcome: Ok(summary) or Err(the loader's explanation).
     pub last_load: Option<Result<String, String>>,
-    pub loading: Option<std::sync::mpsc::Receiver<Result<SchemaSet, String>>>,
+    pub loading: Option<std::sync::mpsc::Receiver<LoadResult>>,
 }
 
 impl SchemasState {
@@ -37,7 +42,35 @@ impl SchemasState {
                 (None, Some(path)) => next.add_descriptor_set(&path),
                 (None, None) => Ok(0),
             };
-            let _ = tx.send(result.map(|_| next).map_err(|e| e.to_string()));
+            let _ = tx.send(result.map(|_| (next, "loaded".to_string())).map_err(|e| e.to_string()));
+        });
+        self.loading = Some(rx);
+    }
+
+    /// Fetches a server's schemas by reflection on the app's runtime, into a copy of `base`.
+    fn start_reflection(
+        &mut self,
+        rt: &tokio::runtime::Handle,
+        base: Arc<SchemaSet>,
+        settings: crate::net::grpc::GrpcSettings,
+        wake: crate::dump::background::Wake,
+    ) {
+        let (tx, rx) = std::sync::mpsc::channel();
+        rt.spawn(async move {
+            let fetch = async {
+                let t =
+                    crate::net::grpc::GrpcTransport::connect(&settings).await.map_err(|e| e.to_string())?;
+                let mut next = (*base).clone();
+                let services =
+                    crate::net::reflection::load(&t, &mut next).await.map_err(|e| e.to_string())?;
+                let what = format!("server reflection at {}: {}", settings.endpoint, services.join(", "));
+                Ok::<_, String>((next, what))
+            };
+            let result = tokio::time::timeout(std::time::Duration::from_secs(20), fetch)
+                .await
+                .unwrap_or_else(|_| Err(format!("{}: no answer within 20 s", settings.endpoint)));
+            let _ = tx.send(result);
+            wake();
         });
         self.loading = Some(rx);
     }
@@ -49,13 +82,79 @@ pub fn poll(app: &mut WalscopeApp) {
     if let Some(result) = done {
         app.schemas_state.loading = None;
         app.schemas_state.last_load = Some(match result {
-            Ok(set) => {
+            Ok((set, what)) => {
                 let added = set.symbols().len().saturating_sub(app.schemas.symbols().len());
                 app.schemas = Arc::new(set);
-                Ok(format!("loaded: {added} new types (files opened from now on use them)"))
+                Ok(format!("{what}: {added} new types (files opened from now on use them)"))
             }
             Err(e) => Err(e),
         });
+    }
+}
+
+fn kind_word(kind: SymbolKind) -> &'static str {
+    match kind {
+        SymbolKind::Message => "message",
+        SymbolKind::Enum => "enum",
+        SymbolKind::Service => "service",
+    }
+}
+
+/// Packages, then their types, then each type's fields, values or methods; drawn only when open.
+fn package_tree(set: &SchemaSet, selected: &mut Option<String>, ui: &mut egui::Ui) {
+    let mut packages: std::collections::BTreeMap<String, Vec<(String, SymbolKind)>> = Default::default();
+    for (name, kind, _) in set.symbols() {
+        let package = name.rsplit_once('.').map_or("(no package)", |(p, _)| p).to_string();
+        packages.entry(package).or_default().push((name.clone(), kind.clone()));
+    }
+    for (package, types) in packages {
+        egui::CollapsingHeader::new(format!("{package} ({} types)", types.len())).id_salt(&package).show(
+            ui,
+            |ui| {
+                for (name, kind) in types {
+                    let short = name.rsplit('.').next().unwrap_or(&name).to_string();
+                    let r = egui::CollapsingHeader::new(format!("{} {short}", kind_word(kind)))
+                        .id_salt(&name)
+                        .show(ui, |ui| members(set, &name, ui));
+                    if r.header_response.clicked() {
+                        *selected = Some(name.clone());
+                    }
+                }
+            },
+        );
+    }
+}
+
+fn members(set: &SchemaSet, name: &str, ui: &mut egui::Ui) {
+    let pool = set.pool();
+    if let Some(m) = pool.get_message_by_name(name) {
+        for f in m.fields() {
+            let label = if f.is_map() {
+                "map "
+            } else if f.is_list() {
+                "repeated "
+            } else {
+                ""
+            };
+            let t = crate::codec::tree::type_label(&f.kind());
+            ui.monospace(format!("{} = {}: {label}{t}", f.name(), f.number()));
+        }
+    } else if let Some(e) = pool.get_enum_by_name(name) {
+        for v in e.values() {
+            ui.monospace(format!("{} = {}", v.name(), v.number()));
+        }
+    } else if let Some(s) = pool.get_service_by_name(name) {
+        for m in s.methods() {
+            let stream = |b: bool| if b { "stream " } else { "" };
+            ui.monospace(format!(
+                "{}({}{}) returns ({}{})",
+                m.name(),
+                stream(m.is_client_streaming()),
+                m.input().name(),
+                stream(m.is_server_streaming()),
+                m.output().name()
+            ));
+        }
     }
 }
 
@@ -75,10 +174,18 @@ pub fn show(app: &mut WalscopeApp, ui: &mut egui::Ui) {
         ui.add(egui::TextEdit::singleline(&mut st.search).desired_width(200.0)).labelled_by(l.id);
     });
     let needle = st.search.to_ascii_lowercase();
-    egui::ScrollArea::vertical().id_salt("types").max_height(260.0).show(ui, |ui| {
+    // The type list takes what the loaders below leave of the pane.
+    // (Inside the pane's scroll area the available height is unbounded: use what is visible.)
+    let below = if st.selected.is_some() { 600.0 } else { 380.0 };
+    let list_height = (ui.clip_rect().height() - below).max(160.0);
+    egui::ScrollArea::vertical().id_salt("types").max_height(list_height).show(ui, |ui| {
+        if needle.is_empty() {
+            package_tree(&app.schemas, &mut st.selected, ui);
+            return;
+        }
         let mut shown = 0;
         for (name, kind, _) in app.schemas.symbols() {
-            if !needle.is_empty() && !name.to_ascii_lowercase().contains(&needle) {
+            if !name.to_ascii_lowercase().contains(&needle) {
                 continue;
             }
             shown += 1;
@@ -86,13 +193,8 @@ pub fn show(app: &mut WalscopeApp, ui: &mut egui::Ui) {
                 ui.label("... more: narrow the search");
                 break;
             }
-            let k = match kind {
-                SymbolKind::Message => "message",
-                SymbolKind::Enum => "enum",
-                SymbolKind::Service => "service",
-            };
             let selected = st.selected.as_deref() == Some(name.as_str());
-            if ui.selectable_label(selected, format!("{k} {name}")).clicked() {
+            if ui.selectable_label(selected, format!("{} {name}", kind_word(kind))).clicked() {
                 st.selected = Some(name.clone());
             }
         }
@@ -132,7 +234,37 @@ pub fn show(app: &mut WalscopeApp, ui: &mut egui::Ui) {
         let path = PathBuf::from(st.descriptor_set.trim());
         st.start_load(app.schemas.clone(), None, Some(path));
     }
-    if busy {
+    ui.horizontal(|ui| {
+        let l = ui.label("Server (host:port or profile):");
+        ui.add(
+            egui::TextEdit::singleline(&mut st.reflect_from)
+                .hint_text("127.0.0.1:19530")
+                .desired_width(160.0),
+        )
+        .labelled_by(l.id);
+    });
+    let fetch = ui
+        .add_enabled(!busy && !st.reflect_from.trim().is_empty(), egui::Button::new("Fetch by reflection"))
+        .on_hover_text(
+            "gRPC server reflection (v1, then v1alpha): the server's services and every file they import",
+        );
+    if fetch.clicked() {
+        let target = st.reflect_from.trim().to_string();
+        let profile = app.connections.profiles().into_iter().map(|(p, _)| p).find(|p| p.name == target);
+        let settings = match profile {
+            Some(p) => p.grpc_settings(),
+            None => Ok(crate::net::grpc::GrpcSettings::new(target)),
+        };
+        let (rt, base, wake) = (app.runtime(), app.schemas.clone(), app.wake());
+        let st = &mut app.schemas_state;
+        match (settings, rt) {
+            (Ok(settings), Some(rt)) => st.start_reflection(&rt, base, settings, wake),
+            (Err(e), _) => st.last_load = Some(Err(e)),
+            (_, None) => st.last_load = Some(Err("the network runtime did not start".into())),
+        }
+    }
+    let st = &mut app.schemas_state;
+    if st.loading.is_some() {
         ui.spinner();
     }
     match &st.last_load {
