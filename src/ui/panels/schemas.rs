@@ -105,7 +105,7 @@ fn package_tree(set: &SchemaSet, selected: &mut Option<String>, ui: &mut egui::U
     let mut packages: std::collections::BTreeMap<String, Vec<(String, SymbolKind)>> = Default::default();
     for (name, kind, _) in set.symbols() {
         let package = name.rsplit_once('.').map_or("(no package)", |(p, _)| p).to_string();
-        packages.entry(package).or_default().push((name.clone(), kind.clone()));
+        packages.entry(package).or_default().push((name.clone(), kind));
     }
     for (package, types) in packages {
         egui::CollapsingHeader::new(format!("{package} ({} types)", types.len())).id_salt(&package).show(
