@@ -27,6 +27,9 @@ fn create_watch_and_delete_a_sync_task() {
     });
     h.get_by_label_contains("CreateSyncTask: done");
     assert_eq!(h.query_all_by_label("RUNNING").count(), 2, "a badge per sub-task, in words");
+    // Each sub-task has a sparkline of its recent rows, which says what it shows.
+    h.step();
+    assert_eq!(h.query_all_by_label_contains("rows in ").count(), 2, "a sparkline per sub-task");
 
     // Delete needs the confirmation first.
     h.get_by_label("Delete task").click();

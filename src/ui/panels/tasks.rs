@@ -137,7 +137,7 @@ pub fn show(app: &mut WalscopeApp, ui: &mut egui::Ui) {
         ui.label(format!("{} sub-task(s), poll {}", board.rows.len(), board.polls));
     }
     egui::Grid::new("tasks").striped(true).show(ui, |ui| {
-        for h in ["tid/pid", "status", "rows", "rows/s", "sync point", "collector"] {
+        for h in ["tid/pid", "status", "rows", "rows/s", "recent rows", "sync point", "collector"] {
             ui.strong(h);
         }
         ui.end_row();
@@ -146,6 +146,8 @@ pub fn show(app: &mut WalscopeApp, ui: &mut egui::Ui) {
             badge(ui, &r.status);
             ui.monospace(r.count.to_string());
             ui.monospace(board.rates.get(i).copied().flatten().map_or("-".into(), |x| format!("{x:.1}")));
+            let history = board.history.get(i).map_or(&[][..], |h| h.as_slice());
+            crate::ui::widgets::sparkline::show(ui, history, egui::vec2(120.0, 18.0));
             ui.label(&r.sync_point);
             ui.label(&r.data_collector);
             ui.end_row();

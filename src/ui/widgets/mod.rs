@@ -1,3 +1,4 @@
 //! Reusable widgets.
 
 pub mod hex;
+pub mod sparkline;
