@@ -162,3 +162,27 @@ fn review_close_guard_save_as_and_keys() {
     settle(&mut h);
     assert!(h.state().tabs[0].selected.is_none());
 }
+
+/// Closing the window with unsaved edits asks first (the close is cancelled until answered).
+#[test]
+fn closing_the_window_with_unsaved_edits_asks() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("0.progress");
+    std::fs::copy(Path::new(env!("CARGO_MANIFEST_DIR")).join("assets/samples/synctool/7/0.progress"), &file)
+        .unwrap();
+    let mut h = Harness::builder()
+        .with_size(eframe::egui::Vec2::new(1400.0, 900.0))
+        .build_ui_state(|ui, app: &mut WalscopeApp| app.ui(ui), WalscopeApp::new());
+    h.step();
+    h.state_mut().open(file);
+    step_until(&mut h, "the file", |h| h.state().tabs.len() == 1);
+    assert!(!h.state_mut().guard_window_close(), "nothing unsaved: the window may close");
+    h.state_mut().tabs[0].apply_edit(0, "sync_point.offset", "5");
+    assert!(h.state_mut().guard_window_close(), "unsaved edits: the close is cancelled");
+    settle(&mut h);
+    h.get_by_label_contains("has unsaved edits in 1 message(s)");
+    h.get_by_label("Discard edits and close").click();
+    settle(&mut h);
+    assert!(h.state().tabs.is_empty());
+    assert!(!h.state_mut().guard_window_close());
+}

@@ -175,6 +175,18 @@ impl WalscopeApp {
         }
     }
 
+    /// The window is asked to close: when a file has unsaved edits, asks about it first and
+    /// returns true (the close must be cancelled). Closing again after the answer goes through.
+    pub fn guard_window_close(&mut self) -> bool {
+        match self.tabs.iter().find(|t| t.session.is_dirty()) {
+            Some(t) => {
+                self.confirm_close = Some(t.path.clone());
+                true
+            }
+            None => false,
+        }
+    }
+
     /// Closes file tab `i`, dropping any unsaved edits.
     pub fn discard_tab(&mut self, i: usize) {
         if i < self.tabs.len() {
@@ -325,6 +337,10 @@ impl WalscopeApp {
     pub fn ui(&mut self, ui: &mut egui::Ui) {
         let _ = self.ctx.set(ui.ctx().clone());
         self.poll();
+        // Closing the window must not drop unsaved edits without asking.
+        if ui.ctx().input(|i| i.viewport().close_requested()) && self.guard_window_close() {
+            ui.ctx().send_viewport_cmd(egui::ViewportCommand::CancelClose);
+        }
         let dropped: Vec<PathBuf> = ui.ctx().input(|i| {
             i.raw
                 .dropped_files
