@@ -186,3 +186,30 @@ fn closing_the_window_with_unsaved_edits_asks() {
     assert!(h.state().tabs.is_empty());
     assert!(!h.state_mut().guard_window_close());
 }
+
+/// Save as refuses to write over a file that is open in another tab.
+#[test]
+fn save_as_refuses_a_file_open_in_another_tab() {
+    let dir = tempfile::tempdir().unwrap();
+    let sample = Path::new(env!("CARGO_MANIFEST_DIR")).join("assets/samples/synctool/7/0.progress");
+    let (a, b) = (dir.path().join("a.progress"), dir.path().join("b.progress"));
+    std::fs::copy(&sample, &a).unwrap();
+    std::fs::copy(&sample, &b).unwrap();
+    let mut h = Harness::builder()
+        .with_size(eframe::egui::Vec2::new(1400.0, 900.0))
+        .build_ui_state(|ui, app: &mut WalscopeApp| app.ui(ui), WalscopeApp::new());
+    h.step();
+    h.state_mut().open(a.clone());
+    step_until(&mut h, "a", |h| h.state().tabs.len() == 1);
+    h.state_mut().open(b.clone());
+    step_until(&mut h, "b", |h| h.state().tabs.len() == 2);
+    let i = h.state().tabs.iter().position(|t| t.path.ends_with("a.progress")).unwrap();
+    h.state_mut().active = i;
+    h.state_mut().tabs[i].apply_edit(0, "sync_point.offset", "7");
+    h.state_mut().tabs[i].save_as_text = b.display().to_string();
+    settle(&mut h);
+    h.get_by_label("Save copy").click();
+    settle(&mut h);
+    h.get_by_label_contains("is open in another tab");
+    assert_eq!(std::fs::read(&b).unwrap(), std::fs::read(&sample).unwrap());
+}

@@ -372,16 +372,23 @@ impl FileTab {
 
     /// Writes the file with its edits to `target` instead (atomic; an existing target is kept
     /// as TARGET.bak); the tab then shows the new file. The original stays as it was.
-    pub fn save_as(&mut self, target: PathBuf) -> Result<(), String> {
+    /// `open_elsewhere` are files open in other tabs, which it refuses to write over.
+    pub fn save_as(&mut self, target: PathBuf, open_elsewhere: &[PathBuf]) -> Result<(), String> {
         if target.as_os_str().is_empty() {
             return Err("type where to save the copy".into());
         }
-        let same = match (std::fs::canonicalize(&target), std::fs::canonicalize(&self.path)) {
+        let is = |p: &Path| match (std::fs::canonicalize(&target), std::fs::canonicalize(p)) {
             (Ok(a), Ok(b)) => a == b,
-            _ => target == self.path,
+            _ => target == p,
         };
-        if same {
+        if is(&self.path) {
             return Err("that is this file: use Save to replace it (a .bak is kept)".into());
+        }
+        if let Some(p) = open_elsewhere.iter().find(|p| is(p)) {
+            return Err(format!(
+                "{} is open in another tab; close it first or choose another name",
+                p.display()
+            ));
         }
         if target.is_dir() {
             return Err(format!("{} is a directory; name a file", target.display()));

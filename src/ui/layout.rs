@@ -227,10 +227,13 @@ impl egui_tiles::Behavior<Pane> for Shell<'_> {
                     self.focus = Some(path.clone());
                 }
                 let active = self.app.tabs.get(self.app.active).is_some_and(|t| t.path == *path);
+                // Other open files: a save-as must not write over one of them behind its back.
+                let others: Vec<PathBuf> =
+                    self.app.tabs.iter().map(|t| t.path.clone()).filter(|p| p != path).collect();
                 match self.app.tabs.iter_mut().find(|t| t.path == *path) {
                     Some(tab) => {
                         ui.push_id(path.as_path(), |ui| {
-                            if let Some(read_as) = panels::file_view::show(tab, ui, active) {
+                            if let Some(read_as) = panels::file_view::show(tab, ui, active, &others) {
                                 self.reopen.push((path.clone(), read_as));
                             }
                         });

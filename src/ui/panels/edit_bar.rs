@@ -10,7 +10,7 @@ const CONTEXT: usize = 8;
 const MAX_FRAMES_SHOWN: usize = 20;
 const MAX_CHANGED_SHOWN: usize = 256;
 
-pub fn show(tab: &mut FileTab, ui: &mut egui::Ui, active: bool) {
+pub fn show(tab: &mut FileTab, ui: &mut egui::Ui, active: bool, others: &[std::path::PathBuf]) {
     // Only the active file's shortcuts, and not while a text box has the keyboard (Ctrl+Z there
     // undoes typing). Shift+Z first: consume_key ignores an extra Shift.
     let keys = active && !ui.ctx().egui_wants_keyboard_input();
@@ -82,7 +82,7 @@ pub fn show(tab: &mut FileTab, ui: &mut egui::Ui, active: bool) {
             .clicked()
         {
             let target = std::path::PathBuf::from(tab.save_as_text.trim());
-            tab.save_as_error = tab.save_as(target).err();
+            tab.save_as_error = tab.save_as(target, others).err();
         }
         if let Some(e) = &tab.save_as_error {
             ui.colored_label(ui.visuals().error_fg_color, format!("Not saved: {e}"));

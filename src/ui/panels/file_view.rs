@@ -7,7 +7,13 @@ use eframe::egui;
 
 /// Draws the tab; returns a new way to read the file when the operator asks for one. Only the
 /// `active` file takes the keyboard shortcuts (several may be on screen side by side).
-pub fn show(tab: &mut FileTab, ui: &mut egui::Ui, active: bool) -> Option<ReadAs> {
+/// `others` are the other open files (a save-as may not write over one of them).
+pub fn show(
+    tab: &mut FileTab,
+    ui: &mut egui::Ui,
+    active: bool,
+    others: &[std::path::PathBuf],
+) -> Option<ReadAs> {
     let mut reopen = None;
     let d = &tab.dump;
     let type_name = tab.decoder.message_type().map_or("(no type)".to_string(), |t| t.full_name().to_string());
@@ -96,7 +102,7 @@ pub fn show(tab: &mut FileTab, ui: &mut egui::Ui, active: bool) -> Option<ReadAs
     if let Some(e) = &tab.filter_error {
         ui.colored_label(ui.visuals().error_fg_color, format!("filter: {e}"));
     }
-    super::edit_bar::show(tab, ui, active);
+    super::edit_bar::show(tab, ui, active, others);
     // The list keeps at least 40% of the width, however wide a detail line is.
     let width = ui.available_width();
     let detail =
