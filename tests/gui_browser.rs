@@ -186,3 +186,50 @@ fn sort_by_size_and_number_and_move_with_arrows() {
     step_until(&mut h, "number order, descending", |h| h.query_by_label("# (desc)").is_some());
     assert_eq!(h.state().tabs[0].frames(0..2), [99, 98]);
 }
+
+/// The issue's flow word for word: open a sample dump → rows appear → filter by type → select a
+/// message → the tree shows the decoded Insert → select a field → its hex range is highlighted.
+#[test]
+fn filter_inserts_and_highlight_a_payload_field() {
+    let mut h = harness();
+    h.step();
+    h.state_mut().open(sample());
+    step_until(&mut h, "rows", |h| h.query_by_label_contains("CreateCollection coll=4491").is_some());
+    h.get_by_label("Filter:").click();
+    h.step();
+    h.get_by_label("Filter:").type_text("type=Insert");
+    h.get_by_label("Apply filter").click();
+    step_until(&mut h, "the filter scan", |h| h.state().tabs[0].scan.as_ref().is_some_and(|s| s.is_done()));
+    step_until(&mut h, "Insert rows", |h| h.query_all_by_label_contains("Insert coll=").count() > 0);
+    assert!(h.query_by_label_contains("Delete coll=").is_none(), "only Inserts are listed");
+
+    let first = h.state().tabs[0].frames(0..1)[0];
+    h.get_by_label(&first.to_string()).click();
+    step_until(&mut h, "the detail", |h| h.state().tabs[0].detail.is_some());
+    settle(&mut h);
+    h.get_by_label_contains("payload (decoded as InsertRequest)");
+    h.get_by_label_contains("collection_name: \"");
+
+    // Below the fold in an 800-pixel window: scroll to it as a user would, then click.
+    h.get_by_label_contains("collection_name: \"").scroll_to_me();
+    settle(&mut h);
+    h.get_by_label_contains("collection_name: \"").click();
+    settle(&mut h);
+    let span = {
+        let d = h.state().tabs[0].detail.as_ref().unwrap();
+        let node = d.selected_node.clone().unwrap();
+        assert!(node.ends_with("(decoded as InsertRequest).collection_name"), "{node}");
+        let span = d.highlight.clone().unwrap();
+        assert_eq!(Some(span.clone()), d.span_of(&node));
+        span
+    };
+    h.get_by_label("Hex").click();
+    settle(&mut h);
+    // The highlighted bytes are the field's: its key byte is shown, and a click on any byte of
+    // it selects this same field.
+    h.get_by_label_contains(&format!("byte {}: ", span.start)).click();
+    settle(&mut h);
+    let d = h.state().tabs[0].detail.as_ref().unwrap();
+    assert_eq!(d.highlight.clone(), Some(span));
+    assert!(d.selected_node.as_deref().unwrap_or("").ends_with("collection_name"));
+}
