@@ -120,13 +120,6 @@ impl FrameDetail {
         self.edit_text = self.editor.initial_text.clone();
     }
 
-    /// Every tree shown in the Tree view: the message, then the decoded payload.
-    pub fn all_nodes(&self) -> Vec<TypedNode> {
-        let mut all = self.tree.clone();
-        all.extend(self.embedded.iter().map(|e| e.root.clone()));
-        all
-    }
-
     /// The labels of [`Self::copy_forms`], in order.
     pub const COPY_LABELS: [&'static str; 4] = ["Copy JSON", "Copy hex", "Copy base64", "Copy command"];
 
@@ -140,7 +133,7 @@ impl FrameDetail {
     /// The message in the forms an operator pastes elsewhere.
     pub fn copy_forms(&self, file: &std::path::Path, framing: &str) -> Vec<(&'static str, String)> {
         use base64::Engine;
-        let hex: String = self.bytes.iter().map(|b| format!("{b:02x}")).collect();
+        let hex = codec::value::encode_hex(&self.bytes);
         let b64 = base64::engine::general_purpose::STANDARD.encode(&self.bytes);
         let command = format!(
             "walscope decode --framing {framing} --frame {} --type {} {}",
@@ -175,11 +168,10 @@ impl FrameDetail {
         }
         // A decoded bytes field is deeper than the message's bytes leaf: prefer the smallest
         // span that holds the byte.
-        let roots: Vec<TypedNode> = self.embedded.iter().map(|e| e.root.clone()).collect();
-        [walk(&roots, at, String::new()), walk(&self.tree, at, String::new())]
-            .into_iter()
-            .flatten()
-            .min_by_key(|(_, span)| span.len())
+        // Decoded fields first, so a tie goes to them.
+        let embedded =
+            self.embedded.iter().filter_map(|e| walk(std::slice::from_ref(&e.root), at, String::new()));
+        embedded.chain(walk(&self.tree, at, String::new())).min_by_key(|(_, span)| span.len())
     }
 }
 

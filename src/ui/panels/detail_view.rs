@@ -63,9 +63,9 @@ pub fn show(
     ui.separator();
     match d.view {
         DetailView::Tree | DetailView::Wire => {
-            let nodes = if d.view == DetailView::Tree { d.all_nodes() } else { d.wire.clone() };
             let mut picked = None;
             let mut expand = None;
+            // Drawn from the detail by reference: a big message's tree is never copied per frame.
             egui::ScrollArea::vertical().id_salt("tree").show(ui, |ui| {
                 let mut t = TreeDraw {
                     hl: d.highlight.clone(),
@@ -73,7 +73,14 @@ pub fn show(
                     picked: &mut picked,
                     expand: &mut expand,
                 };
-                t.nodes(ui, &nodes, "");
+                if d.view == DetailView::Tree {
+                    t.nodes(ui, &d.tree, "");
+                    for e in &d.embedded {
+                        t.node(ui, &e.root, "");
+                    }
+                } else {
+                    t.nodes(ui, &d.wire, "");
+                }
             });
             if let Some(p) = expand {
                 // A thousand more per click: a million-element vector never lays out at once.

@@ -19,6 +19,8 @@ pub struct SchemasState {
     pub proto_file: String,
     pub import_paths: String,
     pub descriptor_set: String,
+    /// The loaded types, listed once per pool.
+    pub types: TypeIndex,
     /// Where to fetch schemas by reflection: host:port or a profile name.
     pub reflect_from: String,
     /// The last load's outcome: Ok(summary) or Err(the loader's explanation).
@@ -100,22 +102,41 @@ fn kind_word(kind: SymbolKind) -> &'static str {
     }
 }
 
-/// Packages, then their types, then each type's fields, values or methods; drawn only when open.
-fn package_tree(set: &SchemaSet, selected: &mut Option<String>, ui: &mut egui::Ui) {
-    let mut packages: std::collections::BTreeMap<String, Vec<(String, SymbolKind)>> = Default::default();
-    for (name, kind, _) in set.symbols() {
-        let package = name.rsplit_once('.').map_or("(no package)", |(p, _)| p).to_string();
-        packages.entry(package).or_default().push((name.clone(), kind));
+/// The pool's types by name and by package, built once per pool: the panel draws every frame,
+/// and a pool fetched from a server can hold thousands of types.
+#[derive(Default)]
+pub struct TypeIndex {
+    of: Option<Arc<SchemaSet>>,
+    names: Vec<(String, SymbolKind)>,
+    packages: std::collections::BTreeMap<String, Vec<(String, SymbolKind)>>,
+}
+
+impl TypeIndex {
+    fn refresh(&mut self, set: &Arc<SchemaSet>) {
+        if self.of.as_ref().is_some_and(|o| Arc::ptr_eq(o, set)) {
+            return;
+        }
+        self.names = set.symbols().into_iter().map(|(name, kind, _)| (name, kind)).collect();
+        self.packages.clear();
+        for (name, kind) in &self.names {
+            let package = name.rsplit_once('.').map_or("(no package)", |(p, _)| p).to_string();
+            self.packages.entry(package).or_default().push((name.clone(), *kind));
+        }
+        self.of = Some(set.clone());
     }
-    for (package, types) in packages {
-        egui::CollapsingHeader::new(format!("{package} ({} types)", types.len())).id_salt(&package).show(
+}
+
+/// Packages, then their types, then each type's fields, values or methods; drawn only when open.
+fn package_tree(set: &SchemaSet, index: &TypeIndex, selected: &mut Option<String>, ui: &mut egui::Ui) {
+    for (package, types) in &index.packages {
+        egui::CollapsingHeader::new(format!("{package} ({} types)", types.len())).id_salt(package).show(
             ui,
             |ui| {
                 for (name, kind) in types {
-                    let short = name.rsplit('.').next().unwrap_or(&name).to_string();
-                    let r = egui::CollapsingHeader::new(format!("{} {short}", kind_word(kind)))
-                        .id_salt(&name)
-                        .show(ui, |ui| members(set, &name, ui));
+                    let short = name.rsplit('.').next().unwrap_or(name);
+                    let r = egui::CollapsingHeader::new(format!("{} {short}", kind_word(*kind)))
+                        .id_salt(name)
+                        .show(ui, |ui| members(set, name, ui));
                     if r.header_response.clicked() {
                         *selected = Some(name.clone());
                     }
@@ -169,6 +190,7 @@ pub fn show(app: &mut WalscopeApp, ui: &mut egui::Ui) {
     }
     ui.separator();
     let st = &mut app.schemas_state;
+    st.types.refresh(&app.schemas);
     ui.horizontal(|ui| {
         let l = ui.label("Find type:");
         ui.add(egui::TextEdit::singleline(&mut st.search).desired_width(200.0)).labelled_by(l.id);
@@ -180,11 +202,11 @@ pub fn show(app: &mut WalscopeApp, ui: &mut egui::Ui) {
     let list_height = (ui.clip_rect().height() - below).max(160.0);
     egui::ScrollArea::vertical().id_salt("types").max_height(list_height).show(ui, |ui| {
         if needle.is_empty() {
-            package_tree(&app.schemas, &mut st.selected, ui);
+            package_tree(&app.schemas, &st.types, &mut st.selected, ui);
             return;
         }
         let mut shown = 0;
-        for (name, kind, _) in app.schemas.symbols() {
+        for (name, kind) in &st.types.names {
             if !name.to_ascii_lowercase().contains(&needle) {
                 continue;
             }
@@ -194,7 +216,7 @@ pub fn show(app: &mut WalscopeApp, ui: &mut egui::Ui) {
                 break;
             }
             let selected = st.selected.as_deref() == Some(name.as_str());
-            if ui.selectable_label(selected, format!("{} {name}", kind_word(kind))).clicked() {
+            if ui.selectable_label(selected, format!("{} {name}", kind_word(*kind))).clicked() {
                 st.selected = Some(name.clone());
             }
         }
