@@ -231,17 +231,11 @@ fn demo_profiles_are_listed_and_checked_against_the_demo_servers() {
 fn a_check_against_a_closed_port_fails_in_words() {
     let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
     let mut app = WalscopeApp::new();
-    app.connections.demo.push(walscope::net::profile::ConnectionProfile {
-        name: "nobody".into(),
-        transport: walscope::net::profile::TransportKind::Grpc,
-        endpoint: format!("127.0.0.1:{port}"),
-        tls: Default::default(),
-        client_cert: None,
-        auth: None,
-        db_name: None,
-        headers: Vec::new(),
-        timeout_secs: None,
-    });
+    app.connections.demo.push(walscope::net::profile::ConnectionProfile::plain(
+        "nobody",
+        walscope::net::profile::TransportKind::Grpc,
+        format!("127.0.0.1:{port}"),
+    ));
     let mut h = harness(app);
     h.step();
     open_menu(&mut h, "Connections");

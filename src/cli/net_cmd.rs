@@ -10,9 +10,7 @@ use crate::jobs::salvage::{self, SalvageSpec, SalvageState};
 use crate::net::brpc::BrpcTransport;
 use crate::net::grpc::{Auth, GrpcSettings, GrpcTransport, TlsMode};
 use crate::net::http_json::HttpJsonTransport;
-use crate::net::profile::{
-    AuthSettings, ConnectionProfile, ProfileStore, TlsSettings, TransportKind as ProfileTransport,
-};
+use crate::net::profile::{ConnectionProfile, ProfileStore, TransportKind as ProfileTransport};
 use crate::net::{CallOptions, Transport};
 use crate::sim::milvus::{MilvusDemo, MilvusDemoConfig};
 use anyhow::{Context, Result, anyhow, bail};
@@ -319,24 +317,13 @@ pub fn demo(milvus_port: u16, synctool_port: u16, collector_port: u16) -> Result
 /// Fills gRPC settings from a saved profile (the command-line flags still win where given).
 fn apply_profile(s: &mut GrpcSettings, p: &ConnectionProfile) -> Result<()> {
     if s.tls == TlsMode::Plaintext {
-        s.tls = match &p.tls {
-            TlsSettings::Plaintext => TlsMode::Plaintext,
-            TlsSettings::System => TlsMode::SystemRoots,
-            TlsSettings::CaFile { ca_file } => TlsMode::CaFile(ca_file.clone()),
-            TlsSettings::Insecure => TlsMode::Insecure,
-        };
+        s.tls = p.tls_mode();
     }
     if s.client_cert.is_none() {
         s.client_cert = p.client_cert.clone();
     }
     if s.auth.is_none() {
-        s.auth = match &p.auth {
-            None => None,
-            Some(AuthSettings::UserPassword { user, password }) => {
-                Some(Auth::UserPassword { user: user.clone(), password: password.resolve()? })
-            }
-            Some(AuthSettings::Token { token }) => Some(Auth::Token(token.resolve()?)),
-        };
+        s.auth = p.grpc_auth()?;
     }
     if s.db_name.is_none() {
         s.db_name = p.db_name.clone();

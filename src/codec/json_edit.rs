@@ -6,6 +6,7 @@
 
 use super::edit::{Edit, EditOp};
 use super::path::{FieldPath, Segment, Selector};
+use super::value::format_value;
 use super::{CodecError, decode, from_json, to_json};
 use prost_reflect::{DynamicMessage, FieldDescriptor, Kind, MapKey, ReflectMessage, Value};
 
@@ -67,7 +68,7 @@ fn diff(old: &DynamicMessage, new: &DynamicMessage, prefix: &[Segment], out: &mu
                         (Value::Message(p), Value::Message(q)) => diff(p, q, &segs, out),
                         _ => out.push(Edit {
                             path: FieldPath(segs),
-                            op: EditOp::Set(element_text(&fd.kind(), y)),
+                            op: EditOp::Set(format_value(&fd.kind(), y)),
                         }),
                     }
                 }
@@ -89,13 +90,13 @@ fn diff(old: &DynamicMessage, new: &DynamicMessage, prefix: &[Segment], out: &mu
                         }
                         (_, Some(y)) => out.push(Edit {
                             path: FieldPath(segs),
-                            op: EditOp::Set(element_text(&value_kind, y)),
+                            op: EditOp::Set(format_value(&value_kind, y)),
                         }),
                     }
                 }
                 for (k, y) in b.iter().filter(|(k, _)| !a.contains_key(*k)) {
                     let segs = at(Some(map_selector(k)));
-                    out.push(Edit { path: FieldPath(segs), op: EditOp::Set(element_text(&value_kind, y)) });
+                    out.push(Edit { path: FieldPath(segs), op: EditOp::Set(format_value(&value_kind, y)) });
                 }
             }
             _ => out.push(Edit { path: FieldPath(at(None)), op: EditOp::Set(value_text(&fd, new)) }),
@@ -134,21 +135,6 @@ fn map_selector(k: &MapKey) -> Selector {
     }
 }
 
-/// One element (or map value) as `Set` reads it: messages as JSON, scalars as text.
-fn element_text(kind: &Kind, v: &Value) -> String {
-    match (v, kind) {
-        (Value::Message(m), _) => to_json(m, false),
-        (Value::String(s), _) => serde_json::Value::String(s.clone()).to_string(),
-        (Value::Bytes(b), _) => format!("hex:{}", b.iter().map(|x| format!("{x:02x}")).collect::<String>()),
-        (Value::EnumNumber(n), Kind::Enum(e)) => {
-            e.get_value(*n).map_or_else(|| n.to_string(), |ev| ev.name().to_string())
-        }
-        (Value::F64(x), _) => float_text(*x),
-        (Value::F32(x), _) => float_text(f64::from(*x)),
-        (other, _) => scalar(other),
-    }
-}
-
 /// The new value of `fd` as the editor's `Set` reads it: whole lists and maps and messages as
 /// JSON, scalars as text.
 fn value_text(fd: &FieldDescriptor, msg: &DynamicMessage) -> String {
@@ -159,29 +145,7 @@ fn value_text(fd: &FieldDescriptor, msg: &DynamicMessage) -> String {
         let json: serde_json::Value = serde_json::from_str(&to_json(&only, false)).unwrap_or_default();
         return json.get(fd.json_name()).map(|j| j.to_string()).unwrap_or_default();
     }
-    element_text(&fd.kind(), &v)
-}
-
-fn float_text(x: f64) -> String {
-    if x.is_nan() {
-        "nan".into()
-    } else if x.is_infinite() {
-        if x > 0.0 { "inf".into() } else { "-inf".into() }
-    } else {
-        x.to_string()
-    }
-}
-
-fn scalar(v: &Value) -> String {
-    match v {
-        Value::Bool(b) => b.to_string(),
-        Value::I32(x) => x.to_string(),
-        Value::I64(x) => x.to_string(),
-        Value::U32(x) => x.to_string(),
-        Value::U64(x) => x.to_string(),
-        Value::EnumNumber(n) => n.to_string(),
-        other => format!("{other:?}"),
-    }
+    format_value(&fd.kind(), &v)
 }
 
 #[cfg(test)]

@@ -185,6 +185,31 @@ pub fn parse_value(kind: &Kind, text: &str) -> Result<Value, String> {
     })
 }
 
+/// A value as [`parse_value`] reads it back: messages as JSON, strings JSON-quoted, bytes as
+/// `hex:…`, enums by name (by number when the number has no name), floats with `nan`/`inf`.
+pub fn format_value(kind: &Kind, v: &Value) -> String {
+    let float = |x: f64| {
+        if x.is_nan() {
+            "nan".to_string()
+        } else if x.is_infinite() {
+            if x > 0.0 { "inf".into() } else { "-inf".into() }
+        } else {
+            x.to_string()
+        }
+    };
+    match (v, kind) {
+        (Value::Message(m), _) => super::to_json(m, false),
+        (Value::String(s), _) => super::tree::json_quote(s),
+        (Value::Bytes(b), _) => format!("hex:{}", encode_hex(b)),
+        (Value::EnumNumber(n), Kind::Enum(e)) => {
+            e.get_value(*n).map_or_else(|| n.to_string(), |ev| ev.name().to_string())
+        }
+        (Value::F64(x), _) => float(*x),
+        (Value::F32(x), _) => float(f64::from(*x)),
+        (other, _) => super::tree::scalar_value_text(other),
+    }
+}
+
 pub fn kind_name(kind: &Kind) -> String {
     match kind {
         Kind::Message(m) => m.full_name().to_string(),
@@ -230,6 +255,15 @@ pub fn parse_bytes(text: &str) -> Result<Vec<u8>, String> {
             .map_err(|e| format!("bad base64: {e}"));
     }
     Ok(text.as_bytes().to_vec())
+}
+
+/// Lowercase hex, two digits a byte, no separators (what `decode_hex` and `hex:` values read).
+pub fn encode_hex(bytes: &[u8]) -> String {
+    use std::fmt::Write;
+    bytes.iter().fold(String::with_capacity(bytes.len() * 2), |mut s, b| {
+        let _ = write!(s, "{b:02x}");
+        s
+    })
 }
 
 pub fn decode_hex(h: &str) -> Result<Vec<u8>, String> {

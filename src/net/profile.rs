@@ -89,32 +89,57 @@ pub struct ConnectionProfile {
 }
 
 impl ConnectionProfile {
+    /// A profile with only a name, a transport and an endpoint: plaintext, no credentials, no
+    /// extra headers (the demo servers' profiles, a quick check of an address).
+    pub fn plain(name: &str, transport: TransportKind, endpoint: String) -> ConnectionProfile {
+        ConnectionProfile {
+            name: name.into(),
+            transport,
+            endpoint,
+            tls: TlsSettings::default(),
+            client_cert: None,
+            auth: None,
+            db_name: None,
+            headers: Vec::new(),
+            timeout_secs: None,
+        }
+    }
+
     /// The profile as gRPC settings (TLS, client certificate, credentials with the secret read
     /// now, headers, a 5 s connect timeout).
     pub fn grpc_settings(&self) -> Result<super::grpc::GrpcSettings, String> {
-        use super::grpc::{Auth, GrpcSettings, TlsMode};
-        let mut s = GrpcSettings::new(self.endpoint.clone());
-        s.tls = match &self.tls {
-            TlsSettings::Plaintext => TlsMode::Plaintext,
-            TlsSettings::System => TlsMode::SystemRoots,
-            TlsSettings::CaFile { ca_file } => TlsMode::CaFile(ca_file.clone()),
-            TlsSettings::Insecure => TlsMode::Insecure,
-        };
+        let mut s = super::grpc::GrpcSettings::new(self.endpoint.clone());
+        s.tls = self.tls_mode();
         s.client_cert = self.client_cert.clone();
-        s.auth = match &self.auth {
-            None => None,
-            Some(AuthSettings::UserPassword { user, password }) => Some(Auth::UserPassword {
-                user: user.clone(),
-                password: password.resolve().map_err(|e| e.to_string())?,
-            }),
-            Some(AuthSettings::Token { token }) => {
-                Some(Auth::Token(token.resolve().map_err(|e| e.to_string())?))
-            }
-        };
+        s.auth = self.grpc_auth().map_err(|e| e.to_string())?;
         s.db_name = self.db_name.clone();
         s.headers = self.headers.clone();
         s.connect_timeout = std::time::Duration::from_secs(5);
         Ok(s)
+    }
+
+    /// The profile's TLS choice as the gRPC transport takes it.
+    pub fn tls_mode(&self) -> super::grpc::TlsMode {
+        use super::grpc::TlsMode;
+        match &self.tls {
+            TlsSettings::Plaintext => TlsMode::Plaintext,
+            TlsSettings::System => TlsMode::SystemRoots,
+            TlsSettings::CaFile { ca_file } => TlsMode::CaFile(ca_file.clone()),
+            TlsSettings::Insecure => TlsMode::Insecure,
+        }
+    }
+
+    /// The profile's credentials for gRPC, with the secret read now (only ask when they are
+    /// going to be used: an unset variable is an error).
+    pub fn grpc_auth(&self) -> Result<Option<super::grpc::Auth>, ProfileError> {
+        use super::grpc::Auth;
+        Ok(match &self.auth {
+            None => None,
+            Some(AuthSettings::UserPassword { user, password }) => {
+                Some(Auth::UserPassword { user: user.clone(), password: password.resolve()? })
+            }
+            Some(AuthSettings::Token { token }) => Some(Auth::Token(token.resolve()?)),
+        })
     }
 
     /// True when traffic can be read or spoofed: no verification, or plaintext off loopback.

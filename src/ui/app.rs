@@ -108,17 +108,7 @@ impl WalscopeApp {
     pub fn start_demo(&mut self) {
         let Some(rt) = self.runtime() else { return };
         let any = std::net::SocketAddr::from(([127, 0, 0, 1], 0));
-        let profile = |name: &str, transport, endpoint: String| crate::net::profile::ConnectionProfile {
-            name: name.into(),
-            transport,
-            endpoint,
-            tls: Default::default(),
-            client_cert: None,
-            auth: None,
-            db_name: None,
-            headers: Vec::new(),
-            timeout_secs: None,
-        };
+        let profile = crate::net::profile::ConnectionProfile::plain;
         use crate::net::profile::TransportKind;
         match rt.block_on(crate::sim::milvus::MilvusDemo::start(crate::sim::milvus::MilvusDemoConfig {
             addr: any,

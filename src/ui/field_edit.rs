@@ -7,7 +7,7 @@ use super::embedded::Embedded;
 use crate::codec::EditOp;
 use crate::codec::path::{FieldPath, resolve};
 use crate::codec::tree::TypedNode;
-use crate::codec::value::{kind_name, parse_value};
+use crate::codec::value::{encode_hex, kind_name, parse_value};
 use base64::Engine;
 use prost_reflect::{FieldDescriptor, Kind, MessageDescriptor, Value};
 
@@ -94,17 +94,14 @@ fn current_value(fd: &FieldDescriptor, node: &TypedNode, bytes: &[u8]) -> Result
     }
 }
 
-/// The edit box's starting text: strings JSON-quoted (so any character survives), enums by
-/// name ("kBINLOG (1)" is shown), numbers as shown.
+/// The edit box's starting text. Numbers, enums and booleans arrive as the tree's (exact) text,
+/// enums shown as "kBINLOG (1)" and typed by name; real values (strings, map values) as
+/// `parse_value` reads them back (strings JSON-quoted, so any character survives).
 fn value_text(v: &Value, kind: &Kind) -> String {
     match (v, kind) {
-        (Value::String(s), Kind::String) => crate::codec::tree::json_quote(s),
         (Value::String(s), Kind::Enum(_)) => s.split(" (").next().unwrap_or(s).to_string(),
-        (Value::String(s), _) => s.clone(),
-        (Value::EnumNumber(n), Kind::Enum(e)) => {
-            e.get_value(*n).map_or_else(|| n.to_string(), |v| v.name().to_string())
-        }
-        (other, _) => crate::codec::tree::scalar_value_text(other),
+        (Value::String(s), k) if *k != Kind::String => s.clone(),
+        (v, k) => crate::codec::value::format_value(k, v),
     }
 }
 
@@ -169,7 +166,7 @@ impl FieldEditor {
         let kind = self.kind().ok_or("this node has no schema field to edit")?;
         if kind == Kind::Bytes {
             let b = parse_bytes_form(text, self.bytes_form)?;
-            return Ok(format!("hex:{}", hex(&b)));
+            return Ok(format!("hex:{}", encode_hex(&b)));
         }
         parse_value(&kind, text).map(|_| text.to_string())
     }
@@ -219,7 +216,7 @@ pub fn value_kind(fd: &FieldDescriptor) -> Kind {
 
 pub fn render_bytes(b: &[u8], form: BytesForm) -> String {
     match form {
-        BytesForm::Hex => hex(b),
+        BytesForm::Hex => encode_hex(b),
         BytesForm::Base64 => base64::engine::general_purpose::STANDARD.encode(b),
         BytesForm::Utf8 => String::from_utf8_lossy(b).into_owned(),
     }
@@ -233,8 +230,4 @@ fn parse_bytes_form(text: &str, form: BytesForm) -> Result<Vec<u8>, String> {
             .map_err(|e| format!("not base64: {e}")),
         BytesForm::Utf8 => Ok(text.as_bytes().to_vec()),
     }
-}
-
-fn hex(b: &[u8]) -> String {
-    b.iter().map(|x| format!("{x:02x}")).collect()
 }

@@ -326,27 +326,37 @@ impl FileTab {
                     current.get(e.root.value_span.clone()).ok_or("the field moved; select it again")?;
                 let new_inner =
                     crate::codec::apply_edits(&e.desc, inner, edits).map_err(|x| x.to_string())?;
-                let hex: String = new_inner.iter().map(|b| format!("{b:02x}")).collect();
+                let hex = crate::codec::value::encode_hex(&new_inner);
                 vec![Edit { path: FieldPath::parse(&e.field_path)?, op: EditOp::Set(format!("hex:{hex}")) }]
             }
         };
         self.session.apply_all(&self.dump, root, i, &outer).map_err(|e| e.to_string())
     }
 
+    /// Undo, redo and save wait while a save runs (it writes a snapshot, then the tab is read
+    /// again from disk). The menus and the edit bar ask these, so they agree.
+    pub fn can_undo(&self) -> bool {
+        self.saving.is_none() && self.session.can_undo()
+    }
+    pub fn can_redo(&self) -> bool {
+        self.saving.is_none() && self.session.can_redo()
+    }
+    pub fn can_save(&self) -> bool {
+        self.saving.is_none() && self.session.is_dirty()
+    }
+
     pub fn undo(&mut self) {
-        if self.saving.is_some() {
-            return;
-        }
-        if let Some(i) = self.session.undo(&self.dump) {
+        if self.can_undo()
+            && let Some(i) = self.session.undo(&self.dump)
+        {
             self.refresh(i);
         }
     }
 
     pub fn redo(&mut self) {
-        if self.saving.is_some() {
-            return;
-        }
-        if let Some(i) = self.session.redo(&self.dump) {
+        if self.can_redo()
+            && let Some(i) = self.session.redo(&self.dump)
+        {
             self.refresh(i);
         }
     }

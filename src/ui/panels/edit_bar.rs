@@ -44,14 +44,13 @@ pub fn show(tab: &mut FileTab, ui: &mut egui::Ui, active: bool, others: &[std::p
             ui.colored_label(ui.visuals().warn_fg_color, format!("Unsaved edits: {}", parts.join("; ")))
                 .on_hover_text("Only these bytes (and the frames' length prefixes) change when saved.");
         }
-        let idle = tab.saving.is_none();
-        if ui.add_enabled(idle && tab.session.can_undo(), egui::Button::new("Undo")).clicked() {
+        if ui.add_enabled(tab.can_undo(), egui::Button::new("Undo")).clicked() {
             tab.undo();
         }
-        if ui.add_enabled(idle && tab.session.can_redo(), egui::Button::new("Redo")).clicked() {
+        if ui.add_enabled(tab.can_redo(), egui::Button::new("Redo")).clicked() {
             tab.redo();
         }
-        let can_save = tab.session.is_dirty() && tab.saving.is_none();
+        let can_save = tab.can_save();
         if ui
             .add_enabled(can_save, egui::Button::new("Save"))
             .on_hover_text("Atomic replace; the previous file is kept as FILE.bak")

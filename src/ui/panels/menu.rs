@@ -85,23 +85,14 @@ fn edit_menu(app: &mut WalscopeApp, ui: &mut egui::Ui) {
         return;
     };
     let saving = tab.saving.is_some();
-    if ui
-        .add_enabled(tab.session.can_undo() && !saving, egui::Button::new("Undo").shortcut_text("Ctrl+Z"))
-        .clicked()
-    {
+    if ui.add_enabled(tab.can_undo(), egui::Button::new("Undo").shortcut_text("Ctrl+Z")).clicked() {
         tab.undo();
     }
-    if ui
-        .add_enabled(
-            tab.session.can_redo() && !saving,
-            egui::Button::new("Redo").shortcut_text("Ctrl+Shift+Z"),
-        )
-        .clicked()
-    {
+    if ui.add_enabled(tab.can_redo(), egui::Button::new("Redo").shortcut_text("Ctrl+Shift+Z")).clicked() {
         tab.redo();
     }
     let save = egui::Button::new(format!("Save {}", tab.title())).shortcut_text("Ctrl+S");
-    if ui.add_enabled(tab.session.is_dirty() && !saving, save).clicked() {
+    if ui.add_enabled(tab.can_save(), save).clicked() {
         tab.save();
         ui.close();
     }
