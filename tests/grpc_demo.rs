@@ -5,7 +5,7 @@ use prost_reflect::{DynamicMessage, MethodDescriptor};
 use walscope::net::grpc::{GrpcSettings, GrpcTransport};
 use walscope::net::{CallOptions, NetError, Transport};
 use walscope::schema::SchemaSet;
-use walscope::sim::milvus::{MilvusDemo, MilvusDemoConfig, OLD_CLUSTER_ID};
+use walscope::sim::milvus::{MilvusDemo, MilvusDemoConfig, OLD_CLUSTER_ID, SESSION_IDENTIFIER};
 use walscope::sim::{WalGenConfig, WalGenerator};
 
 fn method(set: &SchemaSet, name: &str) -> MethodDescriptor {
@@ -46,6 +46,52 @@ async fn unary_calls_against_the_demo() {
     );
     let reply = t.call_unary(&m, &req, &CallOptions::default()).await.unwrap();
     assert_eq!(walscope::codec::to_json(&reply.message, false), "{}");
+    demo.shutdown().await;
+}
+
+/// Connect as the proxy answers it (what SDKs call first), CheckHealth, and UNIMPLEMENTED with
+/// the method's name for what the demo does not serve.
+#[tokio::test]
+async fn connect_health_and_unserved_methods() {
+    let demo = MilvusDemo::start(MilvusDemoConfig { wal: small_wal(), ..Default::default() }).await.unwrap();
+    let set = SchemaSet::builtin();
+    let t = GrpcTransport::connect(&GrpcSettings::new(demo.addr().to_string())).await.unwrap();
+    let m = method(&set, "Connect");
+    let req = request(&m, serde_json::json!({"client_info": {"sdk_type": "Python", "sdk_version": "3.0.2"}}));
+    let json = |reply: &DynamicMessage| -> serde_json::Value {
+        serde_json::from_str(&walscope::codec::to_json(reply, false)).unwrap()
+    };
+    for db in [None, Some("default")] {
+        let opts = CallOptions {
+            metadata: db.map(|d| ("dbname".to_string(), d.to_string())).into_iter().collect(),
+            ..Default::default()
+        };
+        let reply = json(&t.call_unary(&m, &req, &opts).await.unwrap().message);
+        assert_eq!(reply["identifier"], SESSION_IDENTIFIER.to_string(), "{reply}");
+        assert_eq!(reply["serverInfo"]["buildTags"], "v2.6.20-walscope-demo", "{reply}");
+        assert_eq!(reply["status"], serde_json::json!({}), "{reply}");
+    }
+    assert_ne!(SESSION_IDENTIFIER, 0);
+    let opts = CallOptions { metadata: vec![("dbname".into(), "nope".into())], ..Default::default() };
+    let reply = json(&t.call_unary(&m, &req, &opts).await.unwrap().message);
+    assert_eq!(reply["status"]["code"], 800, "{reply}");
+    assert_eq!(reply["status"]["reason"], "database not found[database=nope]", "{reply}");
+    assert!(reply.get("identifier").is_none(), "{reply}");
+
+    let m = method(&set, "CheckHealth");
+    let reply = t.call_unary(&m, &request(&m, serde_json::json!({})), &CallOptions::default()).await.unwrap();
+    assert_eq!(json(&reply.message)["isHealthy"], true);
+
+    let m = method(&set, "UpdateReplicateConfiguration");
+    let err =
+        t.call_unary(&m, &request(&m, serde_json::json!({})), &CallOptions::default()).await.unwrap_err();
+    match &err {
+        NetError::Status { code, numeric, message, .. } => {
+            assert_eq!((code.as_str(), *numeric), ("UNIMPLEMENTED", 12));
+            assert!(message.contains("MilvusService/UpdateReplicateConfiguration"), "{message}");
+        }
+        other => panic!("unexpected {other}"),
+    }
     demo.shutdown().await;
 }
 

@@ -30,3 +30,45 @@ async fn reflection_off_is_a_clear_error() {
     assert!(err.to_string().contains("does not serve gRPC reflection"), "{err}");
     demo.shutdown().await;
 }
+
+/// A server that serves the upstream-layout Milvus schemas by reflection: merged into the
+/// built-ins, the server's definitions win, the built-in files they replace are set aside and
+/// the WAL types re-link to the server's, with no notice to give (the fixtures keep every field).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn reflection_of_the_upstream_schema_coexists_with_the_builtins() {
+    use prost::Message;
+    use walscope::schema::{BuiltinUse, SetAsideReason};
+    let fixtures = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/milvus-upstream");
+    let mut c = protox::Compiler::new([&fixtures]).unwrap();
+    c.include_imports(true);
+    c.open_file("milvus.proto").unwrap();
+    let served = c.file_descriptor_set().encode_to_vec();
+    let config =
+        MilvusDemoConfig { reflection: true, reflection_schemas: Some(served), ..Default::default() };
+    let demo = MilvusDemo::start(config).await.unwrap();
+    let endpoint = demo.addr().to_string();
+    let t = GrpcTransport::connect(&GrpcSettings::new(&endpoint)).await.unwrap();
+    let mut set = SchemaSet::builtin();
+    reflection::load(&t, &mut set).await.unwrap();
+    assert!(set.notices().is_empty(), "{:?}", set.notices());
+    let common = set.builtin_files().iter().find(|f| f.file == "milvus/common.proto").unwrap();
+    match &common.status {
+        BuiltinUse::SetAside(SetAsideReason::Replaced { by }) => {
+            assert!(
+                by.contains(&("common.proto".to_string(), Origin::Reflection(endpoint.clone()))),
+                "{by:?}"
+            )
+        }
+        other => panic!("{other:?}"),
+    }
+    let messages = set.builtin_files().iter().find(|f| f.file == "milvus/messages.proto").unwrap();
+    assert!(matches!(messages.status, BuiltinUse::Relinked { .. }), "{:?}", messages.status);
+    let svc = set.pool().get_service_by_name("milvus.proto.milvus.MilvusService").unwrap();
+    assert!(svc.methods().any(|m| m.name() == "ShowCollections"));
+    set.message("milvus.proto.messages.InsertMessageHeader").unwrap();
+    // Fetching again from the same server changes nothing (identical definitions merge).
+    let before = set.symbols().len();
+    reflection::load(&t, &mut set).await.unwrap();
+    assert_eq!(set.symbols().len(), before);
+    demo.shutdown().await;
+}

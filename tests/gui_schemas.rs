@@ -3,7 +3,7 @@
 #![cfg(feature = "gui")]
 
 use egui_kittest::Harness;
-use egui_kittest::kittest::Queryable;
+use egui_kittest::kittest::{NodeT, Queryable};
 use std::time::{Duration, Instant};
 use walscope::ui::WalscopeApp;
 
@@ -120,4 +120,68 @@ async fn package_tree_and_reflection() {
     })
     .await
     .unwrap();
+}
+
+/// The upstream-layout Milvus files loaded beside the built-ins from the panel: the panel says
+/// which built-in files are set aside and by what, and which are re-linked; a load whose types
+/// break the link says so in one message.
+#[test]
+fn upstream_schemas_beside_the_builtins() {
+    let mut h = Harness::builder()
+        .with_size(eframe::egui::Vec2::new(1400.0, 1400.0))
+        .build_ui_state(|ui, app: &mut WalscopeApp| app.ui(ui), WalscopeApp::new());
+    h.step();
+    h.state_mut().show_schemas = true;
+    for _ in 0..5 {
+        h.step();
+    }
+    h.get_by_label_contains("Built-in files (9 in use)").click();
+    h.step();
+    let load = |h: &mut Harness<'static, WalscopeApp>, dir: &std::path::Path, file: &str| {
+        h.state_mut().schemas_state.proto_file = file.to_string();
+        h.state_mut().schemas_state.import_paths = dir.display().to_string();
+        h.state_mut().schemas_state.last_load = None;
+        h.step();
+        h.get_by_label("Load .proto").click();
+        let start = Instant::now();
+        while h.state().schemas_state.last_load.is_none() {
+            assert!(start.elapsed() < Duration::from_secs(20), "load never finished");
+            h.step();
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        for _ in 0..3 {
+            h.step();
+        }
+    };
+    let fixtures = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/milvus-upstream");
+    load(&mut h, &fixtures, "milvus.proto");
+    assert!(
+        matches!(h.state().schemas_state.last_load, Some(Ok(_))),
+        "{:?}",
+        h.state().schemas_state.last_load
+    );
+    h.get_by_label_contains("yours replace the built-in milvus/common.proto");
+    h.get_by_label_contains("Built-in files (5 in use, 4 set aside)");
+    h.get_by_label_contains("set aside: replaced by common.proto (proto file ");
+    h.get_by_label_contains("in use, re-linked to common.proto");
+    assert!(h.state().schemas.message("milvus.proto.messages.InsertMessageHeader").is_ok());
+
+    // A Status that changes a field the WAL types rely on: one message naming both sides.
+    let dir = tempfile::tempdir().unwrap();
+    let common = std::fs::read_to_string(fixtures.join("common.proto")).unwrap();
+    assert!(common.contains("int32 code = 3;"));
+    std::fs::write(dir.path().join("common.proto"), common.replace("int32 code = 3;", "int64 code = 3;"))
+        .unwrap();
+    let mut h = Harness::builder()
+        .with_size(eframe::egui::Vec2::new(1400.0, 1400.0))
+        .build_ui_state(|ui, app: &mut WalscopeApp| app.ui(ui), WalscopeApp::new());
+    h.step();
+    h.state_mut().show_schemas = true;
+    h.step();
+    load(&mut h, dir.path(), "common.proto");
+    let node = h.get_by_label_contains("Note: built-in milvus/");
+    let notice = node.accesskit_node().label().or(node.accesskit_node().value()).unwrap_or_default();
+    assert!(notice.contains("is set aside: it needs milvus.proto.common.Status as defined in built-in milvus/common.proto, but common.proto (proto file "), "{notice}");
+    assert!(notice.contains("still works: every type you loaded"), "{notice}");
+    h.get_by_label_contains("field 3 `code` is `int32` in the built-in and `int64` in common.proto");
 }

@@ -2,7 +2,7 @@
 
 use prost::Message;
 use std::path::{Path, PathBuf};
-use walscope::schema::{Origin, SchemaError, SchemaSet};
+use walscope::schema::{BuiltinUse, Origin, SchemaError, SchemaSet, SetAsideReason};
 
 fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
     let p = dir.join(name);
@@ -103,7 +103,7 @@ fn semantic_error_gives_location() {
 }
 
 #[test]
-fn duplicate_symbol_names_both_origins() {
+fn a_user_definition_of_a_builtin_symbol_wins_and_sets_the_builtin_file_aside() {
     let dir = tempfile::tempdir().unwrap();
     let p = write(
         dir.path(),
@@ -111,25 +111,98 @@ fn duplicate_symbol_names_both_origins() {
         "syntax = \"proto2\"; package openmldb.datasync; message SyncPoint { optional int32 x = 1; }",
     );
     let mut set = SchemaSet::builtin();
-    let err = set.add_proto_files(&[], std::slice::from_ref(&p)).unwrap_err();
-    let text = err.to_string();
-    assert!(text.starts_with("duplicate symbol \"openmldb.datasync.SyncPoint\": defined in openmldb/data_sync.proto (built-in schema) and again in clash.proto (proto file "), "{text}");
-    assert!(text.contains(&p.display().to_string()), "{text}");
-    // The failed load changed nothing.
-    assert_eq!(set.message("openmldb.datasync.SyncPoint").unwrap().fields().count(), 4);
+    set.add_proto_files(&[], std::slice::from_ref(&p)).unwrap();
+    // The user's SyncPoint is the one in the pool; the built-in file went as a whole.
+    assert_eq!(set.message("openmldb.datasync.SyncPoint").unwrap().fields().count(), 1);
+    assert!(set.pool().get_message_by_name("openmldb.datasync.Task").is_none());
+    let status = set.builtin_files().iter().find(|f| f.file == "openmldb/data_sync.proto").unwrap();
+    match &status.status {
+        BuiltinUse::SetAside(SetAsideReason::Replaced { by }) => {
+            assert_eq!(by, &vec![("clash.proto".to_string(), Origin::ProtoFile(p.clone()))]);
+        }
+        other => panic!("expected set aside, got {other:?}"),
+    }
+    let text = status.status.to_string();
+    assert!(text.starts_with("set aside: replaced by clash.proto (proto file "), "{text}");
+    // The other built-in files stay in use, untouched.
+    let milvus = set.builtin_files().iter().find(|f| f.file == "milvus/messages.proto").unwrap();
+    assert_eq!(milvus.status, BuiltinUse::InUse);
+    set.message("milvus.proto.messages.InsertMessageHeader").unwrap();
+}
 
-    // Two descriptor sets defining the same symbol in different files.
-    write(dir.path(), "one.proto", "syntax = \"proto3\"; package dup; message X {}");
-    write(dir.path(), "two.proto", "syntax = \"proto3\"; package dup; message X {}");
-    let s1 = dir.path().join("one.pb");
-    let s2 = dir.path().join("two.pb");
-    std::fs::write(&s1, descriptor_set(dir.path(), "one.proto", true)).unwrap();
-    std::fs::write(&s2, descriptor_set(dir.path(), "two.proto", true)).unwrap();
+#[test]
+fn two_user_sources_defining_one_symbol_identically_merge_and_differently_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), "one.proto", "syntax = \"proto3\"; package dup; message X { int64 id = 1; }");
+    write(
+        dir.path(),
+        "two.proto",
+        "syntax = \"proto3\"; package dup; message X { int64 id = 1; }\nmessage Y { X x = 1; }",
+    );
+    write(dir.path(), "three.proto", "syntax = \"proto3\"; package dup; message X { string id = 1; }");
+    write(
+        dir.path(),
+        "uses_two.proto",
+        "syntax = \"proto3\"; package use2; import \"two.proto\"; message Z { dup.X x = 1; dup.Y y = 2; }",
+    );
+    let [s1, s2, s3, s4] = ["one.proto", "two.proto", "three.proto", "uses_two.proto"].map(|f| {
+        let out = dir.path().join(f.replace(".proto", ".pb"));
+        std::fs::write(&out, descriptor_set(dir.path(), f, true)).unwrap();
+        out
+    });
     let mut set = SchemaSet::empty();
     set.add_descriptor_set(&s1).unwrap();
-    let text = set.add_descriptor_set(&s2).unwrap_err().to_string();
+    // Identical: accepted, one X, and two.proto's own Y still sees it.
+    set.add_descriptor_set(&s2).unwrap();
+    assert_eq!(set.message("dup.X").unwrap().parent_file().name(), "one.proto");
+    assert_eq!(
+        set.message("dup.Y").unwrap().get_field(1).unwrap().kind().as_message().unwrap().full_name(),
+        "dup.X"
+    );
+    // A file importing two.proto still reaches X through it.
+    set.add_descriptor_set(&s4).unwrap();
+    assert_eq!(set.message("use2.Z").unwrap().fields().count(), 2);
+    // Different: refused with both origins and what differs, and the set is unchanged.
+    let err = set.add_descriptor_set(&s3).unwrap_err();
+    let text = err.to_string();
+    assert!(matches!(err, SchemaError::DuplicateSymbol { .. }), "{text}");
     assert!(text.contains(&format!("defined in one.proto (descriptor set {})", s1.display())), "{text}");
-    assert!(text.contains(&format!("again in two.proto (descriptor set {})", s2.display())), "{text}");
+    assert!(text.contains(&format!("in three.proto (descriptor set {})", s3.display())), "{text}");
+    assert!(
+        text.contains("differs: field 1 `id` is `int64` in the built-in and `string` in three.proto"),
+        "{text}"
+    );
+    assert_eq!(set.message("dup.X").unwrap().get_field(1).unwrap().kind(), prost_reflect::Kind::Int64);
+}
+
+#[test]
+fn a_builtin_file_whose_dependency_is_replaced_is_relinked_or_set_aside_with_the_reason() {
+    let dir = tempfile::tempdir().unwrap();
+    // Milvus: replace milvus/common.proto's Status with a copy that changes one field's type.
+    write(
+        dir.path(),
+        "common.proto",
+        &std::fs::read_to_string("proto/milvus/common.proto")
+            .unwrap()
+            .replace("int32 code = 3;", "string code = 3;"),
+    );
+    let mut set = SchemaSet::builtin();
+    set.add_proto_files(&[dir.path().to_path_buf()], &["common.proto".into()]).unwrap();
+    let notices = set.notices();
+    assert!(!notices.is_empty(), "a changed field type must be reported");
+    let all = notices.join("\n");
+    assert!(all.contains("milvus.proto.common.Status"), "{all}");
+    assert!(all.contains("built-in milvus/common.proto"), "{all}");
+    assert!(all.contains("common.proto (proto file "), "{all}");
+    assert!(all.contains("field 3 `code` is `int32` in the built-in and `string` in common.proto"), "{all}");
+    assert!(all.contains("still works: every type you loaded"), "{all}");
+    // The user's types load; the WAL types that needed the old Status are set aside.
+    assert_eq!(
+        set.message("milvus.proto.common.Status").unwrap().get_field(3).unwrap().kind(),
+        prost_reflect::Kind::String
+    );
+    assert!(set.pool().get_message_by_name("milvus.proto.messages.InsertMessageHeader").is_none());
+    set.message("openmldb.datasync.SyncPoint").unwrap();
 }
 
 #[test]

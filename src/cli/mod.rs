@@ -61,6 +61,9 @@ impl SchemaArgs {
         for d in &self.descriptor_set {
             set.add_descriptor_set(d)?;
         }
+        for notice in set.notices() {
+            eprintln!("note: {notice}");
+        }
         Ok(set)
     }
 }
@@ -260,7 +263,8 @@ pub enum Command {
 
 #[derive(Subcommand, Debug)]
 pub enum SchemaAction {
-    /// Every message, enum and service, with the file and source it came from.
+    /// Every message, enum and service, with the file and source it came from; then each
+    /// built-in file and whether it is in use, re-linked or set aside (and by what).
     List {
         /// Only names containing this text (case-insensitive).
         #[arg(long)]

@@ -178,7 +178,7 @@ pub fn call(
             .services()
             .find(|s| s.full_name() == service || s.name() == service)
             .ok_or_else(|| anyhow!("service {service} is not in the loaded schemas (add --proto, --descriptor-set or --reflect)"))?;
-        let m = svc.methods().find(|m| m.name() == name).ok_or_else(|| {
+        let m = svc.methods().find(|m| crate::datasync::method_matches(m.name(), name)).ok_or_else(|| {
             let names: Vec<String> = svc.methods().map(|m| m.name().to_string()).collect();
             anyhow!("{} has no method {name}; it has: {}", svc.full_name(), names.join(", "))
         })?;

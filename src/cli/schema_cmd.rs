@@ -1,7 +1,7 @@
 //! `walscope schema list|show|export`.
 
 use super::{SchemaAction, SchemaArgs};
-use crate::schema::SymbolKind;
+use crate::schema::{SchemaSet, SymbolKind};
 use anyhow::{Context, Result};
 
 pub fn run(action: SchemaAction) -> Result<()> {
@@ -10,6 +10,7 @@ pub fn run(action: SchemaAction) -> Result<()> {
         SchemaAction::Show { name, schema } => {
             let set = schema.load()?;
             print!("{}", crate::schema::describe(&set, &name)?);
+            print_builtin_files(&set);
             Ok(())
         }
         SchemaAction::Export { out, schema } => export(&schema, &out),
@@ -31,7 +32,21 @@ fn list(schema: &SchemaArgs, filter: Option<&str>) -> Result<()> {
         let origin = set.origin_of_file(&file).map(|o| o.to_string()).unwrap_or_default();
         println!("{kind:<8} {name:<64} {file} ({origin})");
     }
+    print_builtin_files(&set);
     Ok(())
+}
+
+/// Each built-in file and what became of it, after a blank line (nothing when none is loaded).
+fn print_builtin_files(set: &SchemaSet) {
+    let files = set.builtin_files();
+    if files.is_empty() {
+        return;
+    }
+    println!("\nbuilt-in files:");
+    let width = files.iter().map(|f| f.file.len()).max().unwrap_or(0);
+    for f in files {
+        println!("  {:<width$}  {}", f.file, f.status);
+    }
 }
 
 fn export(schema: &SchemaArgs, out: &std::path::Path) -> Result<()> {

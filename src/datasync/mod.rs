@@ -25,6 +25,16 @@ pub fn synctool_method(name: &str) -> Result<prost_reflect::MethodDescriptor, St
     svc.methods().find(|m| m.name() == name).ok_or_else(|| format!("SyncTool has no method {name}"))
 }
 
+/// Whether the schema's method `declared` is the one an operator asked for as `wanted`. OpenMLDB's
+/// released proto spells the delete RPC `DelelteSyncTask` while servers answer to
+/// `DeleteSyncTask` (which is what walscope sends): either name finds the method either way.
+pub fn method_matches(declared: &str, wanted: &str) -> bool {
+    let canon = |n: &str| {
+        if n.eq_ignore_ascii_case("DelelteSyncTask") { "DeleteSyncTask".to_string() } else { n.to_string() }
+    };
+    declared == wanted || canon(declared) == canon(wanted)
+}
+
 /// A `GeneralResponse`: Ok, or the refusal's code and message (both servers use -1).
 pub fn general_result(m: &prost_reflect::DynamicMessage) -> Result<(), (i32, String)> {
     let code = m.get_field_by_name("code").and_then(|v| v.as_i32()).unwrap_or(0);

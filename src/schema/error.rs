@@ -24,7 +24,7 @@ pub enum SchemaError {
     Invalid { location: String, message: String },
 
     #[error(
-        "duplicate symbol \"{symbol}\": defined in {first_file} ({first_origin}) and again in {second_file} ({second_origin})\n  fix: load only one of them, or give one a different package"
+        "duplicate symbol \"{symbol}\": defined in {first_file} ({first_origin}) and again, differently, in {second_file} ({second_origin})\n  differs: {difference}\n  fix: load only one of them, or give one a different package"
     )]
     DuplicateSymbol {
         symbol: String,
@@ -32,6 +32,7 @@ pub enum SchemaError {
         first_origin: Box<Origin>,
         second_file: String,
         second_origin: Box<Origin>,
+        difference: String,
     },
 
     #[error(

@@ -8,14 +8,17 @@
 mod builtin;
 mod describe;
 mod error;
+mod load;
+mod merge;
 mod sources;
 
 pub use describe::describe;
 pub use error::SchemaError;
+pub use merge::{BuiltinFileStatus, BuiltinUse, LinkBreak, SetAsideReason};
 
 use prost_reflect::{DescriptorPool, MessageDescriptor};
-use prost_types::{DescriptorProto, FileDescriptorProto};
-use std::collections::HashMap;
+use prost_types::FileDescriptorProto;
+use std::collections::{BTreeSet, HashMap};
 use std::fmt;
 use std::path::PathBuf;
 
@@ -53,8 +56,16 @@ pub enum SymbolKind {
 #[derive(Clone)]
 pub struct SchemaSet {
     pool: DescriptorPool,
+    /// The built-in files as embedded, before any is set aside or re-linked.
+    builtin: Vec<FileDescriptorProto>,
+    /// The user's files in load order, as accepted (definitions shared with an earlier source
+    /// dropped in favour of a public import of it).
+    loaded: Vec<(FileDescriptorProto, Origin)>,
+    /// The user's files as given (source info aside), to recognise the same file loaded again.
+    given: HashMap<String, FileDescriptorProto>,
+    /// The files in the pool, as linked there, by name.
     files: HashMap<String, (FileDescriptorProto, Origin)>,
-    symbols: HashMap<String, String>,
+    builtin_status: Vec<BuiltinFileStatus>,
 }
 
 impl Default for SchemaSet {
@@ -65,7 +76,14 @@ impl Default for SchemaSet {
 
 impl SchemaSet {
     pub fn empty() -> Self {
-        SchemaSet { pool: DescriptorPool::new(), files: HashMap::new(), symbols: HashMap::new() }
+        SchemaSet {
+            pool: DescriptorPool::new(),
+            builtin: Vec::new(),
+            loaded: Vec::new(),
+            given: HashMap::new(),
+            files: HashMap::new(),
+            builtin_status: Vec::new(),
+        }
     }
 
     /// Every built-in schema (Milvus, OpenMLDB datasync, brpc meta) and the well-known types.
@@ -93,90 +111,83 @@ impl SchemaSet {
         self.files.get(name).map(|(_, o)| o)
     }
 
-    /// Adds files as one unit: either all of them join the pool or none does.
-    pub fn add_files(
-        &mut self,
-        files: Vec<FileDescriptorProto>,
-        origin: Origin,
-    ) -> Result<usize, SchemaError> {
-        let mut fresh: Vec<FileDescriptorProto> = Vec::new();
-        for file in files {
-            let name = file.name().to_string();
-            if let Some((existing, first)) = self.files.get(&name) {
-                if strip(existing) == strip(&file) {
-                    continue;
-                }
-                return Err(SchemaError::ConflictingFile {
-                    file: name,
-                    first: Box::new(first.clone()),
-                    second: Box::new(origin),
-                });
-            }
-            if fresh.iter().any(|f| f.name() == name) {
+    /// What became of each built-in file once user schemas were loaded: in use, re-linked to
+    /// the user's files, or set aside (and by what).
+    pub fn builtin_files(&self) -> &[BuiltinFileStatus] {
+        &self.builtin_status
+    }
+
+    /// One message per broken link between a built-in file and the user's definitions (with
+    /// every built-in file that had to follow it aside): which symbol, both origins, what
+    /// differs, what still works.
+    pub fn notices(&self) -> Vec<String> {
+        let broken = |s: &BuiltinFileStatus| match &s.status {
+            BuiltinUse::SetAside(SetAsideReason::LinkBroken(b)) => Some(b.as_ref().clone()),
+            _ => None,
+        };
+        let in_use: Vec<&str> = self
+            .builtin_status
+            .iter()
+            .filter(|s| {
+                !matches!(s.status, BuiltinUse::SetAside(_)) && !s.file.starts_with("google/protobuf/")
+            })
+            .map(|s| s.file.as_str())
+            .collect();
+        let mut out = Vec::new();
+        for s in &self.builtin_status {
+            let BuiltinUse::Relinked { gaps, .. } = &s.status else { continue };
+            if gaps.is_empty() {
                 continue;
             }
-            fresh.push(file);
+            out.push(format!(
+                "built-in {} is re-linked to your definitions, which lack {} part(s) of the types it was written against: {}\n  these decode as unknown fields (kept byte for byte, shown untyped); everything else decodes typed",
+                s.file,
+                gaps.len(),
+                gaps.join(", ")
+            ));
         }
-        // Symbols first: prost-reflect would also refuse, but could not say where each came from.
-        let mut new_symbols: HashMap<String, String> = HashMap::new();
-        for file in &fresh {
-            for symbol in file_symbols(file) {
-                let other = self
-                    .symbols
-                    .get(&symbol)
-                    .map(|f| (f.clone(), self.files.get(f).map(|(_, o)| o.clone())))
-                    .or_else(|| new_symbols.get(&symbol).map(|f| (f.clone(), Some(origin.clone()))));
-                if let Some((first_file, first_origin)) = other {
-                    return Err(SchemaError::DuplicateSymbol {
-                        symbol,
-                        first_file,
-                        first_origin: Box::new(first_origin.unwrap_or(Origin::BuiltIn)),
-                        second_file: file.name().to_string(),
-                        second_origin: Box::new(origin),
-                    });
+        for root in self.builtin_status.iter().filter_map(broken).filter(|b| !b.cascade) {
+            // The files that went aside because this one did, transitively.
+            let mut gone = vec![root.file.clone()];
+            loop {
+                let more: Vec<String> = self
+                    .builtin_status
+                    .iter()
+                    .filter_map(broken)
+                    .filter(|b| b.cascade && gone.contains(&b.builtin_definer) && !gone.contains(&b.file))
+                    .map(|b| b.file)
+                    .collect();
+                if more.is_empty() {
+                    break;
                 }
-                new_symbols.insert(symbol, file.name().to_string());
+                gone.extend(more);
             }
+            let packages: BTreeSet<&str> = self
+                .builtin
+                .iter()
+                .filter(|f| gone.contains(&f.name().to_string()))
+                .map(|f| f.package())
+                .collect();
+            let followers = if gone.len() > 1 {
+                let verb = if gone.len() == 2 { "needs" } else { "need" };
+                format!(" (and with it {}, which {verb} it)", gone[1..].join(", "))
+            } else {
+                String::new()
+            };
+            let wal = if packages.contains("milvus.proto.messages") {
+                "; until then dumps still list their WAL messages, but headers and payloads are not typed"
+            } else {
+                ""
+            };
+            out.push(format!(
+                "built-in {}{followers} is set aside: {root}\n  still works: every type you loaded{}\n  not available: the built-in types of {}; to have them, load a {} that matches the built-in one{wal}",
+                root.file,
+                if in_use.is_empty() { String::new() } else { format!(", and the built-in {}", in_use.join(", ")) },
+                packages.into_iter().collect::<Vec<_>>().join(", "),
+                root.symbol,
+            ));
         }
-        let mut well_known = Vec::new();
-        for file in &fresh {
-            for dep in &file.dependency {
-                let known = self.files.contains_key(dep) || fresh.iter().any(|f| f.name() == dep);
-                if known || well_known.iter().any(|f: &FileDescriptorProto| f.name() == dep) {
-                    continue;
-                }
-                match sources::well_known(dep) {
-                    Some(mut files) => {
-                        files.retain(|f| !self.files.contains_key(f.name()));
-                        well_known.extend(files);
-                    }
-                    None => {
-                        return Err(SchemaError::MissingDependency {
-                            origin: Box::new(origin),
-                            file: file.name().to_string(),
-                            dependency: dep.clone(),
-                        });
-                    }
-                }
-            }
-        }
-        let mut pool = self.pool.clone();
-        let all: Vec<FileDescriptorProto> = well_known.iter().cloned().chain(fresh.iter().cloned()).collect();
-        pool.add_file_descriptor_protos(all).map_err(|e| SchemaError::Invalid {
-            location: e.file().map_or_else(|| origin.to_string(), |f| format!("{f} ({origin})")),
-            message: e.to_string(),
-        })?;
-        self.pool = pool;
-        let added = fresh.len();
-        for (files, o) in [(well_known, Origin::WellKnown), (fresh, origin)] {
-            for f in files {
-                for s in file_symbols(&f) {
-                    self.symbols.insert(s, f.name().to_string());
-                }
-                self.files.insert(f.name().to_string(), (f, o.clone()));
-            }
-        }
-        Ok(added)
+        out
     }
 
     /// Looks a message type up by full name (a leading dot is allowed); on failure suggests
@@ -258,31 +269,6 @@ fn strip(f: &FileDescriptorProto) -> FileDescriptorProto {
     let mut f = f.clone();
     f.source_code_info = None;
     f
-}
-
-fn file_symbols(file: &FileDescriptorProto) -> Vec<String> {
-    fn walk(prefix: &str, msg: &DescriptorProto, out: &mut Vec<String>) {
-        let name = format!("{prefix}{}", msg.name());
-        for n in &msg.nested_type {
-            walk(&format!("{name}."), n, out);
-        }
-        for e in &msg.enum_type {
-            out.push(format!("{name}.{}", e.name()));
-        }
-        out.push(name);
-    }
-    let prefix = if file.package().is_empty() { String::new() } else { format!("{}.", file.package()) };
-    let mut out = Vec::new();
-    for m in &file.message_type {
-        walk(&prefix, m, &mut out);
-    }
-    for e in &file.enum_type {
-        out.push(format!("{prefix}{}", e.name()));
-    }
-    for s in &file.service {
-        out.push(format!("{prefix}{}", s.name()));
-    }
-    out
 }
 
 fn edit_distance(a: &str, b: &str) -> usize {

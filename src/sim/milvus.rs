@@ -1,6 +1,13 @@
-//! A demo Milvus on 127.0.0.1: `milvus.proto.milvus.MilvusService` with GetVersion,
-//! GetReplicateConfiguration, GetReplicateInfo and DumpMessages over the synthetic WAL, served
-//! by tonic without generated code (a service that routes by path and sends pre-encoded bytes).
+//! A demo Milvus on 127.0.0.1: `milvus.proto.milvus.MilvusService` with Connect, GetVersion,
+//! CheckHealth, GetReplicateConfiguration, GetReplicateInfo and DumpMessages over the synthetic
+//! WAL, served by tonic without generated code (a service that routes by path and sends
+//! pre-encoded bytes). Every other method answers UNIMPLEMENTED naming the method.
+//!
+//! Connect answers as the proxy does, so SDKs that register on connect (pymilvus's
+//! `MilvusClient` calls only Connect, and fails on UNIMPLEMENTED) can use the demo: success
+//! status, a `server_info` with the version as build tags, and a session `identifier`
+//! ([`SESSION_IDENTIFIER`], stable). Only the database `default` exists: a `dbname` header
+//! naming another gets the proxy's "database not found" status.
 //!
 //! It plays both roles of a salvage: the new primary (it knows a salvage checkpoint for the old
 //! cluster `by-dev-old` on each of its pchannels) and the old primary (it dumps its WAL). Fault
@@ -32,6 +39,12 @@ use tonic::{Code, Request, Response, Status};
 
 /// The cluster the demo holds salvage checkpoints for.
 pub const OLD_CLUSTER_ID: &str = "by-dev-old";
+/// The `identifier` every Connect gets. The proxy hands out a fresh TSO timestamp per
+/// connection; the demo gives the hybrid timestamp at the start of its synthetic WAL, so the
+/// value is nonzero, TSO-shaped and the same on every run.
+pub const SESSION_IDENTIFIER: i64 = (super::walgen::START_MS << 18) as i64;
+/// The only database the demo has (Milvus's default one).
+const DEFAULT_DB: &str = "default";
 const SERVICE: &str = "milvus.proto.milvus.MilvusService";
 
 /// Fault switches for tests.
@@ -61,6 +74,9 @@ pub struct MilvusDemoConfig {
     pub tls: Option<(Vec<u8>, Vec<u8>)>,
     /// Serve gRPC reflection (v1 and v1alpha) with the built-in schemas.
     pub reflection: bool,
+    /// With `reflection`: serve this encoded FileDescriptorSet instead of the built-in schemas,
+    /// as a real server serves the upstream milvus-proto files it was built from.
+    pub reflection_schemas: Option<Vec<u8>>,
     pub faults: Faults,
 }
 
@@ -74,6 +90,7 @@ impl Default for MilvusDemoConfig {
             auth: None,
             tls: None,
             reflection: false,
+            reflection_schemas: None,
             faults: Faults::default(),
         }
     }
@@ -110,7 +127,7 @@ impl MilvusDemo {
                 .map_err(|e| DemoError::Setup(format!("TLS: {e}")))?;
         }
         let (v1, v1alpha) = if config.reflection {
-            let set = crate::schema::builtin_descriptor_set();
+            let set = config.reflection_schemas.as_deref().unwrap_or(crate::schema::builtin_descriptor_set());
             let v1 = tonic_reflection::server::Builder::configure()
                 .register_encoded_file_descriptor_set(set)
                 .build_v1()
@@ -160,6 +177,9 @@ impl Drop for MilvusDemo {
 }
 
 struct Types {
+    connect_req: MessageDescriptor,
+    connect: MessageDescriptor,
+    health: MessageDescriptor,
     version: MessageDescriptor,
     config: MessageDescriptor,
     info_req: MessageDescriptor,
@@ -183,6 +203,9 @@ impl State {
     fn new(pool: &DescriptorPool, config: &MilvusDemoConfig, addr: SocketAddr) -> Result<State, DemoError> {
         Ok(State {
             types: Types {
+                connect_req: desc(pool, "milvus.proto.milvus.ConnectRequest")?,
+                connect: desc(pool, "milvus.proto.milvus.ConnectResponse")?,
+                health: desc(pool, "milvus.proto.milvus.CheckHealthResponse")?,
                 version: desc(pool, "milvus.proto.milvus.GetVersionResponse")?,
                 config: desc(pool, "milvus.proto.milvus.GetReplicateConfigurationResponse")?,
                 info_req: desc(pool, "milvus.proto.milvus.GetReplicateInfoRequest")?,
@@ -229,8 +252,17 @@ impl State {
 
     async fn unary(self: Arc<Self>, method: String, req: Request<Bytes>) -> Result<Response<Bytes>, Status> {
         self.check(&method, &req, true)?;
+        let db = req.metadata().get("dbname").and_then(|v| v.to_str().ok()).map(str::to_string);
         let body = req.into_inner();
         let reply = match method.as_str() {
+            "Connect" => {
+                Self::decode(&self.types.connect_req, &body)?;
+                Self::encode(&self.types.connect, self.connect_reply(db.as_deref()))?
+            }
+            "CheckHealth" => Self::encode(
+                &self.types.health,
+                json!({"status": {}, "isHealthy": true, "reasons": [], "quota_states": []}),
+            )?,
             "GetVersion" => {
                 Self::encode(&self.types.version, json!({"status": {}, "version": self.config.version}))?
             }
@@ -260,6 +292,28 @@ impl State {
             other => return Err(Status::unimplemented(format!("unknown method {SERVICE}/{other}"))),
         };
         Ok(Response::new(reply))
+    }
+
+    /// The proxy's Connect: the database (the `dbname` header, else `default`) must exist;
+    /// then success, the server info and the session identifier.
+    fn connect_reply(&self, db: Option<&str>) -> serde_json::Value {
+        let db = db.filter(|d| !d.is_empty()).unwrap_or(DEFAULT_DB);
+        if db != DEFAULT_DB {
+            // merr.ErrDatabaseNotFound: code 800, legacy error_code UnexpectedError.
+            let reason = format!("database not found[database={db}]");
+            return json!({"status": {
+                "error_code": "UnexpectedError", "code": 800, "reason": reason, "detail": reason
+            }});
+        }
+        json!({
+            "status": {},
+            "server_info": {
+                "build_tags": self.config.version,
+                "deploy_mode": "STANDALONE",
+                "reserved": {}
+            },
+            "identifier": SESSION_IDENTIFIER.to_string()
+        })
     }
 
     async fn salvage_checkpoint(

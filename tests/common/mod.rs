@@ -145,3 +145,90 @@ pub fn diff_window(a: &[u8], b: &[u8]) -> (usize, usize, usize) {
 pub fn hex(b: &[u8]) -> String {
     b.iter().map(|x| format!("{x:02x}")).collect::<Vec<_>>().join(" ")
 }
+
+/// The python of the venv with the pinned pymilvus: `WALSCOPE_PYTHON` when set, else the one
+/// `scripts/python-env.sh` creates or reuses (the first run installs from PyPI). Panics with the
+/// script's output when there is none: a test that needs the SDK never passes without it.
+pub fn venv_python() -> std::path::PathBuf {
+    static PYTHON: std::sync::OnceLock<Result<std::path::PathBuf, String>> = std::sync::OnceLock::new();
+    PYTHON.get_or_init(find_venv_python).clone().unwrap_or_else(|e| panic!("{e}"))
+}
+
+fn find_venv_python() -> Result<std::path::PathBuf, String> {
+    use std::path::{Path, PathBuf};
+    if let Some(p) = std::env::var_os("WALSCOPE_PYTHON").filter(|p| !p.is_empty()) {
+        let p = PathBuf::from(p);
+        return if p.exists() {
+            Ok(p)
+        } else {
+            Err(format!("WALSCOPE_PYTHON={} does not exist", p.display()))
+        };
+    }
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/python-env.sh");
+    let hint = "it needs python3 with venv, and PyPI reachable the first time; or set WALSCOPE_PYTHON \
+                to a python that has the pinned pymilvus";
+    let out = std::process::Command::new("bash")
+        .arg(&script)
+        .output()
+        .map_err(|e| format!("cannot run {}: {e} ({hint})", script.display()))?;
+    if !out.status.success() {
+        return Err(format!(
+            "{} failed ({}); {hint}. Its output:\n{}",
+            script.display(),
+            out.status,
+            String::from_utf8_lossy(&out.stderr)
+        ));
+    }
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let python = stdout.lines().rev().find(|l| !l.trim().is_empty()).map(|l| PathBuf::from(l.trim()));
+    match python {
+        Some(p) if p.exists() => Ok(p),
+        _ => Err(format!("{} printed no python path: {stdout:?}", script.display())),
+    }
+}
+
+/// Every frame of every Milvus sample, read as the browser and `inspect` read it: summary,
+/// header and body as JSON.
+pub fn decoded_wal_frames(set: &walscope::schema::SchemaSet, path: &std::path::Path) -> Vec<String> {
+    let d = walscope::dump::DumpFile::open(
+        path,
+        walscope::dump::OpenOptions {
+            message_type: Some(set.message("milvus.proto.milvus.DumpMessagesResponse").unwrap()),
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    d.wait_indexed();
+    let resp = set.message("milvus.proto.milvus.DumpMessagesResponse").unwrap();
+    let mut out = Vec::new();
+    for i in 0..d.frame_count() {
+        let bytes = d.message_bytes(&d.frame(i).unwrap()).1;
+        let Ok(decoded) = walscope::codec::decode(&resp, bytes) else {
+            out.push(format!("{i}: undecodable"));
+            continue;
+        };
+        let Some(imm) = decoded.message.get_field_by_name("message").and_then(|v| v.as_message().cloned())
+        else {
+            out.push(format!("{i}: no message"));
+            continue;
+        };
+        let w = walscope::wal::analyze(set.pool(), &imm);
+        let json = |m: &Option<Result<prost_reflect::DynamicMessage, String>>| match m {
+            Some(Ok(m)) => format!(
+                "{} {}",
+                prost_reflect::ReflectMessage::descriptor(m).full_name(),
+                walscope::codec::to_json(m, false)
+            ),
+            Some(Err(e)) => format!("error {e}"),
+            None => "none".into(),
+        };
+        out.push(format!(
+            "{i}: {} | {} | {} | {:?}",
+            w.summary(),
+            json(&w.header),
+            json(&w.body),
+            w.problems
+        ));
+    }
+    out
+}

@@ -86,8 +86,24 @@ pub fn poll(app: &mut WalscopeApp) {
         app.schemas_state.last_load = Some(match result {
             Ok((set, what)) => {
                 let added = set.symbols().len().saturating_sub(app.schemas.symbols().len());
+                let newly_aside: Vec<String> = set
+                    .builtin_files()
+                    .iter()
+                    .filter(|f| matches!(f.status, crate::schema::BuiltinUse::SetAside(_)))
+                    .filter(|f| {
+                        !app.schemas.builtin_files().iter().any(|old| {
+                            old.file == f.file && matches!(old.status, crate::schema::BuiltinUse::SetAside(_))
+                        })
+                    })
+                    .map(|f| f.file.clone())
+                    .collect();
+                let aside = if newly_aside.is_empty() {
+                    String::new()
+                } else {
+                    format!("; yours replace the built-in {} (see Built-in files)", newly_aside.join(", "))
+                };
                 app.schemas = Arc::new(set);
-                Ok(format!("{what}: {added} new types (files opened from now on use them)"))
+                Ok(format!("{what}: {added} new types{aside} (files opened from now on use them)"))
             }
             Err(e) => Err(e),
         });
@@ -179,6 +195,37 @@ fn members(set: &SchemaSet, name: &str, ui: &mut egui::Ui) {
     }
 }
 
+/// Each built-in file and what became of it beside the user's schemas, and why any was set aside.
+fn builtin_files(set: &SchemaSet, ui: &mut egui::Ui) {
+    use crate::schema::BuiltinUse;
+    let files = set.builtin_files();
+    if files.is_empty() {
+        return;
+    }
+    let aside = files.iter().filter(|f| matches!(f.status, BuiltinUse::SetAside(_))).count();
+    let title = if aside == 0 {
+        format!("Built-in files ({} in use)", files.len())
+    } else {
+        format!("Built-in files ({} in use, {aside} set aside)", files.len() - aside)
+    };
+    egui::CollapsingHeader::new(title).id_salt("builtin-files").show(ui, |ui| {
+        for f in files {
+            // The words say it; the colour only draws the eye to what was set aside.
+            let colour = match f.status {
+                BuiltinUse::InUse | BuiltinUse::Relinked { .. } => ui.visuals().text_color(),
+                BuiltinUse::SetAside(_) => ui.visuals().warn_fg_color,
+            };
+            ui.horizontal_wrapped(|ui| {
+                ui.monospace(&f.file);
+                ui.colored_label(colour, f.status.to_string());
+            });
+        }
+    });
+    for notice in set.notices() {
+        ui.colored_label(ui.visuals().warn_fg_color, format!("Note: {notice}"));
+    }
+}
+
 pub fn show(app: &mut WalscopeApp, ui: &mut egui::Ui) {
     ui.heading("Schemas");
     for (origin, files) in app.schemas.sources() {
@@ -188,6 +235,7 @@ pub fn show(app: &mut WalscopeApp, ui: &mut egui::Ui) {
             }
         });
     }
+    builtin_files(&app.schemas, ui);
     ui.separator();
     let st = &mut app.schemas_state;
     st.types.refresh(&app.schemas);
