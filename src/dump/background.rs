@@ -138,6 +138,41 @@ impl FilterScan {
     pub fn is_cancelled(&self) -> bool {
         self.cancel.load(Ordering::Relaxed)
     }
+
+    /// A handle that reads this scan's progress and can stop it, for whoever shows it.
+    pub fn watch(&self) -> ScanWatch {
+        ScanWatch {
+            matches: self.matches.clone(),
+            scanned: self.scanned.clone(),
+            done: self.done.clone(),
+            cancel: self.cancel.clone(),
+        }
+    }
+}
+
+/// A filter scan's progress, readable from anywhere (the status bar), with a stop.
+#[derive(Clone)]
+pub struct ScanWatch {
+    matches: Arc<Mutex<Vec<usize>>>,
+    scanned: Arc<AtomicUsize>,
+    done: Arc<AtomicBool>,
+    cancel: Arc<AtomicBool>,
+}
+
+impl ScanWatch {
+    pub fn scanned(&self) -> usize {
+        self.scanned.load(Ordering::Relaxed)
+    }
+    pub fn match_count(&self) -> usize {
+        self.matches.lock().map(|m| m.len()).unwrap_or(0)
+    }
+    /// Done, or stopped (a stopped scan ends at its next frame).
+    pub fn is_done(&self) -> bool {
+        self.done.load(Ordering::Acquire)
+    }
+    pub fn cancel(&self) {
+        self.cancel.store(true, Ordering::Relaxed);
+    }
 }
 
 impl Drop for FilterScan {

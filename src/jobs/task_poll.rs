@@ -81,6 +81,12 @@ impl TaskPoller {
     pub fn cancel(&self) {
         self.task.abort();
     }
+
+    /// Something that stops the poller from elsewhere (the job registry's cancel button).
+    pub fn canceller(&self) -> impl Fn() + Send + 'static {
+        let handle = self.task.abort_handle();
+        move || handle.abort()
+    }
 }
 
 impl Drop for TaskPoller {

@@ -1,27 +1,28 @@
-//! The app state and the frame loop: poll background work, take the shell's shortcuts, draw the
-//! shell (menu, dock layout, status bar) and apply what the panels ask for; what is remembered
-//! between runs goes through [`PersistedState`].
+//! The app state and the frame loop: take in finished jobs, take the shell's shortcuts, draw
+//! the shell (menu, dock layout, status bar), then apply what the panels asked for
+//! ([`super::command`]); what is remembered between runs goes through [`PersistedState`].
 //!
-//! Must never: wait on a file, a dialog or the network in a frame (workers and the runtime do).
+//! Must never: wait on a file, a dialog or the network in a frame (jobs do, see [`JobRegistry`]).
 
-use super::file_tab::{FileTab, ReadAs};
+use super::command::AppCommand;
+use super::file_tab::FileTab;
+use super::jobs::JobRegistry;
 use super::layout::Layout;
+use super::outcome::Notice;
 use super::panels;
 use super::recent::{PersistedState, RecentFiles, Theme};
 use crate::dump::background::Wake;
 use crate::schema::SchemaSet;
 use eframe::egui;
 use std::path::PathBuf;
-use std::sync::{Arc, OnceLock, mpsc};
-
-type Opened = (PathBuf, Result<FileTab, String>);
+use std::sync::{Arc, OnceLock};
 
 pub struct WalscopeApp {
     pub tabs: Vec<FileTab>,
     pub active: usize,
-    /// The last error, shown in the status bar until the next one.
-    pub last_error: Option<String>,
-    /// Files being opened by worker threads.
+    /// The status bar's last word: a result, or an error (until the next one).
+    pub notice: Option<Notice>,
+    /// Files whose opening job is running.
     pub opening: Vec<PathBuf>,
     /// What is typed in File > Open path.
     pub open_path: String,
@@ -31,7 +32,10 @@ pub struct WalscopeApp {
     pub tasks: panels::tasks::TasksState,
     /// Demo servers started by `--demo`, kept alive with the window.
     demo: Option<crate::sim::datasync::DatasyncDemo>,
-    runtime: Option<Arc<tokio::runtime::Runtime>>,
+    /// Every running job, and the runtime they run on.
+    pub jobs: JobRegistry,
+    /// What the panels asked for this frame (applied after drawing).
+    pub(super) commands: Vec<AppCommand>,
     pub schemas_state: panels::schemas::SchemasState,
     /// The dock: file panes, the start page and the panels.
     pub layout: Layout,
@@ -43,8 +47,6 @@ pub struct WalscopeApp {
     pub confirm_close: Option<PathBuf>,
     /// The demo Milvus started by `--demo`.
     milvus_demo: Option<crate::sim::milvus::MilvusDemo>,
-    opened_tx: mpsc::Sender<Opened>,
-    opened_rx: mpsc::Receiver<Opened>,
     wake: Wake,
     /// The context background work repaints; known from the first frame on.
     ctx: Arc<OnceLock<egui::Context>>,
@@ -58,7 +60,6 @@ impl Default for WalscopeApp {
 
 impl WalscopeApp {
     pub fn new() -> WalscopeApp {
-        let (opened_tx, opened_rx) = mpsc::channel();
         let ctx: Arc<OnceLock<egui::Context>> = Arc::default();
         let c = ctx.clone();
         let wake: Wake = Arc::new(move || {
@@ -69,7 +70,7 @@ impl WalscopeApp {
         WalscopeApp {
             tabs: Vec::new(),
             active: 0,
-            last_error: None,
+            notice: None,
             opening: Vec::new(),
             open_path: String::new(),
             schemas: Arc::new(SchemaSet::shared_builtin().clone()),
@@ -77,29 +78,26 @@ impl WalscopeApp {
             show_tasks: false,
             tasks: Default::default(),
             demo: None,
-            runtime: None,
+            jobs: JobRegistry::new(wake.clone()),
+            commands: Vec::new(),
             schemas_state: Default::default(),
             layout: Layout::default(),
             confirm_close: None,
             recent: RecentFiles::default(),
             connections: Default::default(),
             milvus_demo: None,
-            opened_tx,
-            opened_rx,
             wake,
             ctx,
         }
     }
 
-    /// The app's async runtime (network calls, pollers), started on first use.
+    /// The app's async runtime (the job registry's), started on first use.
     pub fn runtime(&mut self) -> Option<tokio::runtime::Handle> {
-        if self.runtime.is_none() {
-            match tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build() {
-                Ok(rt) => self.runtime = Some(Arc::new(rt)),
-                Err(e) => self.last_error = Some(format!("cannot start the network runtime: {e}")),
-            }
+        let rt = self.jobs.handle();
+        if let Some(e) = self.jobs.runtime_error() {
+            self.notice = Some(Notice::error(e));
         }
-        self.runtime.as_ref().map(|rt| rt.handle().clone())
+        rt
     }
 
     /// Starts the demo Milvus (gRPC), SyncTool and DataCollector (brpc) on free loopback ports,
@@ -118,7 +116,7 @@ impl WalscopeApp {
                 self.connections.demo.push(profile("demo-milvus", TransportKind::Grpc, m.addr().to_string()));
                 self.milvus_demo = Some(m);
             }
-            Err(e) => self.last_error = Some(format!("cannot start the demo Milvus: {e}")),
+            Err(e) => self.notice = Some(Notice::error(format!("cannot start the demo Milvus: {e}"))),
         }
         let started = rt.block_on(crate::sim::datasync::DatasyncDemo::start(
             any,
@@ -133,7 +131,7 @@ impl WalscopeApp {
                 self.tasks.table = "orders".into();
                 self.tasks.mode = 2;
                 self.tasks.dest = "/tmp/walscope-demo/orders".into();
-                self.tasks.watch(&rt);
+                self.watch_tasks();
                 self.show_tasks = true;
                 self.connections.demo.push(profile(
                     "demo-synctool",
@@ -147,7 +145,7 @@ impl WalscopeApp {
                 ));
                 self.demo = Some(d);
             }
-            Err(e) => self.last_error = Some(format!("cannot start the demo servers: {e}")),
+            Err(e) => self.notice = Some(Notice::error(format!("cannot start the demo servers: {e}"))),
         }
     }
 
@@ -230,103 +228,10 @@ impl WalscopeApp {
         state.theme
     }
 
-    /// Opens `path` in a new tab, on a worker thread.
-    pub fn open(&mut self, path: PathBuf) {
-        self.open_as(path, ReadAs::default());
-    }
-
-    /// Opens `path` reading it as chosen (framing, type), on a worker thread.
-    pub fn open_as(&mut self, path: PathBuf, read_as: ReadAs) {
-        // Absolute, so recent and restored files still work from another directory.
-        let path = std::path::absolute(&path).unwrap_or(path);
-        // A file already open is shown, not opened twice.
-        if let Some(i) = self.tabs.iter().position(|t| t.path == path) {
-            self.active = i;
-            return;
-        }
-        if self.opening.contains(&path) {
-            return;
-        }
-        self.opening.push(path.clone());
-        let (tx, set, wake) = (self.opened_tx.clone(), self.schemas.clone(), self.wake.clone());
-        let spawned = std::thread::Builder::new().name("walscope-open".into()).spawn(move || {
-            let tab = FileTab::open_as(&path, &set, wake.clone(), &read_as);
-            let _ = tx.send((path, tab));
-            wake();
-        });
-        if let Err(e) = spawned {
-            self.last_error = Some(format!("cannot start opening: {e}"));
-        }
-    }
-
-    /// Shows the system's file dialog on a worker thread (it blocks while open); the chosen
-    /// file opens like any other. No dialog available (no portal, no zenity) means no file.
-    pub fn pick_file(&mut self) {
-        let (tx, set, wake) = (self.opened_tx.clone(), self.schemas.clone(), self.wake.clone());
-        let spawned = std::thread::Builder::new().name("walscope-dialog".into()).spawn(move || {
-            if let Some(path) = rfd::FileDialog::new().set_title("Open a dump or message file").pick_file() {
-                let tab = FileTab::open(&path, &set, wake.clone());
-                let _ = tx.send((path, tab));
-                wake();
-            }
-        });
-        if let Err(e) = spawned {
-            self.last_error = Some(format!("cannot show the file dialog: {e}"));
-        }
-    }
-
-    /// Takes in finished background work. Never waits.
-    pub fn poll(&mut self) {
-        let mut reopen = Vec::new();
-        for (i, tab) in self.tabs.iter_mut().enumerate() {
-            let done = tab.saving.as_ref().and_then(|rx| rx.try_recv().ok());
-            match done {
-                Some(Ok(())) => reopen.push(i),
-                Some(Err(e)) => {
-                    tab.saving = None;
-                    self.last_error = Some(e);
-                }
-                None => {}
-            }
-        }
-        // A saved file is read again from disk, so what is shown is what was written. After a
-        // save-as the tab shows the copy; the original file was not touched.
-        for i in reopen.into_iter().rev() {
-            let tab = self.tabs.remove(i);
-            if self.active > i || self.active >= self.tabs.len() {
-                self.active = self.active.saturating_sub(1);
-            }
-            let (path, read_as) = tab.saved_copy();
-            let bak = crate::dump::save::backup_path(&path);
-            self.last_error = Some(if bak.exists() {
-                format!("saved {} (previous version in {})", path.display(), bak.display())
-            } else {
-                format!("saved {} (a new file; {} is unchanged)", path.display(), tab.path.display())
-            });
-            self.open_as(path, read_as);
-        }
-        while let Ok((path, result)) = self.opened_rx.try_recv() {
-            self.opening.retain(|p| *p != path);
-            match result {
-                Ok(tab) => {
-                    self.recent.push(path.clone());
-                    match self.tabs.iter().position(|t| t.path == path) {
-                        Some(i) => self.active = i,
-                        None => {
-                            self.tabs.push(tab);
-                            self.active = self.tabs.len() - 1;
-                        }
-                    }
-                }
-                Err(e) => self.last_error = Some(e),
-            }
-        }
-    }
-
     /// Draws everything into `ui` (the whole window).
     pub fn ui(&mut self, ui: &mut egui::Ui) {
         let _ = self.ctx.set(ui.ctx().clone());
-        self.poll();
+        self.take_results();
         // Closing the window must not drop unsaved edits without asking.
         if ui.ctx().input(|i| i.viewport().close_requested()) && self.guard_window_close() {
             ui.ctx().send_viewport_cmd(egui::ViewportCommand::CancelClose);
@@ -345,20 +250,12 @@ impl WalscopeApp {
         shortcuts(self, ui.ctx());
         egui::Panel::top("menu").show(ui, |ui| panels::menu::show(self, ui));
         egui::Panel::bottom("status").show(ui, |ui| panels::status_bar::show(self, ui));
-        panels::schemas::poll(self);
         egui::CentralPanel::default().show(ui, |ui| super::layout::show(self, ui));
         panels::confirm_close::show(self, ui.ctx());
-        // Background work reports through `wake`; while a scan runs, keep the numbers moving.
-        let busy = !self.opening.is_empty()
-            || self
-                .tabs
-                .iter()
-                .any(|t| !t.dump.index().is_done() || t.scan.as_ref().is_some_and(|s| !s.is_done()));
-        if busy {
-            ui.ctx().request_repaint_after(std::time::Duration::from_millis(100));
-        } else if self.show_tasks && self.tasks.poller.is_some() {
-            // The poller publishes into a channel the UI reads; look again soon after each poll.
-            ui.ctx().request_repaint_after(std::time::Duration::from_millis(500));
+        self.apply_commands();
+        // Jobs report through `wake`; while one runs, keep its numbers moving.
+        if let Some(every) = self.jobs.next_repaint() {
+            ui.ctx().request_repaint_after(every);
         }
     }
 }
@@ -376,10 +273,10 @@ fn shortcuts(app: &mut WalscopeApp, ctx: &egui::Context) {
         (open, close, prev, next)
     });
     if open {
-        app.pick_file();
+        app.send(AppCommand::PickFile);
     }
     if close {
-        app.close_tab(app.active);
+        app.send(AppCommand::CloseTab(app.active));
     }
     if prev || next {
         app.cycle_tabs(next);

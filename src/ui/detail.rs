@@ -1,5 +1,6 @@
-//! The decoded selected message: typed tree with byte spans, the schema-less wire tree, JSON,
-//! the WAL reading of it, and which bytes are highlighted.
+//! A decoded message, wherever it came from (a dump frame, a request being composed, a reply):
+//! typed tree with byte spans, the schema-less wire tree, JSON, the WAL reading of it, and which
+//! bytes are highlighted. The detail view and the field editor draw and edit any of them.
 
 use super::embedded::{self, Embedded};
 use super::field_edit::FieldEditor;
@@ -17,12 +18,23 @@ pub enum DetailView {
     Json,
 }
 
-pub struct FrameDetail {
+/// Where a shown message lives, for its heading and the command line that reproduces it.
+#[derive(Debug, Clone, PartialEq)]
+pub enum DetailSource {
+    /// Frame `index` of a dump file, starting at `file_offset`.
+    Frame { index: usize, file_offset: u64 },
+    /// A message held in memory (the composer's request, a reply), named for the heading.
+    Message { label: String },
+}
+
+pub struct MessageDetail {
+    /// The frame number for a dump frame (0 otherwise; see `source`).
     pub index: usize,
     /// The message bytes (spans below are relative to these).
     pub bytes: Vec<u8>,
-    /// Where the message starts in the file.
+    /// Where the message starts in its file (0 when it is not in a file).
     pub file_offset: u64,
+    pub source: DetailSource,
     pub type_name: String,
     pub tree: Vec<TypedNode>,
     /// Bytes fields decoded in place: the WAL payload as its body type, and whatever the
@@ -49,10 +61,13 @@ pub struct FrameDetail {
     pub expanded: std::collections::HashMap<String, usize>,
 }
 
+/// The detail of a dump frame (the name the file view knows it by).
+pub type FrameDetail = MessageDetail;
+
 /// Bytes shown at most in the detail (a larger message is truncated, and says so).
 pub const MAX_DETAIL_BYTES: usize = 16 << 20;
 
-impl FrameDetail {
+impl MessageDetail {
     /// Decodes `bytes`, the (possibly edited) message of frame `i`. `decode_as` are the bytes
     /// fields the operator asked to see decoded (editor path, type); those that do not decode
     /// in this message are left out.
@@ -62,12 +77,29 @@ impl FrameDetail {
         i: usize,
         bytes: Vec<u8>,
         decode_as: &[(String, MessageDescriptor)],
-    ) -> Option<FrameDetail> {
+    ) -> Option<MessageDetail> {
         let loc = dump.frame(i)?;
         let (offset, _) = dump.message_bytes(&loc);
+        let source = DetailSource::Frame { index: i, file_offset: offset };
+        Some(Self::of(decoder.pool(), decoder.message_type(), bytes, decode_as, source))
+    }
+
+    /// Decodes any message: `bytes` as `desc` (None: the wire view only), with the WAL reading
+    /// when it is one, from `pool`'s types.
+    pub fn of(
+        pool: &prost_reflect::DescriptorPool,
+        desc: Option<&MessageDescriptor>,
+        bytes: Vec<u8>,
+        decode_as: &[(String, MessageDescriptor)],
+        source: DetailSource,
+    ) -> MessageDetail {
+        let (i, offset) = match &source {
+            DetailSource::Frame { index, file_offset } => (*index, *file_offset),
+            DetailSource::Message { .. } => (0, 0),
+        };
         let mut bytes = bytes;
         bytes.truncate(MAX_DETAIL_BYTES);
-        let desc = decoder.message_type().cloned();
+        let desc = desc.cloned();
         let typed = wire::decode_with(&bytes, &DecodeOptions { schema: desc.clone(), ..Default::default() });
         let tree = codec::tree::build(desc.as_ref(), &bytes, &typed.root);
         let plain = wire::decode(&bytes);
@@ -83,15 +115,16 @@ impl FrameDetail {
         }
         let (json, error, wal_lines) = match &desc {
             Some(d) => match codec::decode(d, &bytes) {
-                Ok(m) => (codec::to_json(&m.message, true), None, wal_lines(&m.message)),
+                Ok(m) => (codec::to_json(&m.message, true), None, wal_lines(pool, &m.message)),
                 Err(e) => (String::new(), Some(e.to_string()), Vec::new()),
             },
             None => (String::new(), plain.first_error().map(|e| e.to_string()), Vec::new()),
         };
-        Some(FrameDetail {
+        MessageDetail {
             index: i,
             bytes,
             file_offset: offset,
+            source,
             type_name: desc.map_or_else(|| "(no type: wire view)".into(), |d| d.full_name().to_string()),
             tree,
             embedded,
@@ -107,7 +140,21 @@ impl FrameDetail {
             editor: FieldEditor::default(),
             json_edit: None,
             expanded: Default::default(),
-        })
+        }
+    }
+
+    /// The heading line of the detail view.
+    pub fn heading(&self) -> String {
+        match &self.source {
+            DetailSource::Frame { index, file_offset } => format!(
+                "frame {index} | {} | {} bytes at file offset {file_offset}",
+                self.type_name,
+                self.bytes.len()
+            ),
+            DetailSource::Message { label } => {
+                format!("{label} | {} | {} bytes", self.type_name, self.bytes.len())
+            }
+        }
     }
 
     /// Selects the node at tree path `path`: highlights its bytes and prepares its editor.
@@ -130,17 +177,22 @@ impl FrameDetail {
         })
     }
 
-    /// The message in the forms an operator pastes elsewhere.
+    /// The message in the forms an operator pastes elsewhere. `file` and `framing` say where
+    /// a dump frame lives (ignored for a message held in memory: its command decodes its hex).
     pub fn copy_forms(&self, file: &std::path::Path, framing: &str) -> Vec<(&'static str, String)> {
         use base64::Engine;
         let hex = codec::value::encode_hex(&self.bytes);
         let b64 = base64::engine::general_purpose::STANDARD.encode(&self.bytes);
-        let command = format!(
-            "walscope decode --framing {framing} --frame {} --type {} {}",
-            self.index,
-            self.type_name,
-            shell_quote(&file.display().to_string())
-        );
+        let command = match &self.source {
+            DetailSource::Frame { index, .. } => format!(
+                "walscope decode --framing {framing} --frame {index} --type {} {}",
+                self.type_name,
+                shell_quote(&file.display().to_string())
+            ),
+            DetailSource::Message { .. } => {
+                format!("echo {hex} | walscope decode --input hex --type {} -", self.type_name)
+            }
+        };
         vec![
             ("Copy JSON", self.json.clone()),
             ("Copy hex", hex),
@@ -176,7 +228,10 @@ impl FrameDetail {
 }
 
 /// The WAL reading of a DumpMessagesResponse / ImmutableMessage, as label-value lines.
-fn wal_lines(m: &prost_reflect::DynamicMessage) -> Vec<(String, String)> {
+fn wal_lines(
+    pool: &prost_reflect::DescriptorPool,
+    m: &prost_reflect::DynamicMessage,
+) -> Vec<(String, String)> {
     use prost_reflect::ReflectMessage;
     let imm = match m.descriptor().full_name() {
         "milvus.proto.milvus.DumpMessagesResponse" => {
@@ -186,7 +241,7 @@ fn wal_lines(m: &prost_reflect::DynamicMessage) -> Vec<(String, String)> {
         _ => None,
     };
     let Some(imm) = imm else { return Vec::new() };
-    let w = crate::wal::analyze(crate::schema::SchemaSet::shared_builtin().pool(), &imm);
+    let w = crate::wal::analyze(pool, &imm);
     let mut out = vec![("summary".to_string(), w.summary())];
     if let Some(Ok(id)) = &w.id {
         out.push(("message id".into(), format!("{} (raw {})", id.display, id.raw)));

@@ -2,10 +2,9 @@
 //! decoded detail of the selected message.
 
 use super::detail::FrameDetail;
-use super::embedded::{self, Embedded};
 use super::field_edit::EditRequest;
 use super::row_order::{RowOrder, SortColumn};
-use crate::codec::{Edit, EditOp, FieldPath};
+use crate::codec::EditOp;
 use crate::dump::background::{FilterScan, RowLoader, Wake};
 use crate::dump::edit_session::EditSession;
 use crate::dump::filter::FrameFilter;
@@ -13,7 +12,7 @@ use crate::dump::view::FrameDecoder;
 use crate::dump::{DumpFile, OpenOptions};
 use crate::schema::SchemaSet;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, mpsc};
+use std::sync::Arc;
 
 /// One edited frame and its changed window: (frame, (start, old length, new length)).
 pub type FrameChange = (usize, (usize, usize, usize));
@@ -41,10 +40,10 @@ pub struct FileTab {
     pub detail: Option<FrameDetail>,
     /// Unsaved edits, with undo and redo.
     pub session: EditSession,
-    /// A save in progress (its result arrives here).
-    pub saving: Option<mpsc::Receiver<Result<(), String>>>,
-    /// Where that save writes, when it is a save-as.
-    pub save_target: Option<PathBuf>,
+    /// Where the save in progress writes (the app runs it as a job).
+    pub saving: Option<PathBuf>,
+    /// Work this tab asked for, taken by the app after the frame (see [`FileTab::take_work`]).
+    work: Vec<TabWork>,
     /// What is typed in "Save as", and why the last save-as was refused.
     pub save_as_text: String,
     pub save_as_error: Option<String>,
@@ -93,7 +92,7 @@ impl FileTab {
             detail: None,
             session: EditSession::default(),
             saving: None,
-            save_target: None,
+            work: Vec::new(),
             save_as_text: String::new(),
             save_as_error: None,
             decode_as: Vec::new(),
@@ -162,7 +161,9 @@ impl FileTab {
             return Err("sorting by size waits until indexing and filtering have finished".into());
         }
         let base = if column == SortColumn::Size { self.unsorted(0..self.row_count()) } else { Vec::new() };
-        self.order.sort_by(column, self.dump.clone(), base, self.wake.clone());
+        if let Some(sort) = self.order.sort_by(column, self.dump.clone(), base, self.wake.clone()) {
+            self.work.push(TabWork::Sort(sort));
+        }
         Ok(())
     }
 
@@ -179,8 +180,9 @@ impl FileTab {
         }
         match FrameFilter::parse(&self.filter_text) {
             Ok(f) => {
-                self.scan =
-                    Some(FilterScan::spawn(self.dump.clone(), self.decoder.clone(), f, self.wake.clone()))
+                let scan = FilterScan::spawn(self.dump.clone(), self.decoder.clone(), f, self.wake.clone());
+                self.work.push(TabWork::WatchScan(scan.watch()));
+                self.scan = Some(scan);
             }
             Err(e) => self.filter_error = Some(e),
         }
@@ -245,92 +247,17 @@ impl FileTab {
         }
         let root = self.decoder.message_type().cloned().ok_or("choose a message type before editing")?;
         let current = self.session.message(&self.dump, i).ok_or(format!("there is no frame {i}"))?;
-        let embedded =
-            self.detail.as_ref().filter(|d| d.index == i).map(|d| d.embedded.clone()).unwrap_or_default();
-        // Which message the node lives in: the frame's own, or a bytes field decoded in place.
-        let locate = |node: &str| -> Option<(Embedded, String)> {
-            embedded.iter().find_map(|e| e.inner_path(node).map(|p| (e.clone(), p.to_string())))
-        };
-        match req {
-            EditRequest::DecodeAs { node, type_name } => {
-                let desc = self
-                    .decoder
-                    .pool()
-                    .get_message_by_name(type_name.trim())
-                    .ok_or_else(|| format!("no message type \"{}\" is loaded", type_name.trim()))?;
-                let d = self.detail.as_ref().ok_or("select a message first")?;
-                let field = embedded::find(&d.tree, &node)
-                    .ok_or("decode as works on the message's own bytes fields")?;
-                Embedded::decode(&node, field, &d.bytes, &desc, false)?;
+        let detail = self.detail.as_ref().filter(|d| d.index == i);
+        match super::edit_plan::plan(self.decoder.pool(), &root, &current, detail, req)? {
+            super::edit_plan::Planned::DecodeAs(node, desc) => {
                 self.decode_as.retain(|(p, _)| *p != node);
                 self.decode_as.push((node, desc));
                 Ok(())
             }
-            EditRequest::Field { node, op } => {
-                let (target, path) = locate(&node).map_or((None, node.clone()), |(e, p)| (Some(e), p));
-                let edit = Edit { path: FieldPath::parse(&path)?, op };
-                self.apply_in(i, &root, &current, target.as_ref(), &[edit])
-            }
-            EditRequest::Json { node, json } => {
-                let node = node.unwrap_or_default();
-                let (target, inner) = locate(&node).map_or((None, node.clone()), |(e, p)| (Some(e), p));
-                let desc = target.as_ref().map_or(root.clone(), |e| e.desc.clone());
-                let msg_bytes = match &target {
-                    Some(e) => {
-                        current.get(e.root.value_span.clone()).ok_or("the field moved; select it again")?
-                    }
-                    None => &current[..],
-                };
-                let edits = if inner.is_empty() {
-                    crate::codec::json_edit::edits_from_json(&desc, msg_bytes, &json)
-                } else {
-                    let at = FieldPath::parse(&inner)?;
-                    let (fd, _) = crate::codec::path::resolve(&desc, &at)?;
-                    if fd.is_map() {
-                        // A map entry's node spans the entry, not its value: set the value whole.
-                        Ok(vec![Edit { path: at, op: EditOp::Set(json) }])
-                    } else {
-                        let sub = match fd.kind() {
-                            prost_reflect::Kind::Message(m) => m,
-                            _ => return Err(format!("{inner} is not a message")),
-                        };
-                        let d = self.detail.as_ref().ok_or("select a message first")?;
-                        let span = d.node(&node).ok_or("select the field again")?.value_span.clone();
-                        let sub_bytes = current.get(span).ok_or("the field moved; select it again")?;
-                        crate::codec::json_edit::edits_from_json_at(&sub, sub_bytes, &json, &at)
-                    }
-                }
-                .map_err(|e| e.to_string())?;
-                if edits.is_empty() {
-                    return Err("the JSON says what the message already holds: nothing to change".into());
-                }
-                self.apply_in(i, &root, &current, target.as_ref(), &edits)
+            super::edit_plan::Planned::Edits(edits) => {
+                self.session.apply_all(&self.dump, &root, i, &edits).map_err(|e| e.to_string())
             }
         }
-    }
-
-    /// Applies `edits` to frame `i`, or inside the bytes field `target` decodes: that field's
-    /// bytes are edited as its type and set back, so the enclosing bytes change only there.
-    fn apply_in(
-        &mut self,
-        i: usize,
-        root: &prost_reflect::MessageDescriptor,
-        current: &[u8],
-        target: Option<&Embedded>,
-        edits: &[Edit],
-    ) -> Result<(), String> {
-        let outer = match target {
-            None => edits.to_vec(),
-            Some(e) => {
-                let inner =
-                    current.get(e.root.value_span.clone()).ok_or("the field moved; select it again")?;
-                let new_inner =
-                    crate::codec::apply_edits(&e.desc, inner, edits).map_err(|x| x.to_string())?;
-                let hex = crate::codec::value::encode_hex(&new_inner);
-                vec![Edit { path: FieldPath::parse(&e.field_path)?, op: EditOp::Set(format!("hex:{hex}")) }]
-            }
-        };
-        self.session.apply_all(&self.dump, root, i, &outer).map_err(|e| e.to_string())
     }
 
     /// Undo, redo and save wait while a save runs (it writes a snapshot, then the tab is read
@@ -417,37 +344,66 @@ impl FileTab {
     }
 
     fn write_to(&mut self, target: Option<PathBuf>) {
-        let (tx, rx) = mpsc::channel();
-        // Rendering reads the whole file: on the worker, from a snapshot of the edits.
-        let (pending, dump) = (self.session.pending(), self.dump.clone());
-        let path = target.clone().unwrap_or_else(|| self.path.clone());
-        let wake = self.wake.clone();
-        let _ = std::thread::Builder::new().name("walscope-save".into()).spawn(move || {
-            let result = pending.render(&dump).and_then(|bytes| {
-                crate::dump::save::atomic_write(&path, &bytes, true)
-                    .map(|_| ())
-                    .map_err(|e| format!("cannot save {}: {e}", path.display()))
-            });
-            let _ = tx.send(result);
-            wake();
-        });
-        self.saving = Some(rx);
-        self.save_target = target;
+        // Rendering reads the whole file: in a job, from a snapshot of the edits.
+        let read_as = match &target {
+            // A copy without a manifest reads the same as this tab does.
+            Some(_) => ReadAs {
+                framing: Some(self.dump.framing),
+                type_name: self.decoder.message_type().map(|d| d.full_name().to_string()),
+            },
+            None => self.read_as.clone(),
+        };
+        let target = target.unwrap_or_else(|| self.path.clone());
+        self.saving = Some(target.clone());
+        self.work.push(TabWork::Save(SaveWork {
+            pending: self.session.pending(),
+            dump: self.dump.clone(),
+            target,
+            read_as,
+        }));
     }
 
-    /// Where the last save went (the tab's own file, or a save-as target) and how to read it
-    /// again: the framing and type this tab uses, so a copy without a manifest reads the same.
-    pub fn saved_copy(&self) -> (PathBuf, ReadAs) {
-        match &self.save_target {
-            Some(t) => (
-                t.clone(),
-                ReadAs {
-                    framing: Some(self.dump.framing),
-                    type_name: self.decoder.message_type().map(|d| d.full_name().to_string()),
-                },
-            ),
-            None => (self.path.clone(), self.read_as.clone()),
+    /// The work queued since the last call (the app starts a job for each).
+    pub fn take_work(&mut self) -> Vec<TabWork> {
+        std::mem::take(&mut self.work)
+    }
+}
+
+/// Work a file tab asks the app to run as a job.
+pub enum TabWork {
+    Save(SaveWork),
+    /// Computing the size order (see [`RowOrder::sort_by`]).
+    Sort(Box<dyn FnOnce() + Send>),
+    /// A filter scan started (the library runs it; the status bar shows it).
+    WatchScan(crate::dump::background::ScanWatch),
+}
+
+impl std::fmt::Debug for TabWork {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            TabWork::Save(s) => write!(f, "Save({})", s.target.display()),
+            TabWork::Sort(_) => write!(f, "Sort"),
+            TabWork::WatchScan(_) => write!(f, "WatchScan"),
         }
+    }
+}
+
+/// A save: the edits as they were when it was asked for, and where they go.
+pub struct SaveWork {
+    pending: crate::dump::edit_session::PendingEdits,
+    dump: Arc<DumpFile>,
+    pub target: PathBuf,
+    /// How to read the written file again.
+    pub read_as: ReadAs,
+}
+
+impl SaveWork {
+    /// Renders the file and writes it atomically, the previous version kept as TARGET.bak.
+    pub fn run(&self) -> Result<(), String> {
+        let bytes = self.pending.render(&self.dump)?;
+        crate::dump::save::atomic_write(&self.target, &bytes, true)
+            .map(|_| ())
+            .map_err(|e| format!("cannot save: {e}"))
     }
 }
 

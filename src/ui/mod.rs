@@ -1,15 +1,21 @@
 //! The desktop app (eframe/egui). State lives in [`app::WalscopeApp`] and [`file_tab::FileTab`];
-//! `panels/` only draw that state and return what the user asked for; `widgets/` are reusable
+//! `panels/` only draw that state and send what the user asked for ([`command::AppCommand`]);
+//! long work runs as a job of the one [`jobs::JobRegistry`]; `widgets/` are reusable
 //! pieces (the hex view); [`layout`] is the dock the panes live in; [`recent`] is what is
 //! remembered between runs. Must never: block the UI thread on files or the network, or decode
 //! more than the one selected message on it (rows are decoded by a background loader).
 
 pub mod app;
+pub mod command;
 pub mod detail;
+pub mod edit_plan;
 pub mod embedded;
 pub mod field_edit;
 pub mod file_tab;
+pub mod jobs;
 pub mod layout;
+mod net_jobs;
+pub mod outcome;
 pub mod panels;
 pub mod recent;
 pub mod row_order;

@@ -118,21 +118,26 @@ impl RecentFiles {
         self.checked_at = None;
     }
 
-    /// Checks on a worker thread whether the files are still there (at most every 2 s).
-    pub fn refresh(&mut self, wake: crate::dump::background::Wake) {
-        if self.checked_at.is_some_and(|t| t.elapsed() < std::time::Duration::from_secs(2)) {
-            return;
+    /// True when the files were not checked in the last 2 s.
+    pub fn wants_check(&self) -> bool {
+        self.checked_at.is_none_or(|t| t.elapsed() >= std::time::Duration::from_secs(2))
+    }
+
+    /// The work that checks whether the files are still there (the caller runs it off the UI
+    /// thread), or None when they were checked in the last 2 s.
+    pub fn start_check(&mut self) -> Option<impl FnOnce() + Send + 'static> {
+        if !self.wants_check() {
+            return None;
         }
         self.checked_at = Some(std::time::Instant::now());
         let (paths, status) = (self.paths.clone(), self.status.clone());
-        let _ = std::thread::Builder::new().name("walscope-recent".into()).spawn(move || {
+        Some(move || {
             let found: HashMap<PathBuf, Availability> =
                 paths.into_iter().map(|p| (p.clone(), why_missing(&p))).collect();
             if let Ok(mut s) = status.lock() {
                 *s = found;
             }
-            wake();
-        });
+        })
     }
 
     /// None: there (or not checked yet); Some(reason): cannot be opened.

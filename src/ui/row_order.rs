@@ -44,18 +44,25 @@ impl RowOrder {
     }
 
     /// Sorts by `column`; the same column again flips the direction. `base` lists the frames to
-    /// sort (every frame, or the filter's matches) and is only read on the worker thread.
-    pub fn sort_by(&mut self, column: SortColumn, dump: Arc<DumpFile>, base: Vec<usize>, wake: Wake) {
+    /// sort (every frame, or the filter's matches). A size order is computed by the returned
+    /// work, which the caller runs off the UI thread (the app runs it as a job).
+    pub fn sort_by(
+        &mut self,
+        column: SortColumn,
+        dump: Arc<DumpFile>,
+        base: Vec<usize>,
+        wake: Wake,
+    ) -> Option<Box<dyn FnOnce() + Send>> {
         if self.column == column {
             self.descending = !self.descending;
-            return;
+            return None;
         }
         self.column = column;
         self.descending = false;
         self.sorted = Arc::default();
         if column == SortColumn::Size {
             let slot = self.sorted.clone();
-            let _ = std::thread::Builder::new().name("walscope-sort".into()).spawn(move || {
+            return Some(Box::new(move || {
                 let size = |f: usize| dump.frame(f).map_or(0, |l| l.header.total());
                 let mut keyed: Vec<(u64, u32)> =
                     base.iter().enumerate().map(|(row, f)| (size(*f), row as u32)).collect();
@@ -69,8 +76,9 @@ impl RowOrder {
                     *s = Some(Arc::new(Permutation { to_unsorted, to_shown }));
                 }
                 wake();
-            });
+            }));
         }
+        None
     }
 
     /// The unsorted row shown at `row` out of `count`.

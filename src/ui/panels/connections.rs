@@ -3,19 +3,15 @@
 //! background (GetVersion for gRPC Milvus, TaskStatus for brpc/HTTP SyncTool) and shows the
 //! answer and latency, or the error in words.
 //!
-//! Owns: [`ConnectionsState`]. Must never: call the network or read profiles.json on the UI
-//! thread, write demo profiles to disk, or show a secret.
+//! Owns: [`ConnectionsState`]. Must never: call the network or read profiles.json itself (it
+//! sends commands; jobs do), write demo profiles to disk, or show a secret.
 
-use crate::net::Transport;
-use crate::net::brpc::BrpcTransport;
-use crate::net::grpc::GrpcTransport;
-use crate::net::http_json::HttpJsonTransport;
 use crate::net::profile::{ConnectionProfile, ProfileStore, TransportKind};
 use crate::ui::WalscopeApp;
+use crate::ui::command::AppCommand;
+use crate::ui::outcome::{JobError, JobOutput};
 use eframe::egui;
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
 
 /// The outcome of one check, in words.
 #[derive(Debug, Clone, PartialEq)]
@@ -25,115 +21,45 @@ pub enum CheckResult {
     Failed(String),
 }
 
-/// profiles.json as loaded by the worker: None until it is read.
-pub type SavedProfiles = Arc<Mutex<Option<Result<Vec<ConnectionProfile>, String>>>>;
-
 #[derive(Default)]
 pub struct ConnectionsState {
     /// Added by `--demo`; never saved.
     pub demo: Vec<ConnectionProfile>,
-    /// From profiles.json, loaded on a worker thread (None: not loaded yet).
-    pub saved: SavedProfiles,
-    loading: bool,
+    /// From profiles.json, read by a job (None: not read yet).
+    pub saved: Option<Result<Vec<ConnectionProfile>, String>>,
+    /// A read of profiles.json was asked for.
+    pub loading: bool,
     /// Check results by profile name.
-    pub checks: Arc<Mutex<HashMap<String, CheckResult>>>,
+    pub checks: HashMap<String, CheckResult>,
 }
 
 impl ConnectionsState {
-    /// Reads the user's profiles.json on a worker thread.
-    pub fn load(&mut self, wake: crate::dump::background::Wake) {
-        self.loading = true;
-        let out = self.saved.clone();
-        let _ = std::thread::Builder::new().name("walscope-profiles".into()).spawn(move || {
-            let store = ProfileStore::user();
-            let r = store.load().map_err(|e| e.to_string());
-            if let Ok(mut o) = out.lock() {
-                *o = Some(r);
-            }
-            wake();
-        });
-    }
-
     /// Every profile shown: demo ones first, then the saved ones.
     pub fn profiles(&self) -> Vec<(ConnectionProfile, bool)> {
         let mut all: Vec<(ConnectionProfile, bool)> = self.demo.iter().map(|p| (p.clone(), true)).collect();
-        if let Ok(s) = self.saved.lock()
-            && let Some(Ok(saved)) = s.as_ref()
-        {
+        if let Some(Ok(saved)) = &self.saved {
             all.extend(saved.iter().map(|p| (p.clone(), false)));
         }
         all
     }
 
     pub fn result(&self, name: &str) -> Option<CheckResult> {
-        self.checks.lock().ok().and_then(|c| c.get(name).cloned())
+        self.checks.get(name).cloned()
     }
 
-    /// Starts a check of `profile` on `rt`; its result shows up in [`Self::result`].
-    pub fn check(
-        &self,
-        rt: &tokio::runtime::Handle,
-        profile: ConnectionProfile,
-        wake: crate::dump::background::Wake,
-    ) {
-        let checks = self.checks.clone();
-        if let Ok(mut c) = checks.lock() {
-            c.insert(profile.name.clone(), CheckResult::Running);
-        }
-        rt.spawn(async move {
-            let started = Instant::now();
-            let r = match tokio::time::timeout(Duration::from_secs(10), check(&profile)).await {
-                Ok(Ok(what)) => CheckResult::Ok(format!("{what} in {} ms", started.elapsed().as_millis())),
-                Ok(Err(e)) => CheckResult::Failed(e),
-                Err(_) => {
-                    CheckResult::Failed("no answer within 10 s; is the server up and the port right?".into())
-                }
-            };
-            if let Ok(mut c) = checks.lock() {
-                c.insert(profile.name.clone(), r);
+    /// Takes a finished job of this panel's (a read of profiles.json, a check).
+    pub fn take(&mut self, result: Result<JobOutput, JobError>) {
+        match result {
+            Ok(JobOutput::Profiles(p)) => self.saved = Some(Ok(p)),
+            Ok(JobOutput::Check { profile, outcome }) => {
+                let r = match outcome {
+                    Ok(what) => CheckResult::Ok(what),
+                    Err(e) => CheckResult::Failed(e),
+                };
+                self.checks.insert(profile, r);
             }
-            wake();
-        });
-    }
-}
-
-/// One harmless call; what the server said, in words.
-async fn check(p: &ConnectionProfile) -> Result<String, String> {
-    let opts = crate::net::CallOptions { timeout: Some(Duration::from_secs(5)), ..Default::default() };
-    match p.transport {
-        TransportKind::Grpc => {
-            let settings = p.grpc_settings()?;
-            let t = GrpcTransport::connect(&settings).await.map_err(|e| e.to_string())?;
-            let opts = crate::net::CallOptions { metadata: settings.metadata(), ..opts };
-            let m = crate::schema::SchemaSet::shared_builtin()
-                .pool()
-                .get_service_by_name("milvus.proto.milvus.MilvusService")
-                .and_then(|s| s.methods().find(|m| m.name() == "GetVersion"))
-                .ok_or("the built-in schemas lack MilvusService/GetVersion")?;
-            let req = prost_reflect::DynamicMessage::new(m.input());
-            let r = t.call_unary(&m, &req, &opts).await.map_err(|e| e.to_string())?;
-            let version = r.message.get_field_by_name("version").and_then(|v| v.as_str().map(str::to_string));
-            Ok(format!("Milvus {} answered GetVersion", version.unwrap_or_else(|| "(no version)".into())))
-        }
-        TransportKind::Brpc | TransportKind::Http => {
-            let t: Box<dyn Transport> = if p.transport == TransportKind::Brpc {
-                Box::new(BrpcTransport::new(p.endpoint.clone()))
-            } else {
-                Box::new(HttpJsonTransport::new(p.endpoint.clone()))
-            };
-            let m = crate::datasync::synctool_method("TaskStatus")?;
-            let req = prost_reflect::DynamicMessage::new(m.input());
-            match t.call_unary(&m, &req, &opts).await {
-                Ok(r) => {
-                    let n = r.message.get_field_by_name("task").and_then(|v| v.as_list().map(<[_]>::len));
-                    Ok(format!("SyncTool answered TaskStatus: {} sub-task(s)", n.unwrap_or(0)))
-                }
-                // A brpc server without the SyncTool service (a DataCollector) still answered.
-                Err(crate::net::NetError::Status { numeric: 1001 | 1002, message, .. }) => Ok(format!(
-                    "brpc server answered, but it is not a SyncTool (a DataCollector?): {message}"
-                )),
-                Err(e) => Err(e.to_string()),
-            }
+            Err(e) => self.saved = Some(Err(e.to_string())),
+            Ok(_) => {}
         }
     }
 }
@@ -149,8 +75,8 @@ fn transport_name(t: TransportKind) -> &'static str {
 /// The menu's contents.
 pub fn menu(app: &mut WalscopeApp, ui: &mut egui::Ui) {
     if !app.connections.loading {
-        let wake = app.wake();
-        app.connections.load(wake);
+        app.connections.loading = true;
+        app.send(AppCommand::LoadProfiles);
     }
     let profiles = app.connections.profiles();
     if profiles.is_empty() {
@@ -168,11 +94,9 @@ pub fn menu(app: &mut WalscopeApp, ui: &mut egui::Ui) {
             }
             let result = app.connections.result(&p.name);
             let running = result == Some(CheckResult::Running);
-            if ui.add_enabled(!running, egui::Button::new(format!("Check {}", p.name))).clicked()
-                && let Some(rt) = app.runtime()
-            {
-                let wake = app.wake();
-                app.connections.check(&rt, p.clone(), wake);
+            if ui.add_enabled(!running, egui::Button::new(format!("Check {}", p.name))).clicked() {
+                app.connections.checks.insert(p.name.clone(), CheckResult::Running);
+                app.send(AppCommand::CheckProfile(p.clone()));
             }
             match result {
                 None => ui.label(""),
@@ -185,8 +109,7 @@ pub fn menu(app: &mut WalscopeApp, ui: &mut egui::Ui) {
             ui.end_row();
         }
     });
-    let load_error =
-        app.connections.saved.lock().ok().and_then(|s| s.as_ref().and_then(|r| r.as_ref().err().cloned()));
+    let load_error = app.connections.saved.as_ref().and_then(|r| r.as_ref().err().cloned());
     if let Some(e) = load_error {
         ui.colored_label(ui.visuals().error_fg_color, format!("Saved profiles not loaded: {e}"));
     }
@@ -194,7 +117,6 @@ pub fn menu(app: &mut WalscopeApp, ui: &mut egui::Ui) {
     ui.label(format!("Saved profiles live in {}", ProfileStore::user().path().display()));
     ui.label("Add one by editing that file (a JSON list of profiles), then reload.");
     if ui.button("Reload saved profiles").clicked() {
-        let wake = app.wake();
-        app.connections.load(wake);
+        app.send(AppCommand::LoadProfiles);
     }
 }

@@ -3,7 +3,7 @@
 
 use super::field_editor;
 use crate::codec::tree::TypedNode;
-use crate::ui::detail::{DetailView, FrameDetail};
+use crate::ui::detail::{DetailView, MessageDetail};
 use crate::ui::field_edit::EditRequest;
 use crate::ui::widgets::hex;
 use eframe::egui;
@@ -12,14 +12,14 @@ use prost_reflect::MessageDescriptor;
 /// Draws the detail; returns what the operator asked the editor to do. `file` and `framing`
 /// name where the message is (for the copied command line); `root` is its type.
 pub fn show(
-    d: &mut FrameDetail,
+    d: &mut MessageDetail,
     ui: &mut egui::Ui,
     (file, framing): (&std::path::Path, &str),
     root: Option<&MessageDescriptor>,
 ) -> Option<EditRequest> {
     let mut action = None;
     ui.horizontal(|ui| {
-        for label in FrameDetail::COPY_LABELS {
+        for label in MessageDetail::COPY_LABELS {
             // The forms are built on the click only: hex and base64 of a big message cost.
             if ui.small_button(label).clicked()
                 && let Some((_, text)) = d.copy_forms(file, framing).into_iter().find(|(l, _)| *l == label)
@@ -28,13 +28,7 @@ pub fn show(
             }
         }
     });
-    ui.strong(format!(
-        "frame {} | {} | {} bytes at file offset {}",
-        d.index,
-        d.type_name,
-        d.bytes.len(),
-        d.file_offset
-    ));
+    ui.strong(d.heading());
     if let Some(e) = &d.error {
         ui.colored_label(ui.visuals().error_fg_color, format!("Error: {e}"));
     }
@@ -112,7 +106,7 @@ pub fn show(
 
 /// The message as JSON; "Edit JSON" makes it editable, and applying rewrites only the fields
 /// whose values changed.
-fn json_view(d: &mut FrameDetail, ui: &mut egui::Ui) -> Option<EditRequest> {
+fn json_view(d: &mut MessageDetail, ui: &mut egui::Ui) -> Option<EditRequest> {
     let mut action = None;
     ui.horizontal(|ui| match &d.json_edit {
         None if d.json.len() > MAX_JSON_CHARS => {

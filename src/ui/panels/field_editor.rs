@@ -4,13 +4,13 @@
 //! and bytes fields can be decoded as any loaded type. Returns a request; applies nothing.
 
 use crate::codec::EditOp;
-use crate::ui::detail::FrameDetail;
+use crate::ui::detail::MessageDetail;
 use crate::ui::embedded;
 use crate::ui::field_edit::{BytesForm, EditRequest};
 use eframe::egui;
 use prost_reflect::{DynamicMessage, Kind};
 
-pub fn show(d: &mut FrameDetail, ui: &mut egui::Ui) -> Option<EditRequest> {
+pub fn show(d: &mut MessageDetail, ui: &mut egui::Ui) -> Option<EditRequest> {
     let path = d.selected_node.clone()?;
     if d.editor.field.is_none() && d.editor.message.is_none() {
         return None;
@@ -36,7 +36,7 @@ fn set(path: &str, value: String) -> Option<EditRequest> {
 }
 
 /// The value of a leaf, in the widget its type calls for.
-fn value_editor(d: &mut FrameDetail, ui: &mut egui::Ui, path: &str) -> Option<EditRequest> {
+fn value_editor(d: &mut MessageDetail, ui: &mut egui::Ui, path: &str) -> Option<EditRequest> {
     let kind = d.editor.kind()?;
     let text = d.edit_text.as_mut()?;
     match &kind {
@@ -118,7 +118,7 @@ fn value_editor(d: &mut FrameDetail, ui: &mut egui::Ui, path: &str) -> Option<Ed
 }
 
 /// Reordering and removing list elements, removing map entries, clearing fields, appending.
-fn structure_buttons(d: &mut FrameDetail, ui: &mut egui::Ui, path: &str) -> Option<EditRequest> {
+fn structure_buttons(d: &mut MessageDetail, ui: &mut egui::Ui, path: &str) -> Option<EditRequest> {
     let fd = d.editor.field.clone()?;
     let op = |op: EditOp| Some(EditRequest::Field { node: path.to_string(), op });
     let mut action = None;
@@ -161,7 +161,7 @@ fn structure_buttons(d: &mut FrameDetail, ui: &mut egui::Ui, path: &str) -> Opti
 }
 
 /// A message node: edit it as JSON, or add a field it does not hold yet.
-fn message_editor(d: &mut FrameDetail, ui: &mut egui::Ui, path: &str) -> Option<EditRequest> {
+fn message_editor(d: &mut MessageDetail, ui: &mut egui::Ui, path: &str) -> Option<EditRequest> {
     let m = d.editor.message.clone()?;
     let mut action = None;
     match d.editor.json.as_mut() {
@@ -242,7 +242,7 @@ fn message_editor(d: &mut FrameDetail, ui: &mut egui::Ui, path: &str) -> Option<
 }
 
 /// The JSON of a message node as it stands (a map entry's value for an entry).
-fn node_json(d: &FrameDetail, m: &prost_reflect::MessageDescriptor) -> String {
+fn node_json(d: &MessageDetail, m: &prost_reflect::MessageDescriptor) -> String {
     let raw = d.bytes.get(d.editor.value_span.clone()).unwrap_or_default();
     let decoded = match d.editor.field.as_ref().filter(|f| f.is_map()) {
         Some(f) => match f.kind() {
@@ -257,7 +257,7 @@ fn node_json(d: &FrameDetail, m: &prost_reflect::MessageDescriptor) -> String {
 }
 
 /// "Decode as...": a bytes field of the message shown decoded as a chosen type.
-fn decode_as(d: &mut FrameDetail, ui: &mut egui::Ui, path: &str) -> Option<EditRequest> {
+fn decode_as(d: &mut MessageDetail, ui: &mut egui::Ui, path: &str) -> Option<EditRequest> {
     let fd = d.editor.field.as_ref()?;
     if fd.kind() != Kind::Bytes || !d.editor.known || embedded::find(&d.tree, path).is_none() {
         return None;

@@ -1,7 +1,9 @@
 //! The menu bar: File (open, recent files, close), Edit (undo, redo, save of the active file),
 //! View (panels, theme), Connections (profiles and their checks), Help (shortcuts, the CLI).
-//! Must never: do the work itself; it calls the app and the active `FileTab`.
+//! Must never: do the work itself; it sends commands, or asks the active `FileTab` (which
+//! queues its work for the app).
 
+use crate::ui::command::AppCommand;
 use crate::ui::{CLI_USAGE, WalscopeApp};
 use eframe::egui;
 
@@ -33,7 +35,7 @@ pub fn show(app: &mut WalscopeApp, ui: &mut egui::Ui) {
 
 fn file_menu(app: &mut WalscopeApp, ui: &mut egui::Ui) {
     if ui.add(egui::Button::new("Open file...").shortcut_text("Ctrl+O")).clicked() {
-        app.pick_file();
+        app.send(AppCommand::PickFile);
         ui.close();
     }
     ui.label("Open path:");
@@ -42,12 +44,13 @@ fn file_menu(app: &mut WalscopeApp, ui: &mut egui::Ui) {
     let enter = r.lost_focus() && ui.input(|i| i.key_pressed(egui::Key::Enter));
     if (ui.button("Open").clicked() || enter) && !app.open_path.trim().is_empty() {
         let p = std::path::PathBuf::from(app.open_path.trim());
-        app.open(p);
+        app.send(AppCommand::Open(p));
         ui.close();
     }
     ui.menu_button("Recent files", |ui| {
-        let wake = app.wake();
-        app.recent.refresh(wake);
+        if app.recent.wants_check() {
+            app.send(AppCommand::RefreshRecent);
+        }
         if app.recent.paths().is_empty() {
             ui.label("No recent files.");
         }
@@ -63,7 +66,7 @@ fn file_menu(app: &mut WalscopeApp, ui: &mut egui::Ui) {
                 ui.weak(format!("  {why}"));
             }
             if r.clicked() {
-                app.open(p);
+                app.send(AppCommand::Open(p));
                 ui.close();
             }
         }
@@ -71,7 +74,7 @@ fn file_menu(app: &mut WalscopeApp, ui: &mut egui::Ui) {
     if let Some(tab) = app.tabs.get(app.active)
         && ui.add(egui::Button::new(format!("Close {}", tab.title())).shortcut_text("Ctrl+W")).clicked()
     {
-        app.close_tab(app.active);
+        app.send(AppCommand::CloseTab(app.active));
         ui.close();
     }
 }

@@ -4,12 +4,11 @@
 
 use crate::schema::{SchemaSet, SymbolKind};
 use crate::ui::WalscopeApp;
+use crate::ui::command::AppCommand;
+use crate::ui::jobs::JobOwner;
 use eframe::egui;
 use std::path::PathBuf;
 use std::sync::Arc;
-
-/// A finished load: the new pool and where it came from, or the loader's explanation.
-pub type LoadResult = Result<(SchemaSet, String), String>;
 
 /// What the panel keeps between frames.
 #[derive(Default)]
@@ -25,89 +24,28 @@ pub struct SchemasState {
     pub reflect_from: String,
     /// The last load's outcome: Ok(summary) or Err(the loader's explanation).
     pub last_load: Option<Result<String, String>>,
-    pub loading: Option<std::sync::mpsc::Receiver<LoadResult>>,
 }
 
-impl SchemasState {
-    /// Loads into a copy of `base` on a worker thread; the app swaps it in when done.
-    fn start_load(
-        &mut self,
-        base: Arc<SchemaSet>,
-        proto: Option<(PathBuf, Vec<PathBuf>)>,
-        set: Option<PathBuf>,
-    ) {
-        let (tx, rx) = std::sync::mpsc::channel();
-        let _ = std::thread::Builder::new().name("walscope-schemas".into()).spawn(move || {
-            let mut next = (*base).clone();
-            let result = match (proto, set) {
-                (Some((file, includes)), _) => next.add_proto_files(&includes, &[file]),
-                (None, Some(path)) => next.add_descriptor_set(&path),
-                (None, None) => Ok(0),
-            };
-            let _ = tx.send(result.map(|_| (next, "loaded".to_string())).map_err(|e| e.to_string()));
-        });
-        self.loading = Some(rx);
-    }
-
-    /// Fetches a server's schemas by reflection on the app's runtime, into a copy of `base`.
-    fn start_reflection(
-        &mut self,
-        rt: &tokio::runtime::Handle,
-        base: Arc<SchemaSet>,
-        settings: crate::net::grpc::GrpcSettings,
-        wake: crate::dump::background::Wake,
-    ) {
-        let (tx, rx) = std::sync::mpsc::channel();
-        rt.spawn(async move {
-            let fetch = async {
-                let t =
-                    crate::net::grpc::GrpcTransport::connect(&settings).await.map_err(|e| e.to_string())?;
-                let mut next = (*base).clone();
-                let services =
-                    crate::net::reflection::load(&t, &mut next).await.map_err(|e| e.to_string())?;
-                let what = format!("server reflection at {}: {}", settings.endpoint, services.join(", "));
-                Ok::<_, String>((next, what))
-            };
-            let result = tokio::time::timeout(std::time::Duration::from_secs(20), fetch)
-                .await
-                .unwrap_or_else(|_| Err(format!("{}: no answer within 20 s", settings.endpoint)));
-            let _ = tx.send(result);
-            wake();
-        });
-        self.loading = Some(rx);
-    }
-}
-
-/// Takes in a finished load. Never waits.
-pub fn poll(app: &mut WalscopeApp) {
-    let done = app.schemas_state.loading.as_ref().and_then(|rx| rx.try_recv().ok());
-    if let Some(result) = done {
-        app.schemas_state.loading = None;
-        app.schemas_state.last_load = Some(match result {
-            Ok((set, what)) => {
-                let added = set.symbols().len().saturating_sub(app.schemas.symbols().len());
-                let newly_aside: Vec<String> = set
-                    .builtin_files()
-                    .iter()
-                    .filter(|f| matches!(f.status, crate::schema::BuiltinUse::SetAside(_)))
-                    .filter(|f| {
-                        !app.schemas.builtin_files().iter().any(|old| {
-                            old.file == f.file && matches!(old.status, crate::schema::BuiltinUse::SetAside(_))
-                        })
-                    })
-                    .map(|f| f.file.clone())
-                    .collect();
-                let aside = if newly_aside.is_empty() {
-                    String::new()
-                } else {
-                    format!("; yours replace the built-in {} (see Built-in files)", newly_aside.join(", "))
-                };
-                app.schemas = Arc::new(set);
-                Ok(format!("{what}: {added} new types{aside} (files opened from now on use them)"))
-            }
-            Err(e) => Err(e),
-        });
-    }
+/// The words for a finished load: how many types it added, and which built-in files it set
+/// aside (the new pool is `new`, the one it replaces `old`).
+pub fn loaded(old: &SchemaSet, new: &SchemaSet, what: &str) -> String {
+    use crate::schema::BuiltinUse;
+    let added = new.symbols().len().saturating_sub(old.symbols().len());
+    let aside = |s: &SchemaSet, file: &str| {
+        s.builtin_files().iter().any(|f| f.file == file && matches!(f.status, BuiltinUse::SetAside(_)))
+    };
+    let newly_aside: Vec<&str> = new
+        .builtin_files()
+        .iter()
+        .filter(|f| aside(new, &f.file) && !aside(old, &f.file))
+        .map(|f| f.file.as_str())
+        .collect();
+    let aside = if newly_aside.is_empty() {
+        String::new()
+    } else {
+        format!("; yours replace the built-in {} (see Built-in files)", newly_aside.join(", "))
+    };
+    format!("{what}: {added} new types{aside} (files opened from now on use them)")
 }
 
 fn kind_word(kind: SymbolKind) -> &'static str {
@@ -286,12 +224,13 @@ pub fn show(app: &mut WalscopeApp, ui: &mut egui::Ui) {
         let l = ui.label("Import paths (separate with ;):");
         ui.add(egui::TextEdit::singleline(&mut st.import_paths).desired_width(140.0)).labelled_by(l.id);
     });
-    let busy = st.loading.is_some();
+    let busy = app.jobs.running_for(&JobOwner::Schemas).next().is_some();
+    let mut commands = Vec::new();
     if ui.add_enabled(!busy && !st.proto_file.trim().is_empty(), egui::Button::new("Load .proto")).clicked() {
         let includes =
             st.import_paths.split(';').map(str::trim).filter(|p| !p.is_empty()).map(PathBuf::from).collect();
         let file = PathBuf::from(st.proto_file.trim());
-        st.start_load(app.schemas.clone(), Some((file, includes)), None);
+        commands.push(AppCommand::LoadSchemas { proto: Some((file, includes)), descriptor_set: None });
     }
     ui.horizontal(|ui| {
         let l = ui.label("Descriptor set:");
@@ -302,7 +241,7 @@ pub fn show(app: &mut WalscopeApp, ui: &mut egui::Ui) {
         .clicked()
     {
         let path = PathBuf::from(st.descriptor_set.trim());
-        st.start_load(app.schemas.clone(), None, Some(path));
+        commands.push(AppCommand::LoadSchemas { proto: None, descriptor_set: Some(path) });
     }
     ui.horizontal(|ui| {
         let l = ui.label("Server (host:port or profile):");
@@ -319,24 +258,12 @@ pub fn show(app: &mut WalscopeApp, ui: &mut egui::Ui) {
             "gRPC server reflection (v1, then v1alpha): the server's services and every file they import",
         );
     if fetch.clicked() {
-        let target = st.reflect_from.trim().to_string();
-        let profile = app.connections.profiles().into_iter().map(|(p, _)| p).find(|p| p.name == target);
-        let settings = match profile {
-            Some(p) => p.grpc_settings(),
-            None => Ok(crate::net::grpc::GrpcSettings::new(target)),
-        };
-        let (rt, base, wake) = (app.runtime(), app.schemas.clone(), app.wake());
-        let st = &mut app.schemas_state;
-        match (settings, rt) {
-            (Ok(settings), Some(rt)) => st.start_reflection(&rt, base, settings, wake),
-            (Err(e), _) => st.last_load = Some(Err(e)),
-            (_, None) => st.last_load = Some(Err("the network runtime did not start".into())),
-        }
+        commands.push(AppCommand::Reflect(st.reflect_from.trim().to_string()));
     }
-    let st = &mut app.schemas_state;
-    if st.loading.is_some() {
+    if busy {
         ui.spinner();
     }
+    let st = &app.schemas_state;
     match &st.last_load {
         Some(Ok(m)) => {
             ui.label(m);
@@ -345,5 +272,8 @@ pub fn show(app: &mut WalscopeApp, ui: &mut egui::Ui) {
             ui.colored_label(ui.visuals().error_fg_color, format!("Not loaded:\n{e}"));
         }
         None => {}
+    }
+    for c in commands {
+        app.send(c);
     }
 }

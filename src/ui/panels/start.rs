@@ -18,12 +18,12 @@ pub fn show(app: &mut WalscopeApp, ui: &mut egui::Ui) {
         );
         if ui.button("Open").clicked() && !app.open_path.trim().is_empty() {
             let p = std::path::PathBuf::from(app.open_path.trim());
-            app.open(p);
+            app.send(crate::ui::command::AppCommand::Open(p));
         }
     });
     let samples = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("assets/samples/milvus-100.dump");
     if samples.exists() && ui.button("Open the sample Milvus dump").clicked() {
-        app.open(samples);
+        app.send(crate::ui::command::AppCommand::Open(samples));
     }
     ui.separator();
     ui.label("Everything also works headless:");

@@ -1,54 +1,49 @@
-//! Running work (indexing, filter scans, files opening) with cancel buttons, and the last error.
+//! The status bar: every running job of the registry (label, progress, a cancel), any insecure
+//! connection in use, and the last result or error, each in its own colour.
+//! Must never: start or stop work itself; it sends commands.
 
 use crate::ui::WalscopeApp;
+use crate::ui::command::AppCommand;
 use eframe::egui;
 
 pub fn show(app: &mut WalscopeApp, ui: &mut egui::Ui) {
+    let mut cancel = Vec::new();
     ui.horizontal(|ui| {
-        for p in &app.opening {
-            ui.spinner();
-            ui.label(format!("opening {}", p.display()));
+        for job in app.jobs.running() {
+            let p = job.progress();
+            let text = if p.text.is_empty() { job.label.clone() } else { p.text.clone() };
+            match p.fraction {
+                Some(f) => {
+                    ui.add(egui::ProgressBar::new(f.clamp(0.0, 1.0)).desired_width(160.0).text(text))
+                        .on_hover_text(&job.label);
+                }
+                None => {
+                    ui.spinner();
+                    ui.label(text).on_hover_text(&job.label);
+                }
+            }
+            let stop = ui.add_enabled(!job.is_cancelled(), egui::Button::new("x").small());
+            if stop.on_hover_text(format!("Cancel {}", job.label)).clicked() {
+                cancel.push(job.id);
+            }
             ui.separator();
         }
-        if let Some(tab) = app.tabs.get_mut(app.active) {
-            let idx = tab.dump.index();
-            if !idx.is_done() {
-                let frac = idx.scanned_bytes() as f32 / tab.dump.len().max(1) as f32;
-                ui.add(
-                    egui::ProgressBar::new(frac)
-                        .desired_width(160.0)
-                        .text(format!("indexing {} frames", tab.dump.frame_count())),
-                );
-                if ui.small_button("x").on_hover_text("Cancel indexing").clicked() {
-                    idx.cancel();
-                }
-                ui.separator();
-            }
-            if let Some(scan) = &tab.scan
-                && !scan.is_done()
-            {
-                let frac = scan.scanned() as f32 / tab.dump.frame_count().max(1) as f32;
-                ui.add(
-                    egui::ProgressBar::new(frac)
-                        .desired_width(160.0)
-                        .text(format!("filtering: {} matches", scan.match_count())),
-                );
-                if ui.small_button("x").on_hover_text("Cancel filter").clicked() {
-                    scan.cancel();
-                }
-                ui.separator();
-            }
-        }
-        match &app.last_error {
-            Some(e) => {
-                ui.colored_label(ui.visuals().error_fg_color, format!("Error: {e}"));
+        match &app.notice {
+            Some(n) => {
+                let colour = if n.is_error { ui.visuals().error_fg_color } else { ui.visuals().text_color() };
+                let text = if n.is_error { format!("Error: {}", n.text) } else { n.text.clone() };
+                ui.colored_label(colour, text);
                 if ui.small_button("dismiss").clicked() {
-                    app.last_error = None;
+                    app.notice = None;
                 }
             }
-            None => {
+            None if app.jobs.running().is_empty() => {
                 ui.label("ready");
             }
+            None => {}
         }
     });
+    for id in cancel {
+        app.send(AppCommand::CancelJob(id));
+    }
 }

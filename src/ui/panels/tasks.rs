@@ -3,13 +3,10 @@
 //! deleting a table's task. Calls run on the app's runtime; the panel only reads the latest board.
 
 use crate::jobs::task_poll::{TaskBoard, TaskPoller};
-use crate::net::Transport;
-use crate::net::brpc::BrpcTransport;
-use crate::net::http_json::HttpJsonTransport;
 use crate::ui::WalscopeApp;
+use crate::ui::command::AppCommand;
+use crate::ui::outcome::{JobError, JobOutput};
 use eframe::egui;
-use std::sync::{Arc, Mutex};
-use std::time::Duration;
 
 #[derive(Default)]
 pub struct TasksState {
@@ -21,53 +18,20 @@ pub struct TasksState {
     pub mode: u8,
     pub dest: String,
     pub confirm_delete: bool,
-    /// The outcome of the last create/delete, filled in by the runtime.
-    pub last_action: Arc<Mutex<Option<String>>>,
+    /// The outcome of the last create/delete.
+    pub last_action: Option<String>,
 }
 
 impl TasksState {
-    fn transport(&self) -> Arc<dyn Transport> {
-        if self.http {
-            Arc::new(HttpJsonTransport::new(self.endpoint.trim().to_string()))
-        } else {
-            Arc::new(BrpcTransport::new(self.endpoint.trim().to_string()))
-        }
+    /// Takes a finished call of the dashboard's.
+    pub fn take(&mut self, result: Result<JobOutput, JobError>) {
+        self.last_action = match result {
+            Ok(JobOutput::Done(text)) => Some(text),
+            Ok(_) => None,
+            Err(JobError::Cancelled) => None,
+            Err(e) => Some(e.to_string()),
+        };
     }
-
-    /// Starts (or restarts) polling the endpoint every two seconds.
-    pub fn watch(&mut self, rt: &tokio::runtime::Handle) {
-        self.poller = Some(TaskPoller::spawn(rt, self.transport(), Duration::from_secs(2), 30));
-    }
-
-    fn call(
-        &self,
-        rt: &tokio::runtime::Handle,
-        method: &'static str,
-        json: serde_json::Value,
-        ctx: egui::Context,
-    ) {
-        let (t, out) = (self.transport(), self.last_action.clone());
-        rt.spawn(async move {
-            let text = match run_call(t.as_ref(), method, &json).await {
-                Ok(m) => m,
-                Err(e) => format!("{method} failed: {e}"),
-            };
-            if let Ok(mut o) = out.lock() {
-                *o = Some(text);
-            }
-            ctx.request_repaint();
-        });
-    }
-}
-
-async fn run_call(t: &dyn Transport, method: &str, json: &serde_json::Value) -> Result<String, String> {
-    let m = crate::datasync::synctool_method(method)?;
-    let req = crate::codec::from_json(&m.input(), &json.to_string()).map_err(|e| e.to_string())?;
-    let opts = crate::net::CallOptions { timeout: Some(Duration::from_secs(10)), ..Default::default() };
-    let r = t.call_unary(&m, &req, &opts).await.map_err(|e| e.to_string())?;
-    crate::datasync::general_result(&r.message)
-        .map(|()| format!("{method}: done"))
-        .map_err(|(code, msg)| format!("code {code}: {msg}"))
 }
 
 fn badge(ui: &mut egui::Ui, status: &str) {
@@ -83,10 +47,7 @@ fn badge(ui: &mut egui::Ui, status: &str) {
 }
 
 pub fn show(app: &mut WalscopeApp, ui: &mut egui::Ui) {
-    let Some(rt) = app.runtime() else {
-        ui.label("No network runtime: see the status bar.");
-        return;
-    };
+    let mut commands = Vec::new();
     let st = &mut app.tasks;
     ui.heading("Sync tasks");
     ui.horizontal(|ui| {
@@ -95,7 +56,7 @@ pub fn show(app: &mut WalscopeApp, ui: &mut egui::Ui) {
             .labelled_by(l.id);
         ui.checkbox(&mut st.http, "HTTP/JSON");
         if ui.button("Watch").clicked() && !st.endpoint.trim().is_empty() {
-            st.watch(&rt);
+            commands.push(AppCommand::WatchTasks);
         }
     });
     ui.horizontal(|ui| {
@@ -116,16 +77,16 @@ pub fn show(app: &mut WalscopeApp, ui: &mut egui::Ui) {
     ui.horizontal(|ui| {
         if ui.add_enabled(ready, egui::Button::new("Create task")).clicked() {
             let json = serde_json::json!({"db": st.db.trim(), "name": st.table.trim(), "mode": st.mode, "dest": st.dest.trim()});
-            st.call(&rt, "CreateSyncTask", json, ui.ctx().clone());
+            commands.push(AppCommand::TaskCall { method: "CreateSyncTask", request: json });
         }
         ui.checkbox(&mut st.confirm_delete, "I understand delete cannot be undone");
         if ui.add_enabled(ready && st.confirm_delete, egui::Button::new("Delete task")).clicked() {
             let json = serde_json::json!({"db": st.db.trim(), "name": st.table.trim()});
-            st.call(&rt, "DeleteSyncTask", json, ui.ctx().clone());
+            commands.push(AppCommand::TaskCall { method: "DeleteSyncTask", request: json });
             st.confirm_delete = false;
         }
     });
-    if let Some(text) = st.last_action.lock().ok().and_then(|t| t.clone()) {
+    if let Some(text) = &st.last_action {
         ui.label(text);
     }
     ui.separator();
@@ -153,4 +114,7 @@ pub fn show(app: &mut WalscopeApp, ui: &mut egui::Ui) {
             ui.end_row();
         }
     });
+    for c in commands {
+        app.send(c);
+    }
 }

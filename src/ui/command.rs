@@ -1,0 +1,340 @@
+//! What panels ask of the app. A panel draws its own state and pushes [`AppCommand`]s; the app
+//! applies them once per frame, after drawing ([`WalscopeApp::apply_commands`]), starting jobs
+//! where work is needed, and routes each finished job's result back ([`WalscopeApp::take_results`]).
+//! No panel reaches into another, builds a transport or spawns work.
+//!
+//! Must never: wait. Applying a command starts a job or changes plain state, nothing more.
+
+use super::WalscopeApp;
+use super::file_tab::{FileTab, ReadAs, TabWork};
+use super::jobs::{JobCtx, JobId, JobOwner};
+use super::outcome::{JobError, JobOutput, Notice};
+use std::path::PathBuf;
+use std::sync::Arc;
+
+/// Something a panel asked for.
+#[derive(Debug)]
+pub enum AppCommand {
+    /// Open a file in a new tab (or show it when it is open).
+    Open(PathBuf),
+    /// Open a file read a chosen way (framing, type).
+    OpenAs(PathBuf, ReadAs),
+    /// Show the desktop's file dialog; the chosen file opens.
+    PickFile,
+    /// Close file tab N (asks first when it has unsaved edits).
+    CloseTab(usize),
+    /// Stop a job.
+    CancelJob(JobId),
+    /// Load a .proto file (with include paths) or a descriptor set into the pool.
+    LoadSchemas { proto: Option<(PathBuf, Vec<PathBuf>)>, descriptor_set: Option<PathBuf> },
+    /// Fetch a server's schemas by reflection (host:port or a profile name).
+    Reflect(String),
+    /// Check whether the recent files are still there.
+    RefreshRecent,
+    /// Read profiles.json.
+    LoadProfiles,
+    /// Make one harmless call with a profile and say what answered.
+    CheckProfile(crate::net::profile::ConnectionProfile),
+    /// Poll the dashboard's SyncTool from now on.
+    WatchTasks,
+    /// A SyncTool call from the dashboard (CreateSyncTask, DeleteSyncTask) with its request.
+    TaskCall { method: &'static str, request: serde_json::Value },
+    /// Say something in the status bar.
+    Notify(Notice),
+}
+
+impl WalscopeApp {
+    /// Queues a command (panels call this; it is applied after the frame is drawn).
+    pub fn send(&mut self, cmd: AppCommand) {
+        self.commands.push(cmd);
+    }
+
+    /// Applies what the panels asked for this frame, then the work the file tabs queued.
+    pub fn apply_commands(&mut self) {
+        for cmd in std::mem::take(&mut self.commands) {
+            self.apply(cmd);
+        }
+        for i in 0..self.tabs.len() {
+            for work in self.tabs[i].take_work() {
+                self.start_tab_work(i, work);
+            }
+        }
+    }
+
+    fn apply(&mut self, cmd: AppCommand) {
+        match cmd {
+            AppCommand::Open(path) => self.open(path),
+            AppCommand::OpenAs(path, read_as) => self.open_as(path, read_as),
+            AppCommand::PickFile => self.pick_file(),
+            AppCommand::CloseTab(i) => self.close_tab(i),
+            AppCommand::CancelJob(id) => self.jobs.cancel(id),
+            AppCommand::LoadSchemas { proto, descriptor_set } => self.load_schemas(proto, descriptor_set),
+            AppCommand::Reflect(target) => self.reflect(target),
+            AppCommand::RefreshRecent => self.refresh_recent(),
+            AppCommand::LoadProfiles => self.load_profiles(),
+            AppCommand::CheckProfile(p) => self.check_profile(p),
+            AppCommand::WatchTasks => self.watch_tasks(),
+            AppCommand::TaskCall { method, request } => self.task_call(method, request),
+            AppCommand::Notify(n) => self.notice = Some(n),
+        }
+    }
+
+    /// Opens `path` in a new tab, on the job runtime.
+    pub fn open(&mut self, path: PathBuf) {
+        self.open_as(path, ReadAs::default());
+    }
+
+    /// Opens `path` reading it as chosen (framing, type), on the job runtime.
+    pub fn open_as(&mut self, path: PathBuf, read_as: ReadAs) {
+        // Absolute, so recent and restored files still work from another directory.
+        let path = std::path::absolute(&path).unwrap_or(path);
+        // A file already open is shown, not opened twice.
+        if let Some(i) = self.tabs.iter().position(|t| t.path == path) {
+            self.active = i;
+            return;
+        }
+        if self.opening.contains(&path) {
+            return;
+        }
+        self.opening.push(path.clone());
+        let (set, wake) = (self.schemas.clone(), self.wake());
+        let label = format!("opening {}", path.display());
+        self.jobs.spawn_blocking(label, JobOwner::File(path.clone()), move |_| {
+            open_job(path, read_as, &set, wake)
+        });
+    }
+
+    /// Shows the system's file dialog off the UI thread (it blocks while open); the chosen file
+    /// opens like any other. No dialog available (no portal, no zenity) means no file.
+    pub fn pick_file(&mut self) {
+        let (set, wake) = (self.schemas.clone(), self.wake());
+        self.jobs.spawn_blocking("choosing a file", JobOwner::App, move |_| {
+            match rfd::FileDialog::new().set_title("Open a dump or message file").pick_file() {
+                Some(path) => open_job(path, ReadAs::default(), &set, wake),
+                None => Err(JobError::Cancelled),
+            }
+        });
+    }
+
+    fn load_schemas(&mut self, proto: Option<(PathBuf, Vec<PathBuf>)>, descriptor_set: Option<PathBuf>) {
+        let base = self.schemas.clone();
+        let what = match (&proto, &descriptor_set) {
+            (Some((f, _)), _) => f.display().to_string(),
+            (None, Some(d)) => d.display().to_string(),
+            (None, None) => return,
+        };
+        self.schemas_state.last_load = None;
+        self.jobs.spawn_blocking(format!("loading {what}"), JobOwner::Schemas, move |_| {
+            let mut next = (*base).clone();
+            match (proto, descriptor_set) {
+                (Some((file, includes)), _) => next.add_proto_files(&includes, &[file])?,
+                (None, Some(path)) => next.add_descriptor_set(&path)?,
+                (None, None) => 0,
+            };
+            Ok(JobOutput::Schemas { set: Box::new(next), summary: "loaded".into() })
+        });
+    }
+
+    fn reflect(&mut self, target: String) {
+        let profile = self.connections.profiles().into_iter().map(|(p, _)| p).find(|p| p.name == target);
+        let settings = match profile {
+            Some(p) => p.grpc_settings(),
+            None => Ok(crate::net::grpc::GrpcSettings::new(target.clone())),
+        };
+        let settings = match settings {
+            Ok(s) => s,
+            Err(e) => {
+                self.schemas_state.last_load = Some(Err(e));
+                return;
+            }
+        };
+        self.schemas_state.last_load = None;
+        let base = self.schemas.clone();
+        self.jobs.spawn(format!("reflection from {target}"), JobOwner::Schemas, move |_| async move {
+            let fetch = async {
+                let t = crate::net::grpc::GrpcTransport::connect(&settings).await?;
+                let mut next = (*base).clone();
+                let services = crate::net::reflection::load(&t, &mut next)
+                    .await
+                    .map_err(|e| JobError::Other(e.to_string()))?;
+                let summary = format!("server reflection at {}: {}", settings.endpoint, services.join(", "));
+                Ok::<_, JobError>(JobOutput::Schemas { set: Box::new(next), summary })
+            };
+            tokio::time::timeout(std::time::Duration::from_secs(20), fetch).await.unwrap_or_else(|_| {
+                Err(JobError::Other(format!("{}: no answer within 20 s", settings.endpoint)))
+            })
+        });
+    }
+
+    fn refresh_recent(&mut self) {
+        if let Some(check) = self.recent.start_check() {
+            self.jobs.spawn_blocking("checking recent files", JobOwner::App, move |_| {
+                check();
+                Ok(JobOutput::Done(String::new()))
+            });
+        }
+    }
+
+    /// Runs what a file tab queued (a save, a size sort) as a job.
+    fn start_tab_work(&mut self, i: usize, work: TabWork) {
+        let tab = &self.tabs[i];
+        let path = tab.path.clone();
+        match work {
+            TabWork::Save(save) => {
+                let label = format!("saving {}", save.target.display());
+                self.jobs.spawn_blocking(label, JobOwner::File(path.clone()), move |_| {
+                    let target = save.target.clone();
+                    save.run().map_err(|reason| JobError::File { path: target.clone(), reason })?;
+                    Ok(JobOutput::Saved { tab: path, target, read_as: save.read_as })
+                });
+            }
+            TabWork::WatchScan(scan) => {
+                let (dump, stop) = (tab.dump.clone(), scan.clone());
+                let probe = Box::new(move || {
+                    let total = dump.frame_count().max(1);
+                    let progress = super::jobs::JobProgress {
+                        fraction: Some(scan.scanned() as f32 / total as f32),
+                        text: format!("filtering: {} matches", scan.match_count()),
+                    };
+                    (progress, scan.is_done())
+                });
+                let every = std::time::Duration::from_millis(100);
+                self.jobs.watch(
+                    "filter scan",
+                    JobOwner::File(path),
+                    every,
+                    probe,
+                    Box::new(move || stop.cancel()),
+                );
+            }
+            TabWork::Sort(sort) => {
+                self.jobs.spawn_blocking("sorting by size", JobOwner::File(path), move |_: JobCtx| {
+                    sort();
+                    Ok(JobOutput::Done(String::new()))
+                });
+            }
+        }
+    }
+
+    /// Takes in finished jobs and applies their results. Never waits.
+    pub fn take_results(&mut self) {
+        for f in self.jobs.finished() {
+            match (f.owner, f.result) {
+                (JobOwner::File(path), Ok(JobOutput::Opened { tab, .. })) => {
+                    self.opening.retain(|p| *p != path);
+                    self.recent.push(path.clone());
+                    self.watch_indexing(&tab);
+                    match self.tabs.iter().position(|t| t.path == path) {
+                        Some(i) => self.active = i,
+                        None => {
+                            self.tabs.push(*tab);
+                            self.active = self.tabs.len() - 1;
+                        }
+                    }
+                }
+                (_, Ok(JobOutput::Opened { path, tab })) => {
+                    // From the file dialog: the path was not known when the job started.
+                    if !self.tabs.iter().any(|t| t.path == path) {
+                        self.recent.push(path.clone());
+                        self.watch_indexing(&tab);
+                        self.tabs.push(*tab);
+                        self.active = self.tabs.len() - 1;
+                    }
+                }
+                (_, Ok(JobOutput::Saved { tab, target, read_as })) => self.saved(tab, target, read_as),
+                (JobOwner::Schemas, Ok(JobOutput::Schemas { set, summary })) => {
+                    self.schemas_state.last_load =
+                        Some(Ok(super::panels::schemas::loaded(&self.schemas, &set, &summary)));
+                    self.schemas = Arc::new(*set);
+                }
+                (JobOwner::Schemas, Err(e)) => self.schemas_state.last_load = Some(Err(e.to_string())),
+                (JobOwner::Connections, r) => self.connections.take(r),
+                (JobOwner::Tasks(_), r) => self.tasks.take(r),
+                (_, Ok(JobOutput::Done(text))) => {
+                    if !text.is_empty() {
+                        self.notice = Some(Notice::info(text));
+                    }
+                }
+                (owner, Err(JobError::Cancelled)) => {
+                    if let JobOwner::File(p) = owner {
+                        self.opening.retain(|x| *x != p);
+                        self.tab_job_ended(&p);
+                    }
+                }
+                (owner, Err(e)) => {
+                    if let JobOwner::File(p) = &owner {
+                        self.opening.retain(|x| x != p);
+                        self.tab_job_ended(p);
+                    }
+                    self.notice = Some(Notice::error(format!("{}: {e}", f.label)));
+                }
+                (_, Ok(other)) => self.notice = Some(Notice::info(format!("{}: {other:?}", f.label))),
+            }
+        }
+    }
+
+    /// A file's save or sort job ended without its result: the tab may edit again.
+    fn tab_job_ended(&mut self, path: &std::path::Path) {
+        if let Some(t) = self.tabs.iter_mut().find(|t| t.path == path) {
+            t.saving = None;
+        }
+    }
+
+    /// Shows the new file's indexing in the status bar, with a cancel.
+    fn watch_indexing(&mut self, tab: &FileTab) {
+        let dump = tab.dump.clone();
+        if dump.index().is_done() {
+            return;
+        }
+        let (d, stop) = (dump.clone(), dump.clone());
+        let probe = Box::new(move || {
+            let idx = d.index();
+            let fraction = idx.scanned_bytes() as f32 / d.len().max(1) as f32;
+            let progress = super::jobs::JobProgress {
+                fraction: Some(fraction),
+                text: format!("indexing {} frames", d.frame_count()),
+            };
+            (progress, idx.is_done())
+        });
+        let label = format!("indexing {}", tab.title());
+        let owner = JobOwner::File(tab.path.clone());
+        let every = std::time::Duration::from_millis(100);
+        self.jobs.watch(label, owner, every, probe, Box::new(move || stop.index().cancel()));
+    }
+
+    /// A save finished: the file is read again from disk, so what is shown is what was written.
+    /// After a save-as the tab shows the copy; the original was not touched.
+    fn saved(&mut self, tab_path: PathBuf, target: PathBuf, read_as: ReadAs) {
+        let Some(i) = self.tabs.iter().position(|t| t.path == tab_path) else { return };
+        self.tabs.remove(i);
+        if self.active > i || self.active >= self.tabs.len() {
+            self.active = self.active.saturating_sub(1);
+        }
+        let bak = crate::dump::save::backup_path(&target);
+        self.notice = Some(Notice::info(if target == tab_path {
+            format!("saved {} (previous version in {})", target.display(), bak.display())
+        } else if bak.exists() {
+            format!(
+                "saved {} (its previous version in {}; {} is unchanged)",
+                target.display(),
+                bak.display(),
+                tab_path.display()
+            )
+        } else {
+            format!("saved {} (a new file; {} is unchanged)", target.display(), tab_path.display())
+        }));
+        self.open_as(target, read_as);
+    }
+}
+
+/// Opens a file tab (reads at most the detection sample; indexing goes on in the background).
+fn open_job(
+    path: PathBuf,
+    read_as: ReadAs,
+    set: &crate::schema::SchemaSet,
+    wake: crate::dump::background::Wake,
+) -> super::jobs::JobResult {
+    // The reason names the file already.
+    let tab = FileTab::open_as(&path, set, wake, &read_as).map_err(JobError::Other)?;
+    Ok(JobOutput::Opened { path, tab: Box::new(tab) })
+}

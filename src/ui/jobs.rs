@@ -1,0 +1,351 @@
+//! The job registry: every piece of long work the window starts (opening a file, saving,
+//! loading schemas, reflection, connection tests, calls, polling) is one [`Job`] here, with a
+//! label, a progress snapshot, a cancel token and a result. The status bar and the repaint logic
+//! iterate it; the app drains finished jobs once per frame and applies their results.
+//!
+//! Owns: the one async runtime of the window (started on first use) and the jobs. Work the
+//! library already runs on its own threads (indexing, filter scans) is registered as a
+//! *watched* job: the registry reads its progress and can cancel it, the library does the work.
+//! Must never: block the UI thread (a frame only reads snapshots and `try_recv`s), or let a
+//! panel spawn work itself (panels send commands; the app starts jobs here).
+
+use super::outcome::{JobError, JobOutput};
+use crate::dump::background::Wake;
+use std::future::Future;
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::sync::{oneshot, watch};
+use tokio_util::sync::CancellationToken;
+
+pub type JobId = u64;
+
+/// Where a job's result goes, and which pane shows it running.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum JobOwner {
+    App,
+    File(std::path::PathBuf),
+    Schemas,
+    Connections,
+    Composer(u64),
+    Tasks(u64),
+}
+
+/// How far a job is, in numbers and words.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct JobProgress {
+    /// 0..=1 when the end is known.
+    pub fraction: Option<f32>,
+    pub text: String,
+}
+
+pub type JobResult = Result<JobOutput, JobError>;
+
+/// What a job's body gets: where to report progress, whether it is cancelled, how to wake the UI.
+#[derive(Clone)]
+pub struct JobCtx {
+    pub progress: Arc<watch::Sender<JobProgress>>,
+    pub cancel: CancellationToken,
+    pub wake: Wake,
+}
+
+impl JobCtx {
+    /// Publishes progress and wakes the UI.
+    pub fn report(&self, fraction: Option<f32>, text: impl Into<String>) {
+        self.progress.send_replace(JobProgress { fraction, text: text.into() });
+        (self.wake)();
+    }
+}
+
+/// Progress of work the library runs itself, read each frame: (progress, done).
+pub type Probe = Box<dyn Fn() -> (JobProgress, bool) + Send>;
+
+enum Source {
+    Spawned { progress: watch::Receiver<JobProgress>, result: oneshot::Receiver<JobResult> },
+    Watched { probe: Probe, stop: Box<dyn Fn() + Send> },
+}
+
+pub struct Job {
+    pub id: JobId,
+    pub label: String,
+    pub owner: JobOwner,
+    pub cancel: CancellationToken,
+    /// How often the window redraws while this job runs (its numbers move).
+    pub repaint: Duration,
+    source: Source,
+}
+
+impl Job {
+    /// The latest progress (never waits).
+    pub fn progress(&self) -> JobProgress {
+        match &self.source {
+            Source::Spawned { progress, .. } => progress.borrow().clone(),
+            Source::Watched { probe, .. } => probe().0,
+        }
+    }
+
+    pub fn is_cancelled(&self) -> bool {
+        self.cancel.is_cancelled()
+    }
+}
+
+/// A finished job, handed to the app once.
+pub struct Finished {
+    pub id: JobId,
+    pub label: String,
+    pub owner: JobOwner,
+    pub result: JobResult,
+}
+
+pub struct JobRegistry {
+    runtime: Option<Arc<tokio::runtime::Runtime>>,
+    runtime_error: Option<String>,
+    jobs: Vec<Job>,
+    next: JobId,
+    wake: Wake,
+}
+
+impl JobRegistry {
+    pub fn new(wake: Wake) -> JobRegistry {
+        JobRegistry { runtime: None, runtime_error: None, jobs: Vec::new(), next: 1, wake }
+    }
+
+    /// The window's runtime, started on first use; None (with the reason in
+    /// [`Self::runtime_error`]) when it cannot start.
+    pub fn handle(&mut self) -> Option<tokio::runtime::Handle> {
+        if self.runtime.is_none() && self.runtime_error.is_none() {
+            match tokio::runtime::Builder::new_multi_thread()
+                .worker_threads(2)
+                .thread_name("walscope-rt")
+                .enable_all()
+                .build()
+            {
+                Ok(rt) => self.runtime = Some(Arc::new(rt)),
+                Err(e) => self.runtime_error = Some(format!("cannot start the network runtime: {e}")),
+            }
+        }
+        self.runtime.as_ref().map(|rt| rt.handle().clone())
+    }
+
+    pub fn runtime_error(&self) -> Option<&str> {
+        self.runtime_error.as_deref()
+    }
+
+    pub fn wake(&self) -> Wake {
+        self.wake.clone()
+    }
+
+    fn ids(&mut self) -> JobId {
+        let id = self.next;
+        self.next += 1;
+        id
+    }
+
+    /// Runs `body` on the runtime; cancelling drops it wherever it is waiting (for calls that
+    /// leave nothing half done). Its result (or a runtime that could not start) reaches the
+    /// app through [`Self::finished`].
+    pub fn spawn<F, Fut>(&mut self, label: impl Into<String>, owner: JobOwner, body: F) -> JobId
+    where
+        F: FnOnce(JobCtx) -> Fut,
+        Fut: Future<Output = JobResult> + Send + 'static,
+    {
+        self.spawn_with(label, owner, true, body)
+    }
+
+    /// Like [`Self::spawn`], but a cancel only sets `ctx.cancel`: the body stops where it is
+    /// safe (a stream closes its dump so the file stays whole) and returns its own result.
+    pub fn spawn_graceful<F, Fut>(&mut self, label: impl Into<String>, owner: JobOwner, body: F) -> JobId
+    where
+        F: FnOnce(JobCtx) -> Fut,
+        Fut: Future<Output = JobResult> + Send + 'static,
+    {
+        self.spawn_with(label, owner, false, body)
+    }
+
+    fn spawn_with<F, Fut>(&mut self, label: impl Into<String>, owner: JobOwner, abort: bool, body: F) -> JobId
+    where
+        F: FnOnce(JobCtx) -> Fut,
+        Fut: Future<Output = JobResult> + Send + 'static,
+    {
+        let (ctx, progress, result_rx, result_tx) = self.parts();
+        let id = self.ids();
+        match self.handle() {
+            Some(rt) => {
+                let fut = body(ctx.clone());
+                let (cancel, wake) = (ctx.cancel.clone(), ctx.wake.clone());
+                rt.spawn(async move {
+                    let r = if abort {
+                        tokio::select! {
+                            r = fut => r,
+                            () = cancel.cancelled() => Err(JobError::Cancelled),
+                        }
+                    } else {
+                        fut.await
+                    };
+                    let _ = result_tx.send(r);
+                    wake();
+                });
+            }
+            None => {
+                let why = self.runtime_error.clone().unwrap_or_default();
+                let _ = result_tx.send(Err(JobError::Other(why)));
+            }
+        }
+        let cancel = ctx.cancel.clone();
+        self.jobs.push(Job {
+            id,
+            label: label.into(),
+            owner,
+            cancel,
+            repaint: Duration::from_millis(100),
+            source: Source::Spawned { progress, result: result_rx },
+        });
+        id
+    }
+
+    /// Runs `body` on the runtime's blocking pool (file and CPU work). `body` checks
+    /// `ctx.cancel` itself where it can stop early.
+    pub fn spawn_blocking<F>(&mut self, label: impl Into<String>, owner: JobOwner, body: F) -> JobId
+    where
+        F: FnOnce(JobCtx) -> JobResult + Send + 'static,
+    {
+        let (ctx, progress, result_rx, result_tx) = self.parts();
+        let id = self.ids();
+        match self.handle() {
+            Some(rt) => {
+                let c = ctx.clone();
+                rt.spawn_blocking(move || {
+                    let r = if c.cancel.is_cancelled() { Err(JobError::Cancelled) } else { body(c.clone()) };
+                    let _ = result_tx.send(r);
+                    (c.wake)();
+                });
+            }
+            None => {
+                let why = self.runtime_error.clone().unwrap_or_default();
+                let _ = result_tx.send(Err(JobError::Other(why)));
+            }
+        }
+        self.jobs.push(Job {
+            id,
+            label: label.into(),
+            owner,
+            cancel: ctx.cancel,
+            repaint: Duration::from_millis(100),
+            source: Source::Spawned { progress, result: result_rx },
+        });
+        id
+    }
+
+    /// Registers work the library runs on its own: `probe` says how far it is and whether it
+    /// is done, `stop` cancels it; the window redraws every `repaint` while it runs. Dropped
+    /// from the list once done.
+    pub fn watch(
+        &mut self,
+        label: impl Into<String>,
+        owner: JobOwner,
+        repaint: Duration,
+        probe: Probe,
+        stop: Box<dyn Fn() + Send>,
+    ) -> JobId {
+        let id = self.ids();
+        self.jobs.push(Job {
+            id,
+            label: label.into(),
+            owner,
+            cancel: CancellationToken::new(),
+            repaint,
+            source: Source::Watched { probe, stop },
+        });
+        id
+    }
+
+    /// How soon the window should draw again for the running jobs' numbers, if at all.
+    pub fn next_repaint(&self) -> Option<Duration> {
+        self.jobs.iter().map(|j| j.repaint).min()
+    }
+
+    #[allow(clippy::type_complexity)]
+    fn parts(
+        &self,
+    ) -> (JobCtx, watch::Receiver<JobProgress>, oneshot::Receiver<JobResult>, oneshot::Sender<JobResult>)
+    {
+        let (ptx, prx) = watch::channel(JobProgress::default());
+        let (rtx, rrx) = oneshot::channel();
+        let ctx =
+            JobCtx { progress: Arc::new(ptx), cancel: CancellationToken::new(), wake: self.wake.clone() };
+        (ctx, prx, rrx, rtx)
+    }
+
+    /// Asks a job to stop. Its result (usually `Cancelled`) still arrives.
+    pub fn cancel(&mut self, id: JobId) {
+        if let Some(j) = self.jobs.iter().find(|j| j.id == id) {
+            j.cancel.cancel();
+            if let Source::Watched { stop, .. } = &j.source {
+                stop();
+            }
+        }
+    }
+
+    /// Cancels every job of `owner` (a pane closing).
+    pub fn cancel_owner(&mut self, owner: &JobOwner) {
+        let ids: Vec<JobId> = self.jobs.iter().filter(|j| j.owner == *owner).map(|j| j.id).collect();
+        for id in ids {
+            self.cancel(id);
+        }
+    }
+
+    /// The jobs still running, oldest first.
+    pub fn running(&self) -> &[Job] {
+        &self.jobs
+    }
+
+    pub fn running_for(&self, owner: &JobOwner) -> impl Iterator<Item = &Job> {
+        self.jobs.iter().filter(move |j| j.owner == *owner)
+    }
+
+    pub fn is_busy(&self) -> bool {
+        !self.jobs.is_empty()
+    }
+
+    /// Takes the jobs that have ended since the last call. Never waits.
+    pub fn finished(&mut self) -> Vec<Finished> {
+        let mut out = Vec::new();
+        let mut i = 0;
+        while i < self.jobs.len() {
+            let done = match &mut self.jobs[i].source {
+                Source::Spawned { result, .. } => match result.try_recv() {
+                    Ok(r) => Some(r),
+                    Err(oneshot::error::TryRecvError::Empty) => None,
+                    Err(oneshot::error::TryRecvError::Closed) => {
+                        Some(Err(JobError::Other("the job ended without a result (it panicked?)".into())))
+                    }
+                },
+                Source::Watched { probe, .. } => {
+                    let (p, done) = probe();
+                    done.then(|| Ok(JobOutput::Done(p.text)))
+                }
+            };
+            match done {
+                Some(result) => {
+                    let j = self.jobs.remove(i);
+                    out.push(Finished { id: j.id, label: j.label, owner: j.owner, result });
+                }
+                None => i += 1,
+            }
+        }
+        out
+    }
+}
+
+impl Drop for JobRegistry {
+    fn drop(&mut self) {
+        for j in &self.jobs {
+            j.cancel.cancel();
+        }
+        // Never wait for the network on the way out.
+        if let Some(rt) = self.runtime.take()
+            && let Ok(rt) = Arc::try_unwrap(rt)
+        {
+            rt.shutdown_background();
+        }
+    }
+}

@@ -1,0 +1,78 @@
+//! What a job hands back to the window: [`JobOutput`] when it did its work, a typed
+//! [`JobError`] when it did not (the library's own error types, kept as they are so the panel
+//! that shows one can say what happened and what to do), and the status bar's [`Notice`].
+//!
+//! Must never: flatten a library error into a string before it reaches the panel that shows it.
+
+use super::file_tab::{FileTab, ReadAs};
+use crate::schema::SchemaSet;
+use std::path::PathBuf;
+
+/// A job's result, routed by the app to whoever asked.
+pub enum JobOutput {
+    /// A file opened (read its head, detected its framing, started indexing).
+    Opened { path: PathBuf, tab: Box<FileTab> },
+    /// A save finished: `target` was written (the tab's own file, or a save-as copy).
+    Saved { tab: PathBuf, target: PathBuf, read_as: ReadAs },
+    /// A schema source loaded into a copy of the pool.
+    Schemas { set: Box<SchemaSet>, summary: String },
+    /// profiles.json as read.
+    Profiles(Vec<crate::net::profile::ConnectionProfile>),
+    /// A connection check: what answered, or why nothing did, in words.
+    Check { profile: String, outcome: Result<String, String> },
+    /// Anything else that only needs saying.
+    Done(String),
+}
+
+impl std::fmt::Debug for JobOutput {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            JobOutput::Opened { path, .. } => write!(f, "Opened({})", path.display()),
+            JobOutput::Saved { target, .. } => write!(f, "Saved({})", target.display()),
+            JobOutput::Schemas { summary, .. } => write!(f, "Schemas({summary})"),
+            JobOutput::Profiles(p) => write!(f, "Profiles({})", p.len()),
+            JobOutput::Check { profile, .. } => write!(f, "Check({profile})"),
+            JobOutput::Done(s) => write!(f, "Done({s})"),
+        }
+    }
+}
+
+/// Why a job did not do its work.
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum JobError {
+    #[error(transparent)]
+    Net(#[from] crate::net::NetError),
+    #[error(transparent)]
+    Schema(#[from] crate::schema::SchemaError),
+    #[error("{0}")]
+    Profile(String),
+    /// A file could not be opened, read or written.
+    #[error("{path}: {reason}")]
+    File { path: PathBuf, reason: String },
+    #[error("stopped")]
+    Cancelled,
+    #[error("{0}")]
+    Other(String),
+}
+
+impl From<crate::net::profile::ProfileError> for JobError {
+    fn from(e: crate::net::profile::ProfileError) -> Self {
+        JobError::Profile(e.to_string())
+    }
+}
+
+/// The status bar's last word: a result (plain) or an error (in the error colour).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Notice {
+    pub text: String,
+    pub is_error: bool,
+}
+
+impl Notice {
+    pub fn info(text: impl Into<String>) -> Notice {
+        Notice { text: text.into(), is_error: false }
+    }
+    pub fn error(text: impl Into<String>) -> Notice {
+        Notice { text: text.into(), is_error: true }
+    }
+}
