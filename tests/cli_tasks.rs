@@ -167,3 +167,53 @@ async fn status_watch_prints_rates() {
     .unwrap();
     assert!(found, "--watch printed a rate");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_saved_profile_names_the_synctool() {
+    let any = "127.0.0.1:0".parse().unwrap();
+    let d = DatasyncDemo::start(any, any, Duration::from_secs(30), CollectorConfig::default()).await.unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let profiles = format!(
+        r#"[{{"name": "st", "transport": "http", "endpoint": "{}", "timeout_secs": 5}},
+            {{"name": "milvus", "transport": "grpc", "endpoint": "127.0.0.1:1"}}]"#,
+        d.synctool.addr()
+    );
+    std::fs::write(dir.path().join("profiles.json"), profiles).unwrap();
+    let cfg = dir.path().to_path_buf();
+    let run = move |args: &'static [&'static str]| {
+        let cfg = cfg.clone();
+        tokio::task::spawn_blocking(move || {
+            let o = Command::new(env!("CARGO_BIN_EXE_walscope"))
+                .args(args)
+                .env("WALSCOPE_CONFIG_DIR", cfg)
+                .output()
+                .unwrap();
+            (
+                o.status.success(),
+                String::from_utf8_lossy(&o.stdout).into_owned(),
+                String::from_utf8_lossy(&o.stderr).into_owned(),
+            )
+        })
+    };
+    let (ok, out, err) = run(&["tasks", "status", "--endpoint", "st"]).await.unwrap();
+    assert!(ok && out.contains("no sync tasks"), "{out}{err}");
+    let (ok, _, err) = run(&[
+        "tasks",
+        "create",
+        "--endpoint",
+        "st",
+        "--db",
+        "demo_db",
+        "--table",
+        "cache",
+        "--mode",
+        "2",
+        "--dest",
+        "/t",
+    ])
+    .await
+    .unwrap();
+    assert!(!ok && err.contains("CreateSyncTask refused by SyncTool (code -1)"), "{err}");
+    let (ok, _, err) = run(&["tasks", "status", "--endpoint", "milvus"]).await.unwrap();
+    assert!(!ok && err.contains("is a gRPC (Milvus) profile"), "{err}");
+}

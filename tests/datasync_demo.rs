@@ -323,3 +323,44 @@ async fn task_poller_reports_rows_and_rates() {
     rx.changed().await.unwrap();
     assert!(rx.borrow().error.as_deref().is_some_and(|e| e.contains("cannot connect")));
 }
+
+/// The one SyncTool client, over both transports: create, see the rows, refusals typed with
+/// code and words, delete, clear_all; a transport failure keeps its kind.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn synctool_client_over_brpc_and_http() {
+    use std::sync::Arc;
+    use walscope::datasync::{SyncMode, SyncToolClient, SyncToolError};
+    let d = demo(Duration::from_secs(30)).await;
+    let ep = d.synctool.addr().to_string();
+    let opts = CallOptions { timeout: Some(Duration::from_secs(5)), ..Default::default() };
+    let brpc = SyncToolClient::new(Arc::new(BrpcTransport::new(ep.clone())), opts.clone());
+    let http = SyncToolClient::new(Arc::new(HttpJsonTransport::new(ep.clone())), opts.clone());
+    brpc.create_sync_task("demo_db", "orders", SyncMode::FullAndContinuous, None, "/tmp/o").await.unwrap();
+    http.create_sync_task("demo_db", "users", SyncMode::IncrementalByTimestamp, Some(17), "/tmp/u")
+        .await
+        .unwrap();
+    match brpc.create_sync_task("demo_db", "orders", SyncMode::Full, None, "/tmp/o").await {
+        Err(SyncToolError::Refused { method: "CreateSyncTask", code: -1, msg }) => {
+            assert!(msg.contains("already exists"), "{msg}")
+        }
+        other => panic!("expected a refusal, got {other:?}"),
+    }
+    let e = http.create_sync_task("demo_db", "cache", SyncMode::Full, None, "/tmp/c").await.unwrap_err();
+    assert!(e.to_string().starts_with("CreateSyncTask refused by SyncTool (code -1): "), "{e}");
+    let (rows, reply) = http.task_status().await.unwrap();
+    assert_eq!(rows.len(), 3, "orders has 2 partitions, users 1: {rows:?}");
+    assert_eq!(reply.get_field_by_name("task").unwrap().as_list().unwrap().len(), 3);
+    assert!(rows.iter().any(|r| r.mode == "kIncrementalByTimestamp"));
+    brpc.delete_sync_task("demo_db", "orders").await.unwrap();
+    assert_eq!(brpc.task_status().await.unwrap().0.len(), 1);
+    let e = brpc.delete_sync_task("demo_db", "orders").await.unwrap_err();
+    assert!(e.to_string().contains("no sync task for demo_db.orders"), "{e}");
+    brpc.clear_all().await.unwrap();
+    assert!(http.task_status().await.unwrap().0.is_empty());
+
+    let dead = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().to_string();
+    let gone = SyncToolClient::new(Arc::new(BrpcTransport::new(dead)), opts);
+    let e = gone.task_status().await.unwrap_err();
+    assert_eq!(e.kind(), Some(walscope::net::FailureKind::Refused), "{e}");
+    assert!(e.to_string().starts_with("TaskStatus on 127.0.0.1:"), "{e}");
+}

@@ -210,9 +210,10 @@ fn demo_profiles_are_listed_and_checked_against_the_demo_servers() {
     h.get_by_label("demo-milvus (demo)");
     h.get_by_label("demo-collector (demo)");
     assert_eq!(h.query_all_by_label("brpc").count(), 2);
-    h.get_by_label("Check demo-milvus").click();
-    h.get_by_label("Check demo-synctool").click();
-    h.get_by_label("Check demo-collector").click();
+    for n in ["demo-milvus", "demo-synctool", "demo-collector"] {
+        h.get_by_label(&format!("Test {n}")).click();
+        h.step();
+    }
     step_until(&mut h, "three answers", |h| {
         ["demo-milvus", "demo-synctool", "demo-collector"].iter().all(|n| {
             !matches!(
@@ -222,9 +223,11 @@ fn demo_profiles_are_listed_and_checked_against_the_demo_servers() {
         })
     });
     settle(&mut h);
-    h.get_by_label_contains("OK: Milvus v2.6.20-walscope-demo answered GetVersion in ");
-    h.get_by_label_contains("OK: SyncTool answered TaskStatus: 0 sub-task(s) in ");
-    h.get_by_label_contains("OK: brpc server answered, but it is not a SyncTool");
+    h.get_by_label_contains("OK: Milvus v2.6.20-walscope-demo (GetVersion) in ");
+    h.get_by_label_contains("reflection: not served");
+    h.get_by_label_contains("OK: SyncTool: 0 sub-tasks in ");
+    let collector = h.state().connections.result("demo-collector").map(|r| r.text()).unwrap_or_default();
+    assert!(collector.starts_with("OK: ") && collector.contains("DataCollector"), "{collector}");
 }
 
 #[test]
@@ -239,7 +242,7 @@ fn a_check_against_a_closed_port_fails_in_words() {
     let mut h = harness(app);
     h.step();
     open_menu(&mut h, "Connections");
-    h.get_by_label("Check nobody").click();
+    h.get_by_label("Test nobody").click();
     step_until(&mut h, "the failure", |h| h.query_by_label_contains("Failed: ").is_some());
     h.get_by_label_contains("cannot connect to");
 }

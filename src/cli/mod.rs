@@ -1,8 +1,10 @@
 //! Headless subcommands. Each is a thin shell over the library: parse arguments, load schemas,
 //! call one core function, print. Errors carry context and go to stderr via `main`.
 
+pub mod call_cmd;
 mod decode;
 mod edit;
+pub mod history_cmd;
 pub mod inspect;
 pub mod net_cmd;
 mod render;
@@ -220,7 +222,7 @@ pub enum Command {
     Call {
         /// Server address host:port, or the name of a saved connection profile.
         endpoint: String,
-        /// SERVICE/METHOD, e.g. milvus.proto.milvus.MilvusService/GetVersion.
+        /// SERVICE/METHOD (or package.Service.Method), e.g. milvus.proto.milvus.MilvusService/GetVersion.
         method: String,
         /// Request as JSON, or @FILE (@- for standard input).
         #[arg(short = 'd', long = "data", value_name = "JSON|@FILE", default_value = "{}")]
@@ -231,9 +233,16 @@ pub enum Command {
         #[arg(long)]
         reflect: bool,
         #[command(flatten)]
+        flags: call_cmd::CallFlags,
+        #[command(flatten)]
         conn: net_cmd::ConnArgs,
         #[command(flatten)]
         schema: SchemaArgs,
+    },
+    /// The calls recorded with `call --history`: list, show one, send one again.
+    History {
+        #[command(subcommand)]
+        action: history_cmd::HistoryAction,
     },
     /// Dump a pchannel's WAL tail from the old primary, from the new primary's salvage checkpoint.
     Salvage {
@@ -303,9 +312,10 @@ pub fn run(command: Command) -> Result<()> {
         }
         Command::Schema { action } => schema_cmd::run(action),
         Command::Tasks { action } => tasks::run(action),
-        Command::Call { endpoint, method, data, transport, reflect, conn, schema } => {
-            net_cmd::call(&endpoint, &method, &data, transport, reflect, &conn, &schema)
+        Command::Call { endpoint, method, data, transport, reflect, flags, conn, schema } => {
+            call_cmd::call(&endpoint, &method, &data, transport, reflect, &conn, &schema, &flags)
         }
+        Command::History { action } => history_cmd::run(action),
         Command::Salvage { args, conn } => net_cmd::salvage(&args, &conn),
         Command::Demo { milvus_port, synctool_port, collector_port } => {
             net_cmd::demo(milvus_port, synctool_port, collector_port)

@@ -1,22 +1,21 @@
-//! `walscope call`, `walscope salvage` and `walscope demo`: the gRPC face of the CLI. Connection
-//! flags are shared ([`ConnArgs`]); each command builds a runtime, calls one library function
-//! and prints.
+//! `walscope salvage` and `walscope demo`, and the connection flags every server command
+//! shares ([`ConnArgs`]: laid over a saved profile or over a bare address, then connected
+//! through [`crate::net::connect()`]). `call` and `history` live in `call_cmd` and
+//! `history_cmd`.
 //!
 //! Must never: print a password or token, or leave a dump whose manifest is ahead of its bytes
 //! (the salvage job guarantees that; Ctrl-C keeps everything up to the last sync).
 
-use super::SchemaArgs;
 use crate::jobs::salvage::{self, SalvageSpec, SalvageState};
-use crate::net::brpc::BrpcTransport;
-use crate::net::grpc::{Auth, GrpcSettings, GrpcTransport, TlsMode};
-use crate::net::http_json::HttpJsonTransport;
-use crate::net::profile::{ConnectionProfile, ProfileStore, TransportKind as ProfileTransport};
-use crate::net::{CallOptions, Transport};
+use crate::net::ConnectOptions;
+use crate::net::grpc::{Auth, GrpcSettings, TlsMode};
+use crate::net::profile::{
+    AuthSettings, ConnectionProfile, ProfileError, ProfileStore, SecretRef, TlsSettings,
+    TransportKind as ProfileTransport,
+};
 use crate::sim::milvus::{MilvusDemo, MilvusDemoConfig};
 use anyhow::{Context, Result, anyhow, bail};
 use clap::{Args, ValueEnum};
-use futures::StreamExt;
-use prost_reflect::DynamicMessage;
 use std::io::Write;
 use std::path::PathBuf;
 use std::time::Duration;
@@ -67,9 +66,10 @@ pub struct ConnArgs {
     /// Extra header KEY:VALUE (repeatable).
     #[arg(short = 'H', long = "header", value_name = "KEY:VALUE")]
     pub headers: Vec<String>,
-    /// Deadline in seconds (for a stream: for its first message).
-    #[arg(long, value_name = "S", default_value_t = 30.0)]
-    pub timeout: f64,
+    /// Deadline in seconds (for a stream: for its first message); default: the profile's
+    /// timeout, else 30.
+    #[arg(long, value_name = "S")]
+    pub timeout: Option<f64>,
     /// Largest message accepted, in MiB.
     #[arg(long = "max-message-size", value_name = "MIB", default_value_t = 512)]
     pub max_message_mib: usize,
@@ -110,97 +110,130 @@ impl ConnArgs {
     }
 
     pub fn timeout(&self) -> Result<Duration> {
-        Duration::try_from_secs_f64(self.timeout)
-            .map_err(|_| anyhow!("--timeout must be a positive number of seconds"))
+        Ok(self.timeout_flag()?.unwrap_or(DEFAULT_TIMEOUT))
+    }
+
+    /// `--timeout` when given.
+    pub fn timeout_flag(&self) -> Result<Option<Duration>> {
+        self.timeout
+            .map(|t| {
+                Duration::try_from_secs_f64(t)
+                    .map_err(|_| anyhow!("--timeout must be a positive number of seconds"))
+            })
+            .transpose()
+    }
+
+    /// The flags laid over a profile (they win where given): TLS, client certificate,
+    /// credentials (by variable name; the secret is read at connect), database, headers.
+    pub fn overlay(&self, mut p: ConnectionProfile) -> Result<ConnectionProfile> {
+        if self.insecure {
+            p.tls = TlsSettings::Insecure;
+        } else if let Some(ca) = &self.cacert {
+            p.tls = TlsSettings::CaFile { ca_file: ca.clone() };
+        } else if self.tls {
+            p.tls = TlsSettings::System;
+        } else if self.plaintext {
+            p.tls = TlsSettings::Plaintext;
+        }
+        if let (Some(c), Some(k)) = (&self.cert, &self.key) {
+            p.client_cert = Some((c.clone(), k.clone()));
+        }
+        match (&self.user, &self.password_env, &self.token_env) {
+            (Some(user), Some(var), _) => {
+                p.auth = Some(AuthSettings::UserPassword {
+                    user: user.clone(),
+                    password: SecretRef::Env { var: var.clone() },
+                });
+            }
+            (None, Some(_), _) => bail!("--password-env needs --user"),
+            (_, _, Some(var)) => {
+                p.auth = Some(AuthSettings::Token { token: SecretRef::Env { var: var.clone() } })
+            }
+            _ => {}
+        }
+        if let Some(db) = &self.db {
+            p.db_name = Some(db.clone());
+        }
+        p.headers.extend(self.header_pairs()?);
+        Ok(p)
+    }
+
+    /// `-H KEY:VALUE` flags as pairs.
+    pub fn header_pairs(&self) -> Result<Vec<(String, String)>> {
+        self.headers
+            .iter()
+            .map(|h| {
+                let (k, v) = h.split_once(':').ok_or_else(|| anyhow!("header \"{h}\" must be KEY:VALUE"))?;
+                Ok((k.trim().to_string(), v.trim().to_string()))
+            })
+            .collect()
+    }
+
+    pub fn connect_options(&self) -> ConnectOptions {
+        ConnectOptions {
+            max_message_bytes: self.max_message_mib.max(1) << 20,
+            connect_timeout: Duration::from_secs(10),
+        }
     }
 }
 
-fn runtime() -> Result<tokio::runtime::Runtime> {
-    tokio::runtime::Builder::new_multi_thread().enable_all().build().context("cannot start the async runtime")
+/// The deadline when neither `--timeout` nor the profile gives one.
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// Where a command goes: a saved profile (when `endpoint` names one), else the address with
+/// `transport`; the connection flags laid over it.
+pub struct Target {
+    pub profile: ConnectionProfile,
+    /// True when `profile` is a saved one (its name goes into the history).
+    pub saved: bool,
 }
 
-/// `call`: one unary or server-streaming call; one JSON document per response message.
-pub fn call(
-    endpoint: &str,
-    method: &str,
-    data: &str,
-    transport: TransportKind,
-    reflect: bool,
-    conn: &ConnArgs,
-    schema: &SchemaArgs,
-) -> Result<()> {
-    let mut set = schema.load()?;
-    let (service, name) = method.rsplit_once('/').ok_or_else(|| {
-        anyhow!("\"{method}\" must be SERVICE/METHOD, e.g. milvus.proto.milvus.MilvusService/GetVersion")
-    })?;
-    let text = match data.strip_prefix('@') {
-        Some(file) => String::from_utf8(super::read_input(file)?).context("request file is not UTF-8")?,
-        None => data.to_string(),
-    };
-    // A saved profile may stand in for the endpoint: its transport, address and headers apply.
-    let profile = if endpoint.contains(':') { None } else { ProfileStore::user().find(endpoint).ok() };
-    let (endpoint, transport) = match &profile {
-        Some(p) => (
-            p.endpoint.as_str(),
-            match p.transport {
-                ProfileTransport::Grpc => TransportKind::Grpc,
-                ProfileTransport::Brpc => TransportKind::Brpc,
-                ProfileTransport::Http => TransportKind::Http,
-            },
-        ),
-        None => (endpoint, transport),
-    };
-    let mut settings = conn.settings(endpoint)?;
-    if let Some(p) = &profile {
-        apply_profile(&mut settings, p)?;
-    }
-    let opts = CallOptions { timeout: Some(conn.timeout()?), ..Default::default() };
-    runtime()?.block_on(async {
-        let t: Box<dyn Transport> = match transport {
-            TransportKind::Grpc => {
-                let g = GrpcTransport::connect(&settings).await?;
-                if g.is_insecure() {
-                    eprintln!("warning: the server's certificate is NOT verified (--insecure)");
-                }
-                if reflect {
-                    crate::net::reflection::load(&g, &mut set).await?;
-                }
-                Box::new(g)
-            }
-            TransportKind::Brpc => Box::new(BrpcTransport::new(endpoint.to_string())),
-            TransportKind::Http => Box::new(HttpJsonTransport::new(endpoint.to_string())),
-        };
-        if reflect && transport != TransportKind::Grpc {
-            bail!("--reflect needs gRPC; brpc and HTTP/JSON servers offer no reflection");
-        }
-        let svc = set
-            .pool()
-            .services()
-            .find(|s| s.full_name() == service || s.name() == service)
-            .ok_or_else(|| anyhow!("service {service} is not in the loaded schemas (add --proto, --descriptor-set or --reflect)"))?;
-        let m = svc.methods().find(|m| crate::datasync::method_matches(m.name(), name)).ok_or_else(|| {
-            let names: Vec<String> = svc.methods().map(|m| m.name().to_string()).collect();
-            anyhow!("{} has no method {name}; it has: {}", svc.full_name(), names.join(", "))
-        })?;
-        if m.is_client_streaming() {
-            bail!("{} is client-streaming; only unary and server-streaming calls are supported", m.full_name());
-        }
-        let mut de = serde_json::Deserializer::from_str(&text);
-        let request = DynamicMessage::deserialize(m.input(), &mut de)
-            .with_context(|| format!("request is not valid JSON for {}", m.input().full_name()))?;
-        let mut out = std::io::stdout().lock();
-        if m.is_server_streaming() {
-            let mut reply = t.call_server_stream(&m, &request, &opts).await?;
-            while let Some(item) = reply.messages.next().await {
-                let message = crate::net::decode_reply(&m, &item?)?;
-                writeln!(out, "{}", crate::codec::to_json(&message, true))?;
-            }
+impl Target {
+    pub fn resolve(endpoint: &str, transport: TransportKind, conn: &ConnArgs) -> Result<Target> {
+        let saved = if endpoint.contains(':') {
+            None
         } else {
-            let reply = t.call_unary(&m, &request, &opts).await?;
-            writeln!(out, "{}", crate::codec::to_json(&reply.message, true))?;
+            match ProfileStore::user().find(endpoint) {
+                Ok(p) => Some(p),
+                Err(ProfileError::NotFound(_)) => None,
+                Err(e) => return Err(e.into()),
+            }
+        };
+        let (profile, saved) = match saved {
+            Some(p) => (p, true),
+            None => {
+                (ConnectionProfile::plain(endpoint, transport.profile_kind(), endpoint.to_string()), false)
+            }
+        };
+        Ok(Target { profile: conn.overlay(profile)?, saved })
+    }
+
+    /// The saved profile's name, if any.
+    pub fn profile_name(&self) -> Option<&str> {
+        self.saved.then_some(self.profile.name.as_str())
+    }
+}
+
+impl TransportKind {
+    pub fn profile_kind(self) -> ProfileTransport {
+        match self {
+            TransportKind::Grpc => ProfileTransport::Grpc,
+            TransportKind::Brpc => ProfileTransport::Brpc,
+            TransportKind::Http => ProfileTransport::Http,
         }
-        Ok(())
-    })
+    }
+
+    pub fn from_profile_kind(k: ProfileTransport) -> TransportKind {
+        match k {
+            ProfileTransport::Grpc => TransportKind::Grpc,
+            ProfileTransport::Brpc => TransportKind::Brpc,
+            ProfileTransport::Http => TransportKind::Http,
+        }
+    }
+}
+
+pub(super) fn runtime() -> Result<tokio::runtime::Runtime> {
+    tokio::runtime::Builder::new_multi_thread().enable_all().build().context("cannot start the async runtime")
 }
 
 #[derive(Args, Debug, Clone)]
@@ -312,22 +345,4 @@ pub fn demo(milvus_port: u16, synctool_port: u16, collector_port: u16) -> Result
         std::future::pending::<()>().await;
         Ok(())
     })
-}
-
-/// Fills gRPC settings from a saved profile (the command-line flags still win where given).
-fn apply_profile(s: &mut GrpcSettings, p: &ConnectionProfile) -> Result<()> {
-    if s.tls == TlsMode::Plaintext {
-        s.tls = p.tls_mode();
-    }
-    if s.client_cert.is_none() {
-        s.client_cert = p.client_cert.clone();
-    }
-    if s.auth.is_none() {
-        s.auth = p.grpc_auth()?;
-    }
-    if s.db_name.is_none() {
-        s.db_name = p.db_name.clone();
-    }
-    s.headers.extend(p.headers.iter().cloned());
-    Ok(())
 }

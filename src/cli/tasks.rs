@@ -1,14 +1,15 @@
 //! `walscope tasks status|create|delete`: OpenMLDB sync tasks on a SyncTool, over brpc
-//! (baidu_std) or HTTP/JSON.
+//! (baidu_std) or HTTP/JSON, through [`SyncToolClient`]. `--endpoint` takes an address or the
+//! name of a saved connection profile (its transport, address and timeout apply).
 
 use crate::codec;
-use crate::datasync::status::{SubTaskRow, rows};
-use crate::net::brpc::BrpcTransport;
-use crate::net::http_json::HttpJsonTransport;
+use crate::datasync::status::SubTaskRow;
+use crate::datasync::{SyncMode, SyncToolClient};
+use crate::net::profile::{ConnectionProfile, ProfileStore, TransportKind};
 use crate::net::{CallOptions, Transport};
-use anyhow::{Context, Result, anyhow, bail};
-use serde_json::json;
+use anyhow::{Context, Result, bail};
 use std::io::{BufRead, Write};
+use std::sync::Arc;
 use std::time::Duration;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -21,14 +22,15 @@ pub enum TaskTransport {
 
 #[derive(clap::Args, Debug, Clone)]
 pub struct TaskTarget {
-    /// SyncTool host:port (default port 8848).
-    #[arg(long, value_name = "HOST:PORT")]
+    /// SyncTool host:port (default port 8848), or the name of a saved connection profile.
+    #[arg(long, value_name = "HOST:PORT|PROFILE")]
     pub endpoint: String,
+    /// Ignored when --endpoint names a profile (its transport applies).
     #[arg(long, value_enum, default_value = "brpc")]
     pub transport: TaskTransport,
-    /// Seconds to wait for an answer.
-    #[arg(long, default_value_t = 10)]
-    pub timeout: u64,
+    /// Seconds to wait for an answer (default: the profile's timeout, else 10).
+    #[arg(long)]
+    pub timeout: Option<u64>,
 }
 
 #[derive(clap::Subcommand, Debug)]
@@ -76,50 +78,61 @@ pub enum TasksAction {
     },
 }
 
-fn transport(t: &TaskTarget) -> Box<dyn Transport> {
-    let endpoint = if t.endpoint.contains(':') { t.endpoint.clone() } else { format!("{}:8848", t.endpoint) };
-    match t.transport {
-        TaskTransport::Brpc => Box::new(BrpcTransport::new(endpoint)),
-        TaskTransport::Http => Box::new(HttpJsonTransport::new(endpoint)),
+/// The profile `--endpoint` names, or one made of the address and `--transport`.
+fn profile(t: &TaskTarget) -> Result<ConnectionProfile> {
+    if !t.endpoint.contains(':')
+        && let Ok(p) = ProfileStore::user().find(&t.endpoint)
+    {
+        if p.transport == TransportKind::Grpc {
+            bail!("profile \"{}\" is a gRPC (Milvus) profile; SyncTool speaks brpc or HTTP/JSON", p.name);
+        }
+        return Ok(p);
     }
+    let endpoint = if t.endpoint.contains(':') { t.endpoint.clone() } else { format!("{}:8848", t.endpoint) };
+    let kind = match t.transport {
+        TaskTransport::Brpc => TransportKind::Brpc,
+        TaskTransport::Http => TransportKind::Http,
+    };
+    Ok(ConnectionProfile::plain("(command line)", kind, endpoint))
 }
 
-fn call(t: &TaskTarget, method: &str, request: serde_json::Value) -> Result<prost_reflect::DynamicMessage> {
-    let m = crate::datasync::synctool_method(method).map_err(|e| anyhow!(e))?;
-    let req = codec::from_json(&m.input(), &request.to_string())?;
-    let tr = transport(t);
-    let opts = CallOptions { timeout: Some(Duration::from_secs(t.timeout.max(1))), ..CallOptions::default() };
+fn call_options(t: &TaskTarget, p: &ConnectionProfile) -> CallOptions {
+    let secs = t.timeout.or(p.timeout_secs).unwrap_or(10).max(1);
+    CallOptions { timeout: Some(Duration::from_secs(secs)), ..p.call_options() }
+}
+
+async fn transport(p: &ConnectionProfile) -> Result<Arc<dyn Transport>> {
+    crate::net::connect(p).await.with_context(|| format!("cannot reach {}", p.endpoint))
+}
+
+/// Runs one client call on a fresh runtime.
+fn with_client<T>(
+    t: &TaskTarget,
+    f: impl AsyncFnOnce(&SyncToolClient) -> Result<T, crate::datasync::SyncToolError>,
+) -> Result<T> {
+    let p = profile(t)?;
     let rt = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
-    let reply = rt
-        .block_on(tr.call_unary(&m, &req, &opts))
-        .with_context(|| format!("{method} on {}", tr.endpoint()))?;
-    Ok(reply.message)
-}
-
-/// GeneralResponse code and msg; a non-zero code is an error.
-fn general_ok(m: &prost_reflect::DynamicMessage, what: &str) -> Result<()> {
-    crate::datasync::general_result(m)
-        .map_err(|(code, msg)| anyhow!("{what} refused by SyncTool (code {code}): {msg}"))
+    rt.block_on(async {
+        let client = SyncToolClient::new(transport(&p).await?, call_options(t, &p));
+        Ok(f(&client).await?)
+    })
 }
 
 pub fn run(action: TasksAction) -> Result<()> {
     match action {
         TasksAction::Status { target, watch: Some(every), .. } => watch(&target, every),
         TasksAction::Status { target, json, watch: None } => {
-            let r = call(&target, "TaskStatus", json!({}))?;
+            let (rows, reply) = with_client(&target, async |c| c.task_status().await)?;
             if json {
-                println!("{}", codec::to_json(&r, true));
+                println!("{}", codec::to_json(&reply, true));
             } else {
-                print_table(&rows(&r), &mut std::io::stdout().lock())?;
+                print_table(&rows, &mut std::io::stdout().lock())?;
             }
             Ok(())
         }
         TasksAction::Create { target, db, table, mode, start_ts, dest } => {
-            let mut req = json!({"db": db, "name": table, "mode": mode, "dest": dest});
-            if let Some(ts) = start_ts {
-                req["start_ts"] = json!(ts.to_string());
-            }
-            general_ok(&call(&target, "CreateSyncTask", req)?, "CreateSyncTask")?;
+            let mode = SyncMode::from_number(mode).context("--mode must be 0, 1 or 2")?;
+            with_client(&target, async |c| c.create_sync_task(&db, &table, mode, start_ts, &dest).await)?;
             eprintln!(
                 "created the sync task for {db}.{table}; see `walscope tasks status --endpoint {}`",
                 target.endpoint
@@ -135,10 +148,7 @@ pub fn run(action: TasksAction) -> Result<()> {
             {
                 bail!("not confirmed; nothing was deleted");
             }
-            general_ok(
-                &call(&target, "DeleteSyncTask", json!({"db": db, "name": table}))?,
-                "DeleteSyncTask",
-            )?;
+            with_client(&target, async |c| c.delete_sync_task(&db, &table).await)?;
             eprintln!("deleted the sync task of {db}.{table}");
             Ok(())
         }
@@ -157,7 +167,7 @@ fn confirm(question: &str) -> Result<bool> {
 /// `status --watch`: the poller's board, printed after every poll, with rates.
 fn watch(t: &TaskTarget, every: u64) -> Result<()> {
     let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build()?;
-    let transport: std::sync::Arc<dyn Transport> = transport(t).into();
+    let transport = rt.block_on(transport(&profile(t)?))?;
     let poller = crate::jobs::task_poll::TaskPoller::spawn(
         rt.handle(),
         transport,

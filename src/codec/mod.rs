@@ -8,11 +8,13 @@
 pub mod edit;
 pub mod json_edit;
 pub mod path;
+pub mod template;
 pub mod tree;
 pub mod value;
 
 pub use edit::{Edit, EditOp, apply_edits};
 pub use path::FieldPath;
+pub use template::template_json;
 
 use crate::wire::{self, DecodeOptions, WireDecoding};
 use miette::Diagnostic;

@@ -4,10 +4,15 @@
 //! Must never: write a `SyncPoint` without its `type` (both servers reject it, even for
 //! `kSNAPSHOT` = 0), or guess a progress file's framing from content alone when its name says
 //! which program wrote it.
+//!
+//! Depends on `wire` (framings), `schema`, `codec` and, for the SyncTool client, `net`; never
+//! on `dump`, which reads datasync's files through this module.
 
+pub mod client;
 pub mod progress;
 pub mod status;
 
+pub use client::{SyncMode, SyncToolClient, SyncToolError};
 pub use progress::{ProgressFileKind, summarize_add_sync_task, sync_point_text};
 pub use status::{SubTaskRow, SyncTaskHistory};
 
@@ -29,15 +34,15 @@ pub fn synctool_method(name: &str) -> Result<prost_reflect::MethodDescriptor, St
 /// released proto spells the delete RPC `DelelteSyncTask` while servers answer to
 /// `DeleteSyncTask` (which is what walscope sends): either name finds the method either way.
 pub fn method_matches(declared: &str, wanted: &str) -> bool {
-    let canon = |n: &str| {
-        if n.eq_ignore_ascii_case("DelelteSyncTask") { "DeleteSyncTask".to_string() } else { n.to_string() }
-    };
+    use crate::net::brpc::wire_method_name as canon;
     declared == wanted || canon(declared) == canon(wanted)
 }
 
 /// A `GeneralResponse`: Ok, or the refusal's code and message (both servers use -1).
+/// (The shape is read by [`crate::net::body::general_response`], the one place that reads it.)
 pub fn general_result(m: &prost_reflect::DynamicMessage) -> Result<(), (i32, String)> {
-    let code = m.get_field_by_name("code").and_then(|v| v.as_i32()).unwrap_or(0);
-    let msg = m.get_field_by_name("msg").and_then(|v| v.as_str().map(str::to_string)).unwrap_or_default();
-    if code == 0 { Ok(()) } else { Err((code, msg)) }
+    match crate::net::body::general_response(m) {
+        Some((code, msg)) if code != 0 => Err((code, msg)),
+        _ => Ok(()),
+    }
 }

@@ -2,7 +2,7 @@
 //! `AddSyncTaskRequest`, Java `writeDelimitedTo`) and DataCollector's `<tid>-<pid>/task.progress`
 //! (one plain `AddSyncTaskRequest`). Recognised by name, confirmed by content.
 
-use crate::dump::Framing;
+use crate::wire::Framing;
 use prost_reflect::{DynamicMessage, ReflectMessage, Value};
 use std::path::Path;
 

@@ -5,56 +5,12 @@
 use crate::wire::varint::{VarintFault, read_varint};
 use std::fmt;
 
+/// The framing enum lives in `wire` (a fact about bytes, used by `datasync` too); re-exported
+/// here where the frame readers and writers are.
+pub use crate::wire::framing::Framing;
+
 /// The largest frame we accept: Milvus sends messages up to 512 MiB.
 pub const MAX_FRAME: u64 = 512 * 1024 * 1024;
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Framing {
-    /// Each frame: varint length, then the message (Java `writeDelimitedTo`).
-    VarintDelimited,
-    /// The whole file is one message.
-    Single,
-    /// gRPC: 1-byte compressed flag, 4-byte big-endian length.
-    Grpc,
-    /// brpc baidu_std: `PRPC`, body size and meta size (big-endian u32), meta, message, attachment.
-    Brpc,
-    /// 4-byte big-endian length prefix.
-    U32Be,
-    /// 4-byte little-endian length prefix.
-    U32Le,
-}
-
-impl Framing {
-    pub const ALL: [Framing; 6] = [
-        Framing::VarintDelimited,
-        Framing::Grpc,
-        Framing::Brpc,
-        Framing::U32Be,
-        Framing::U32Le,
-        Framing::Single,
-    ];
-
-    pub fn name(self) -> &'static str {
-        match self {
-            Framing::VarintDelimited => "varint",
-            Framing::Single => "single",
-            Framing::Grpc => "grpc",
-            Framing::Brpc => "brpc",
-            Framing::U32Be => "u32be",
-            Framing::U32Le => "u32le",
-        }
-    }
-
-    pub fn parse(s: &str) -> Option<Framing> {
-        Framing::ALL.into_iter().find(|f| f.name() == s)
-    }
-}
-
-impl fmt::Display for Framing {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
-    }
-}
 
 /// One frame header as found at an offset.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -32,8 +32,14 @@ pub struct Manifest {
     pub framing: String,
     pub message_type: String,
     pub source_endpoint: Option<String>,
+    /// The method that produced the dump (`package.Service.Method`), when a call did.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub method: Option<String>,
     /// The request that produced the dump (e.g. DumpMessagesRequest as JSON).
     pub request: serde_json::Value,
+    /// That request's exact bytes (base64), when they are known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub request_base64: Option<String>,
     pub started_at: String,
     pub ended_at: Option<String>,
     /// Frames and bytes known to be on disk (fsynced).
@@ -56,7 +62,9 @@ impl Manifest {
             framing: framing.name().to_string(),
             message_type: message_type.to_string(),
             source_endpoint,
+            method: None,
             request,
+            request_base64: None,
             started_at: now_text(),
             ended_at: None,
             frames: 0,

@@ -2,8 +2,8 @@
 //! of counts for rates and sparklines. Publishes snapshots through a watch channel; the UI reads
 //! the latest one each frame. Polling has no side effects, so cancelling is just stopping.
 
-use crate::codec;
-use crate::datasync::status::{SubTaskRow, SyncTaskHistory, rows};
+use crate::datasync::SyncToolClient;
+use crate::datasync::status::{SubTaskRow, SyncTaskHistory};
 use crate::net::{CallOptions, Transport};
 use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
@@ -38,11 +38,14 @@ impl TaskPoller {
         keep: usize,
     ) -> TaskPoller {
         let (tx, board) = watch::channel(TaskBoard::default());
+        let timeout = every.max(Duration::from_secs(1)) * 2;
+        let client =
+            SyncToolClient::new(transport, CallOptions { timeout: Some(timeout), ..CallOptions::default() });
         let task = rt.spawn(async move {
             let mut history = SyncTaskHistory::new(keep);
             let mut polls = 0;
             loop {
-                let result = poll_once(transport.as_ref(), every.max(Duration::from_secs(1)) * 2).await;
+                let result = client.task_status().await.map(|(rows, _)| rows).map_err(|e| e.to_string());
                 polls += 1;
                 let now =
                     SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_millis() as u64).unwrap_or(0);
@@ -93,12 +96,4 @@ impl Drop for TaskPoller {
     fn drop(&mut self) {
         self.task.abort();
     }
-}
-
-async fn poll_once(t: &dyn Transport, timeout: Duration) -> Result<Vec<SubTaskRow>, String> {
-    let m = crate::datasync::synctool_method("TaskStatus")?;
-    let req = codec::from_json(&m.input(), "{}").map_err(|e| e.to_string())?;
-    let opts = CallOptions { timeout: Some(timeout), ..CallOptions::default() };
-    let reply = t.call_unary(&m, &req, &opts).await.map_err(|e| e.to_string())?;
-    Ok(rows(&reply.message))
 }

@@ -17,10 +17,13 @@ use prost_reflect::{DynamicMessage, MethodDescriptor};
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
+use tonic::Status;
 use tonic::codec::{Codec, DecodeBuf, Decoder, EncodeBuf, Encoder};
 use tonic::metadata::{AsciiMetadataKey, AsciiMetadataValue, KeyAndValueRef, MetadataMap};
 use tonic::transport::{Certificate, Channel, ClientTlsConfig, Endpoint, Identity};
-use tonic::{Code, Status};
+
+pub use super::grpc_errors::{code_name, error_chain, status_error};
+use super::grpc_errors::{connect_hint, diagnose, is_local_transport_failure};
 
 /// Milvus's default message limit (`proxy.grpc.serverMaxSendSize`); tonic's own is 4 MiB.
 pub const DEFAULT_MAX_MESSAGE_BYTES: usize = 512 << 20;
@@ -149,6 +152,10 @@ fn authority(endpoint: &str) -> &str {
 
 pub struct GrpcTransport {
     endpoint: String,
+    /// `host:port`, for looking at what answers when a connection breaks.
+    host_port: String,
+    tls: TlsMode,
+    connect_timeout: Duration,
     channel: Channel,
     metadata: Vec<(String, String)>,
     max_message_bytes: usize,
@@ -216,13 +223,26 @@ impl GrpcTransport {
         } else {
             endpoint.connect().await
         };
-        let channel = channel.map_err(|e| {
-            let reason = error_chain(&e);
-            let hint = connect_hint(&reason, &settings.tls);
-            fail(format!("{reason}{hint}"))
-        })?;
+        let channel = match channel {
+            Ok(c) => c,
+            Err(e) => {
+                let reason = error_chain(&e);
+                if !reason.to_ascii_lowercase().contains("refused")
+                    && let Some(d) =
+                        diagnose(&settings.endpoint, &host_port, &settings.tls, settings.connect_timeout)
+                            .await
+                {
+                    return Err(d);
+                }
+                let hint = connect_hint(&reason, &settings.tls);
+                return Err(fail(format!("{reason}{hint}")));
+            }
+        };
         Ok(GrpcTransport {
             endpoint: settings.endpoint.clone(),
+            host_port,
+            tls: settings.tls.clone(),
+            connect_timeout: settings.connect_timeout,
             channel,
             metadata: settings.metadata(),
             max_message_bytes: settings.max_message_bytes,
@@ -254,10 +274,10 @@ impl GrpcTransport {
     fn request(
         &self,
         method: &MethodDescriptor,
-        req: &DynamicMessage,
+        body: Bytes,
         opts: &CallOptions,
     ) -> Result<(tonic::Request<Bytes>, http::uri::PathAndQuery), NetError> {
-        let mut request = tonic::Request::new(Bytes::from(crate::codec::encode(req)));
+        let mut request = tonic::Request::new(body);
         for (k, v) in self.metadata.iter().chain(opts.metadata.iter()) {
             let key = AsciiMetadataKey::from_bytes(k.to_ascii_lowercase().as_bytes()).map_err(|_| {
                 NetError::Unsupported(format!("header name \"{k}\" is not a valid gRPC metadata key"))
@@ -271,6 +291,17 @@ impl GrpcTransport {
         let path = http::uri::PathAndQuery::try_from(path.as_str())
             .map_err(|e| NetError::Unsupported(format!("method path {path}: {e}")))?;
         Ok((request, path))
+    }
+
+    /// The error for a failed call: a status the server sent as it is; a connection that broke
+    /// under the call explained by what answers on the port (TLS wanted, not gRPC at all).
+    async fn call_failed(&self, method: &MethodDescriptor, status: Status) -> NetError {
+        if is_local_transport_failure(&status)
+            && let Some(d) = diagnose(&self.endpoint, &self.host_port, &self.tls, self.connect_timeout).await
+        {
+            return d;
+        }
+        status_error(method, &status)
     }
 
     async fn ready(&self, method: &MethodDescriptor) -> Result<tonic::client::Grpc<Channel>, NetError> {
@@ -299,14 +330,43 @@ impl Transport for GrpcTransport {
         opts: &'a CallOptions,
     ) -> BoxFuture<'a, Result<UnaryReply, NetError>> {
         async move {
+            let body = Bytes::from(crate::codec::encode(request));
+            self.call_unary_bytes(method, &body, opts).await
+        }
+        .boxed()
+    }
+
+    fn call_server_stream<'a>(
+        &'a self,
+        method: &'a MethodDescriptor,
+        request: &'a DynamicMessage,
+        opts: &'a CallOptions,
+    ) -> BoxFuture<'a, Result<StreamReply, NetError>> {
+        async move {
+            let body = Bytes::from(crate::codec::encode(request));
+            self.call_server_stream_bytes(method, &body, opts).await
+        }
+        .boxed()
+    }
+
+    fn call_unary_bytes<'a>(
+        &'a self,
+        method: &'a MethodDescriptor,
+        request: &'a Bytes,
+        opts: &'a CallOptions,
+    ) -> BoxFuture<'a, Result<UnaryReply, NetError>> {
+        async move {
             let started = Instant::now();
-            let (mut req, path) = self.request(method, request, opts)?;
+            let (mut req, path) = self.request(method, request.clone(), opts)?;
             if let Some(t) = opts.timeout {
                 req.set_timeout(t);
             }
             let call = async {
                 let mut client = self.ready(method).await?;
-                client.unary(req, path, RawCodec).await.map_err(|s| status_error(method, &s))
+                match client.unary(req, path, RawCodec).await {
+                    Ok(r) => Ok(r),
+                    Err(s) => Err(self.call_failed(method, s).await),
+                }
             };
             let reply = match opts.timeout {
                 Some(t) => tokio::time::timeout(t, call).await.map_err(|_| deadline(method, t))??,
@@ -321,22 +381,22 @@ impl Transport for GrpcTransport {
         .boxed()
     }
 
-    fn call_server_stream<'a>(
+    fn call_server_stream_bytes<'a>(
         &'a self,
         method: &'a MethodDescriptor,
-        request: &'a DynamicMessage,
+        request: &'a Bytes,
         opts: &'a CallOptions,
     ) -> BoxFuture<'a, Result<StreamReply, NetError>> {
         async move {
-            let (req, path) = self.request(method, request, opts)?;
+            let (req, path) = self.request(method, request.clone(), opts)?;
             let method_owned = method.clone();
             // The timeout covers the first message only: a dump may rightly run for hours.
             let open = async {
                 let mut client = self.ready(method).await?;
-                let response = client
-                    .server_streaming(req, path, RawCodec)
-                    .await
-                    .map_err(|s| status_error(method, &s))?;
+                let response = match client.server_streaming(req, path, RawCodec).await {
+                    Ok(r) => r,
+                    Err(s) => return Err(self.call_failed(method, s).await),
+                };
                 let headers = metadata_pairs(response.metadata());
                 let mut stream = response.into_inner();
                 let first = stream.message().await.map_err(|s| status_error(method, &s))?;
@@ -355,6 +415,10 @@ impl Transport for GrpcTransport {
         }
         .boxed()
     }
+
+    fn as_grpc(&self) -> Option<&GrpcTransport> {
+        Some(self)
+    }
 }
 
 fn metadata_pairs(meta: &MetadataMap) -> Vec<(String, String)> {
@@ -367,99 +431,4 @@ fn metadata_pairs(meta: &MetadataMap) -> Vec<(String, String)> {
             }
         })
         .collect()
-}
-
-/// The error and all its causes on one line: tonic's top-level text alone says nothing.
-pub fn error_chain(e: &(dyn std::error::Error + 'static)) -> String {
-    let mut out = e.to_string();
-    let mut source = e.source();
-    while let Some(s) = source {
-        let text = s.to_string();
-        if !out.contains(&text) {
-            out.push_str(": ");
-            out.push_str(&text);
-        }
-        source = s.source();
-    }
-    out
-}
-
-fn connect_hint(reason: &str, tls: &TlsMode) -> String {
-    let r = reason.to_ascii_lowercase();
-    let hint = if r.contains("refused") {
-        "nothing listens there: check host and port (Milvus's default is 19530) and that the server runs"
-    } else if r.contains("certificate") || r.contains("unknownissuer") || r.contains("invalid peer") {
-        "the server's certificate is not trusted: pass its CA with --cacert FILE, or --insecure to skip verification"
-    } else if *tls != TlsMode::Plaintext
-        && (r.contains("corrupt") || r.contains("invalidcontenttype") || r.contains("record"))
-    {
-        "the server does not seem to speak TLS: try --plaintext"
-    } else if *tls == TlsMode::Plaintext && (r.contains("closed") || r.contains("frame") || r.contains("h2"))
-    {
-        "the server may require TLS: try --cacert FILE or --insecure"
-    } else if r.contains("timed out") || r.contains("elapsed") {
-        "no answer in time: check the address, firewalls, and whether the host is up"
-    } else {
-        return String::new();
-    };
-    format!(" (hint: {hint})")
-}
-
-/// The canonical upper-case name of a gRPC code, as grpcurl and the Go client print it.
-pub fn code_name(code: Code) -> &'static str {
-    match code {
-        Code::Ok => "OK",
-        Code::Cancelled => "CANCELLED",
-        Code::Unknown => "UNKNOWN",
-        Code::InvalidArgument => "INVALID_ARGUMENT",
-        Code::DeadlineExceeded => "DEADLINE_EXCEEDED",
-        Code::NotFound => "NOT_FOUND",
-        Code::AlreadyExists => "ALREADY_EXISTS",
-        Code::PermissionDenied => "PERMISSION_DENIED",
-        Code::ResourceExhausted => "RESOURCE_EXHAUSTED",
-        Code::FailedPrecondition => "FAILED_PRECONDITION",
-        Code::Aborted => "ABORTED",
-        Code::OutOfRange => "OUT_OF_RANGE",
-        Code::Unimplemented => "UNIMPLEMENTED",
-        Code::Internal => "INTERNAL",
-        Code::Unavailable => "UNAVAILABLE",
-        Code::DataLoss => "DATA_LOSS",
-        Code::Unauthenticated => "UNAUTHENTICATED",
-    }
-}
-
-/// A gRPC status as a [`NetError`], with a hint for the codes an operator can act on.
-pub fn status_error(method: &MethodDescriptor, status: &Status) -> NetError {
-    let name = method.name();
-    let hint = match status.code() {
-        Code::DeadlineExceeded if name == "GetReplicateInfo" => {
-            " (hint: Milvus 2.6.9 to 2.6.18 can hang in GetReplicateInfo until the deadline \
-             (milvus#50344, fixed in 2.6.19); upgrade the new primary or read the checkpoint elsewhere)"
-        }
-        Code::DeadlineExceeded => " (hint: raise --timeout, or check that the server is not overloaded)",
-        Code::Unauthenticated => {
-            " (hint: the server requires credentials: --user U --password-env VAR, or a token)"
-        }
-        Code::PermissionDenied => " (hint: the user lacks the privilege for this call)",
-        Code::Unimplemented if name == "DumpMessages" || name == "GetReplicateInfo" => {
-            " (hint: the server predates this RPC; DumpMessages and salvage checkpoints need Milvus 2.6.14+)"
-        }
-        Code::Unimplemented => {
-            " (hint: the server does not offer this method; check service and method names)"
-        }
-        Code::ResourceExhausted if status.message().contains("message length") => {
-            " (hint: a message exceeds the size limit; raise --max-message-size)"
-        }
-        Code::Unavailable => {
-            " (hint: the server is unreachable or restarting; check address and TLS settings)"
-        }
-        _ => "",
-    };
-    NetError::Status {
-        method: method.full_name().to_string(),
-        code: code_name(status.code()).to_string(),
-        numeric: status.code() as i32,
-        message: status.message().to_string(),
-        hint: hint.to_string(),
-    }
 }

@@ -2,6 +2,11 @@
 //! `POST /<service>/<method>` with `Content-Type: application/json` and a body (`{}` at least).
 //! A deliberately small HTTP/1.1 client and server: one request per connection, bounded sizes.
 //! Must never: read an unbounded header or body, or send SendData rows (HTTP has no attachment).
+//!
+//! HTTP/JSON cannot carry exact request bytes: a request given as bytes
+//! ([`Transport::call_unary_bytes`]) is decoded with the method's input type and sent as JSON,
+//! so unknown fields and the original encoding do not reach the server, and the reply's bytes
+//! are the canonical encoding of the JSON answer, not bytes the server sent.
 
 use super::brpc::server::BrpcService;
 use super::{CallInfo, CallOptions, NetError, StreamReply, Transport, UnaryReply};
@@ -170,6 +175,11 @@ impl Transport for HttpJsonTransport {
         _opts: &'a CallOptions,
     ) -> BoxFuture<'a, Result<StreamReply, NetError>> {
         super::unary_only(method, "HTTP/JSON carries unary calls only")
+    }
+
+    /// Cannot: bytes given to [`Transport::call_unary_bytes`] are decoded and sent as JSON.
+    fn sends_exact_bytes(&self) -> bool {
+        false
     }
 }
 

@@ -3,15 +3,39 @@
 //! keeps exactly what the server sent) plus metadata and timing for display.
 //!
 //! Owns: the [`Transport`] trait and its implementations (gRPC through tonic, brpc baidu_std
-//! over TCP, HTTP/1.1 + JSON). Must never: block a thread while waiting on the network, retry a
-//! call that may have had an effect, or reach an address the user did not give.
+//! over TCP, HTTP/1.1 + JSON); building one from a profile ([`connect()`]); the generic call path
+//! ([`call`]: method lookup, exact-bytes requests, outcomes, errors in the body); failures in
+//! words ([`failure`]); the connection test ([`probe`]); and the call history on disk
+//! ([`history`]). Must never: block a thread while waiting on the network, retry a call that may
+//! have had an effect, or reach an address the user did not give.
+//!
+//! `net` knows nothing of the modules above it: `datasync` (the SyncTool client) and `jobs` use
+//! it, never the other way round. The few body shapes it must recognise (Milvus `Status`,
+//! OpenMLDB `GeneralResponse`) are read in [`body`], the one place that does.
 
+pub mod body;
 pub mod brpc;
+pub mod call;
+pub mod connect;
+pub mod failure;
 pub mod grpc;
+mod grpc_errors;
+pub mod guard;
+pub mod history;
 pub mod http_json;
+pub mod probe;
 pub mod profile;
 pub mod reflection;
 mod tls;
+
+pub use body::body_error;
+pub use call::{
+    CallError, CallOutcome, CallRequest, MessageSink, StreamEnd, StreamSummary, call_server_stream,
+    call_unary, find_method,
+};
+pub use connect::{ConnectOptions, connect, connect_with};
+pub use failure::FailureKind;
+pub use probe::{ProbeReport, test_connection};
 
 use bytes::Bytes;
 use futures::future::BoxFuture;
@@ -66,8 +90,13 @@ pub enum NetError {
     Protocol { endpoint: String, reason: String },
     #[error("{method}: the response is not a valid {type_name}: {reason}")]
     Decode { method: String, type_name: String, reason: String },
+    #[error("{method}: the request is not a valid {type_name}: {reason}")]
+    Request { method: String, type_name: String, reason: String },
     #[error("{0}")]
     Unsupported(String),
+    /// A connection profile that cannot be used as it is (a secret that cannot be read).
+    #[error("profile \"{profile}\": {reason}")]
+    Profile { profile: String, reason: String },
 }
 
 /// One way of reaching a server. Panels and jobs use only this.
@@ -88,6 +117,57 @@ pub trait Transport: Send + Sync {
         request: &'a DynamicMessage,
         opts: &'a CallOptions,
     ) -> BoxFuture<'a, Result<StreamReply, NetError>>;
+
+    /// A unary call whose request is `request` exactly, byte for byte (a history entry sent
+    /// again, a captured request). gRPC and brpc carry the bytes as given. The default, for
+    /// transports that cannot carry bytes (HTTP/JSON), decodes them as the method's input type
+    /// and sends that message: unknown fields and the exact encoding are lost (see
+    /// [`Transport::sends_exact_bytes`]).
+    fn call_unary_bytes<'a>(
+        &'a self,
+        method: &'a MethodDescriptor,
+        request: &'a Bytes,
+        opts: &'a CallOptions,
+    ) -> BoxFuture<'a, Result<UnaryReply, NetError>> {
+        Box::pin(async move {
+            let message = decode_request(method, request)?;
+            self.call_unary(method, &message, opts).await
+        })
+    }
+
+    /// The server-streaming counterpart of [`Transport::call_unary_bytes`], with the same default.
+    fn call_server_stream_bytes<'a>(
+        &'a self,
+        method: &'a MethodDescriptor,
+        request: &'a Bytes,
+        opts: &'a CallOptions,
+    ) -> BoxFuture<'a, Result<StreamReply, NetError>> {
+        Box::pin(async move {
+            let message = decode_request(method, request)?;
+            self.call_server_stream(method, &message, opts).await
+        })
+    }
+
+    /// True when request bytes reach the server exactly as given (false for HTTP/JSON, which
+    /// re-encodes them as JSON).
+    fn sends_exact_bytes(&self) -> bool {
+        true
+    }
+
+    /// The gRPC connection behind this transport, for what only gRPC has (reflection, the
+    /// insecure-TLS warning). None for brpc and HTTP/JSON.
+    fn as_grpc(&self) -> Option<&grpc::GrpcTransport> {
+        None
+    }
+}
+
+/// Decodes request bytes as the method's input type (for transports that cannot send bytes).
+pub fn decode_request(method: &MethodDescriptor, bytes: &[u8]) -> Result<DynamicMessage, NetError> {
+    crate::codec::decode(&method.input(), bytes).map(|d| d.message).map_err(|e| NetError::Request {
+        method: method.full_name().to_string(),
+        type_name: method.input().full_name().to_string(),
+        reason: e.to_string(),
+    })
 }
 
 /// Decodes a response as the method's output type.

@@ -86,6 +86,10 @@ pub struct ConnectionProfile {
     pub headers: Vec<(String, String)>,
     #[serde(default)]
     pub timeout_secs: Option<u64>,
+    /// Methods (`Name` or `pkg.Service/Name`) that ask a confirmation before they are sent,
+    /// besides those walscope knows change a server (see `net::guard`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub confirm_methods: Vec<String>,
 }
 
 impl ConnectionProfile {
@@ -102,6 +106,7 @@ impl ConnectionProfile {
             db_name: None,
             headers: Vec::new(),
             timeout_secs: None,
+            confirm_methods: Vec::new(),
         }
     }
 
@@ -116,6 +121,24 @@ impl ConnectionProfile {
         s.headers = self.headers.clone();
         s.connect_timeout = std::time::Duration::from_secs(5);
         Ok(s)
+    }
+
+    /// Per-call settings for calls over a transport made by [`super::connect()`]: the `dbname`
+    /// header and the extra headers (metadata that goes with each call, so a history entry
+    /// records it and a re-send repeats it), and the profile's timeout as the deadline. The
+    /// credentials are not here: [`super::connect()`] reads the secret once and the gRPC
+    /// transport attaches `authorization` itself, so no `CallOptions` ever holds a secret.
+    pub fn call_options(&self) -> super::CallOptions {
+        let mut metadata = Vec::new();
+        if let Some(db) = &self.db_name {
+            metadata.push(("dbname".to_string(), db.clone()));
+        }
+        metadata.extend(self.headers.iter().cloned());
+        super::CallOptions {
+            metadata,
+            timeout: self.timeout_secs.map(std::time::Duration::from_secs),
+            ..Default::default()
+        }
     }
 
     /// The profile's TLS choice as the gRPC transport takes it.
@@ -186,6 +209,15 @@ pub enum ProfileError {
     NotFound(String),
 }
 
+/// walscope's configuration directory: `WALSCOPE_CONFIG_DIR` when set, else
+/// `<platform config dir>/walscope` (profiles, the call history).
+pub fn config_dir() -> PathBuf {
+    std::env::var_os("WALSCOPE_CONFIG_DIR")
+        .map(PathBuf::from)
+        .or_else(|| dirs::config_dir().map(|d| d.join("walscope")))
+        .unwrap_or_else(|| PathBuf::from(".walscope"))
+}
+
 /// The profiles file.
 pub struct ProfileStore {
     path: PathBuf,
@@ -194,11 +226,7 @@ pub struct ProfileStore {
 impl ProfileStore {
     /// The user's store (`WALSCOPE_CONFIG_DIR`, else the platform config directory).
     pub fn user() -> ProfileStore {
-        let dir = std::env::var_os("WALSCOPE_CONFIG_DIR")
-            .map(PathBuf::from)
-            .or_else(|| dirs::config_dir().map(|d| d.join("walscope")))
-            .unwrap_or_else(|| PathBuf::from(".walscope"));
-        ProfileStore { path: dir.join("profiles.json") }
+        ProfileStore { path: config_dir().join("profiles.json") }
     }
 
     pub fn at(path: &Path) -> ProfileStore {
@@ -272,6 +300,7 @@ mod tests {
             db_name: Some("default".into()),
             headers: vec![("x-trace".into(), "1".into())],
             timeout_secs: Some(30),
+            confirm_methods: Vec::new(),
         }
     }
 

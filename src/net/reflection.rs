@@ -144,6 +144,19 @@ impl GrpcTransport {
     }
 }
 
+/// The services the server lists by reflection (reflection itself left out), without loading
+/// any schema: does reflection answer, and with what.
+pub async fn list_services(t: &GrpcTransport) -> Result<Vec<String>, ReflectionError> {
+    let endpoint = t.endpoint_text();
+    let failed = |reason: String| ReflectionError::Failed { endpoint: endpoint.clone(), reason };
+    let mut session = Session::open(t).await?;
+    match session.ask(Ask::List).await.map_err(failed)? {
+        Answer::Services(s) => Ok(s.into_iter().filter(|s| !s.starts_with("grpc.reflection.")).collect()),
+        Answer::Error(e) => Err(failed(format!("list services: {e}"))),
+        Answer::Files(_) => Err(failed("list services: unexpected reply".into())),
+    }
+}
+
 /// Loads every service the server lists (except reflection itself) into `set`; returns the
 /// service names.
 pub async fn load(t: &GrpcTransport, set: &mut SchemaSet) -> Result<Vec<String>, ReflectionError> {

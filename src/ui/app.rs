@@ -29,7 +29,16 @@ pub struct WalscopeApp {
     pub schemas: Arc<SchemaSet>,
     pub show_schemas: bool,
     pub show_tasks: bool,
+    pub show_connections: bool,
     pub tasks: panels::tasks::TasksState,
+    /// The open request composers (each a pane).
+    pub composers: Vec<super::composer::ComposerState>,
+    pub(super) next_composer: u64,
+    /// The composer last clicked: it takes Ctrl+Enter and Esc.
+    pub focused_composer: Option<u64>,
+    /// Where profiles.json, the call history and stream dumps live (None: the user's config
+    /// directory, `WALSCOPE_CONFIG_DIR` when set). Tests give each app its own.
+    pub config_dir: Option<PathBuf>,
     /// Demo servers started by `--demo`, kept alive with the window.
     demo: Option<crate::sim::datasync::DatasyncDemo>,
     /// Every running job, and the runtime they run on.
@@ -76,7 +85,12 @@ impl WalscopeApp {
             schemas: Arc::new(SchemaSet::shared_builtin().clone()),
             show_schemas: false,
             show_tasks: false,
+            show_connections: false,
             tasks: Default::default(),
+            composers: Vec::new(),
+            next_composer: 0,
+            focused_composer: None,
+            config_dir: None,
             demo: None,
             jobs: JobRegistry::new(wake.clone()),
             commands: Vec::new(),
@@ -149,6 +163,32 @@ impl WalscopeApp {
         }
     }
 
+    /// The profiles file this app reads and writes.
+    pub fn profile_store(&self) -> crate::net::profile::ProfileStore {
+        match &self.config_dir {
+            Some(d) => crate::net::profile::ProfileStore::at(&d.join("profiles.json")),
+            None => crate::net::profile::ProfileStore::user(),
+        }
+    }
+
+    /// The call history this app records into.
+    pub fn history_store(&self) -> crate::net::history::HistoryStore {
+        match &self.config_dir {
+            Some(d) => crate::net::history::HistoryStore::at(&d.join("history.jsonl")),
+            None => crate::net::history::HistoryStore::user(),
+        }
+    }
+
+    /// Where streamed calls are written as they arrive.
+    pub fn streams_dir(&self) -> PathBuf {
+        self.profile_store()
+            .path()
+            .parent()
+            .map(std::path::Path::to_path_buf)
+            .unwrap_or_default()
+            .join("streams")
+    }
+
     /// What background work calls to get a frame drawn.
     pub fn wake(&self) -> Wake {
         self.wake.clone()
@@ -201,6 +241,7 @@ impl WalscopeApp {
             open_files: self.tabs.iter().map(|t| t.path.clone()).collect(),
             show_schemas: self.show_schemas,
             show_tasks: self.show_tasks,
+            show_connections: self.show_connections,
             layout: Some(self.layout.tree.clone()),
             ..Default::default()
         }
@@ -213,6 +254,7 @@ impl WalscopeApp {
         self.recent = RecentFiles::new(state.recent);
         self.show_schemas = state.show_schemas;
         self.show_tasks = state.show_tasks;
+        self.show_connections = state.show_connections;
         let reopen: Vec<PathBuf> = if files.is_empty() {
             state.open_files.into_iter().filter(|p| super::recent::why_missing(p).is_none()).collect()
         } else {

@@ -12,6 +12,20 @@ use super::outcome::{JobError, JobOutput, Notice};
 use std::path::PathBuf;
 use std::sync::Arc;
 
+/// A composer's call as it will go out.
+#[derive(Debug, Clone)]
+pub struct CallSpec {
+    pub composer: u64,
+    pub profile: crate::net::profile::ConnectionProfile,
+    /// The method's full name.
+    pub method: String,
+    /// The request exactly as it will be sent.
+    pub request: Vec<u8>,
+    pub metadata: Vec<(String, String)>,
+    pub deadline: Option<std::time::Duration>,
+    pub stream: bool,
+}
+
 /// Something a panel asked for.
 #[derive(Debug)]
 pub enum AppCommand {
@@ -35,6 +49,23 @@ pub enum AppCommand {
     LoadProfiles,
     /// Make one harmless call with a profile and say what answered.
     CheckProfile(crate::net::profile::ConnectionProfile),
+    /// Save a profile in profiles.json (`original`: the name it had, when renamed).
+    SaveProfile { original: Option<String>, profile: crate::net::profile::ConnectionProfile },
+    /// Remove a profile from profiles.json.
+    DeleteProfile(String),
+    /// Open a composer pane (with a profile, a method and request bytes when given).
+    NewComposer { profile: Option<String>, method: Option<String>, request: Vec<u8> },
+    /// Open a composer on a message read elsewhere ("Send..."): a method that takes its type
+    /// is preselected, and its bytes are kept exactly.
+    SendMessage { type_name: String, bytes: Vec<u8> },
+    /// Close a composer pane (its calls stop).
+    CloseComposer(u64),
+    /// Send a composer's request.
+    Call(Box<CallSpec>),
+    /// Read the call history for a composer (optionally only entries containing some text).
+    LoadHistory { composer: u64, search: String },
+    /// Copy a composer's stream dump (and its manifest) to a chosen file.
+    SaveStream { composer: u64, from: PathBuf, to: PathBuf },
     /// Poll the dashboard's SyncTool from now on.
     WatchTasks,
     /// A SyncTool call from the dashboard (CreateSyncTask, DeleteSyncTask) with its request.
@@ -72,7 +103,22 @@ impl WalscopeApp {
             AppCommand::Reflect(target) => self.reflect(target),
             AppCommand::RefreshRecent => self.refresh_recent(),
             AppCommand::LoadProfiles => self.load_profiles(),
-            AppCommand::CheckProfile(p) => self.check_profile(p),
+            AppCommand::CheckProfile(p) => self.test_profile(p),
+            AppCommand::SaveProfile { original, profile } => self.save_profile(original, profile),
+            AppCommand::DeleteProfile(name) => self.delete_profile(name),
+            AppCommand::NewComposer { profile, method, request } => {
+                self.new_composer(profile, method, request, None);
+            }
+            AppCommand::SendMessage { type_name, bytes } => {
+                self.new_composer(None, None, bytes, Some(type_name));
+            }
+            AppCommand::CloseComposer(id) => {
+                self.jobs.cancel_owner(&JobOwner::Composer(id));
+                self.composers.retain(|c| c.id != id);
+            }
+            AppCommand::Call(spec) => self.call(*spec),
+            AppCommand::LoadHistory { composer, search } => self.load_history(composer, search),
+            AppCommand::SaveStream { composer, from, to } => self.copy_stream(composer, from, to),
             AppCommand::WatchTasks => self.watch_tasks(),
             AppCommand::TaskCall { method, request } => self.task_call(method, request),
             AppCommand::Notify(n) => self.notice = Some(n),
@@ -249,6 +295,7 @@ impl WalscopeApp {
                 }
                 (JobOwner::Schemas, Err(e)) => self.schemas_state.last_load = Some(Err(e.to_string())),
                 (JobOwner::Connections, r) => self.connections.take(r),
+                (JobOwner::Composer(id), r) => self.composer_result(id, r),
                 (JobOwner::Tasks(_), r) => self.tasks.take(r),
                 (_, Ok(JobOutput::Done(text))) => {
                     if !text.is_empty() {

@@ -167,6 +167,20 @@ impl MessageDetail {
         self.edit_text = self.editor.initial_text.clone();
     }
 
+    /// Selects the message as a whole (its root): the editor then offers its absent fields to
+    /// add and its JSON to edit. `root` is the message's type.
+    pub fn select_root(&mut self, root: &MessageDescriptor) {
+        self.highlight = None;
+        self.selected_node = Some(String::new());
+        self.edit_error = None;
+        self.editor = FieldEditor::for_root(
+            root,
+            self.tree.iter().map(|n| n.label.clone()).collect(),
+            self.bytes.len(),
+        );
+        self.edit_text = None;
+    }
+
     /// The labels of [`Self::copy_forms`], in order.
     pub const COPY_LABELS: [&'static str; 4] = ["Copy JSON", "Copy hex", "Copy base64", "Copy command"];
 

@@ -106,6 +106,18 @@ fn value_text(v: &Value, kind: &Kind) -> String {
 }
 
 impl FieldEditor {
+    /// The editor of a whole message of type `root` (`len` bytes) whose top-level fields are
+    /// `labels`.
+    pub fn for_root(root: &MessageDescriptor, labels: Vec<String>, len: usize) -> FieldEditor {
+        FieldEditor {
+            message: Some(root.clone()),
+            known: true,
+            value_span: 0..len,
+            child_labels: labels,
+            ..Default::default()
+        }
+    }
+
     /// Works out what `node` (at tree path `path`) is. `root` is the type of the whole message.
     pub fn for_node(
         path: &str,

@@ -22,26 +22,39 @@ pub enum Pane {
     File(PathBuf),
     Schemas,
     Tasks,
+    Connections,
+    /// A request composer, by its id.
+    Composer(u64),
 }
 
 pub struct Layout {
     pub tree: Tree<Pane>,
     /// The file whose pane was last made active (to notice when `active` changes elsewhere).
     focused: Option<PathBuf>,
+    /// A pane to show in front on the next frame (a new composer).
+    bring_forward: Option<Pane>,
+}
+
+/// Which panels and composers the app has open.
+struct Shown {
+    schemas: bool,
+    tasks: bool,
+    connections: bool,
+    composers: Vec<u64>,
 }
 
 const TREE_ID: &str = "walscope_layout";
 
 impl Default for Layout {
     fn default() -> Self {
-        Layout { tree: Tree::empty(egui::Id::unique(TREE_ID)), focused: None }
+        Layout { tree: Tree::empty(egui::Id::unique(TREE_ID)), focused: None, bring_forward: None }
     }
 }
 
 impl Layout {
     /// A layout restored from storage (its panes are brought in step on the next frame).
     pub fn from_tree(tree: Tree<Pane>) -> Layout {
-        Layout { tree, focused: None }
+        Layout { tree, focused: None, bring_forward: None }
     }
 
     /// Every pane in the tree.
@@ -51,6 +64,11 @@ impl Layout {
             .tiles()
             .filter_map(|t| if let Tile::Pane(p) = t { Some(p.clone()) } else { None })
             .collect()
+    }
+
+    /// Shows `pane` in front on the next frame (it is added first when new).
+    pub fn show_pane(&mut self, pane: Pane) {
+        self.bring_forward = Some(pane);
     }
 
     pub fn has(&self, pane: &Pane) -> bool {
@@ -97,6 +115,32 @@ impl Layout {
         let tiles = &mut self.tree.tiles;
         let is_file = matches!(pane, Pane::File(_) | Pane::Start);
         let schemas = pane == Pane::Schemas;
+        if let Pane::Composer(_) | Pane::Connections = pane {
+            // Beside the other composers, else as a tab beside the files.
+            let sibling = tiles
+                .iter()
+                .find(|(_, t)| matches!(t, Tile::Pane(Pane::Composer(_))))
+                .or_else(|| tiles.iter().find(|(_, t)| matches!(t, Tile::Pane(Pane::File(_) | Pane::Start))))
+                .map(|(id, _)| *id);
+            let new = tiles.insert_pane(pane);
+            if let Some(parent) = sibling.and_then(|s| tiles.parent_of(s))
+                && let Some(Tile::Container(c @ Container::Tabs(_))) = tiles.get_mut(parent)
+            {
+                c.add_child(new);
+                if let Container::Tabs(t) = c {
+                    t.set_active(new);
+                }
+                return;
+            }
+            match self.tree.root {
+                Some(root) => {
+                    let tabs = tiles.insert_tab_tile(vec![new]);
+                    self.tree.root = Some(tiles.insert_horizontal_tile(vec![root, tabs]));
+                }
+                None => self.tree.root = Some(tiles.insert_tab_tile(vec![new])),
+            }
+            return;
+        }
         let new = tiles.insert_pane(pane);
         let Some(root) = self.tree.root else {
             self.tree.root = Some(tiles.insert_tab_tile(vec![new]));
@@ -146,19 +190,15 @@ impl Layout {
     }
 
     /// Brings the panes in step with the app's files and panels, and shows the active file.
-    fn sync(
-        &mut self,
-        files: &[PathBuf],
-        opening: &[PathBuf],
-        active: Option<&PathBuf>,
-        schemas: bool,
-        tasks: bool,
-    ) {
+    fn sync(&mut self, files: &[PathBuf], opening: &[PathBuf], active: Option<&PathBuf>, shown: &Shown) {
+        let (schemas, tasks) = (shown.schemas, shown.tasks);
         for p in self.panes() {
             let keep = match &p {
                 Pane::File(path) => files.contains(path) || opening.contains(path),
                 Pane::Schemas => schemas,
                 Pane::Tasks => tasks,
+                Pane::Connections => shown.connections,
+                Pane::Composer(id) => shown.composers.contains(id),
                 Pane::Start => true,
             };
             if !keep {
@@ -181,6 +221,17 @@ impl Layout {
         }
         if tasks && !self.has(&Pane::Tasks) {
             self.add(Pane::Tasks);
+        }
+        if shown.connections && !self.has(&Pane::Connections) {
+            self.add(Pane::Connections);
+        }
+        for id in &shown.composers {
+            if !self.has(&Pane::Composer(*id)) {
+                self.add(Pane::Composer(*id));
+            }
+        }
+        if let Some(pane) = self.bring_forward.take() {
+            self.tree.make_active(|_, t| matches!(t, Tile::Pane(p) if *p == pane));
         }
         if let Some(want) = active
             && self.focused.as_ref() != Some(want)
@@ -219,6 +270,36 @@ impl egui_tiles::Behavior<Pane> for Shell<'_> {
                     .id_salt("tasks_panel")
                     .show(ui, |ui| panels::tasks::show(self.app, ui));
             }
+            Pane::Connections => {
+                let mut out = Vec::new();
+                let store = self.app.profile_store().path().to_path_buf();
+                egui::ScrollArea::vertical().id_salt("connections_panel").show(ui, |ui| {
+                    panels::connections::show(&mut self.app.connections, &store, ui, &mut out)
+                });
+                self.app.commands.extend(out);
+            }
+            Pane::Composer(id) => {
+                let id = *id;
+                let pressed = ui.input(|i| {
+                    i.pointer.any_pressed() && i.pointer.interact_pos().is_some_and(|p| rect.contains(p))
+                });
+                if pressed {
+                    self.app.focused_composer = Some(id);
+                }
+                let profiles = self.app.connections.profiles();
+                let view = panels::composer::ComposerView {
+                    pool: self.app.schemas.pool(),
+                    profiles: &profiles,
+                    focused: self.app.focused_composer == Some(id),
+                };
+                let mut out = Vec::new();
+                if let Some(c) = self.app.composers.iter_mut().find(|c| c.id == id) {
+                    egui::ScrollArea::vertical().id_salt(("composer", id)).show(ui, |ui| {
+                        ui.push_id(("composer", id), |ui| panels::composer::show(c, &view, ui, &mut out))
+                    });
+                }
+                self.app.commands.extend(out);
+            }
             Pane::File(path) => {
                 let pressed = ui.input(|i| {
                     i.pointer.any_pressed() && i.pointer.interact_pos().is_some_and(|p| rect.contains(p))
@@ -232,11 +313,17 @@ impl egui_tiles::Behavior<Pane> for Shell<'_> {
                     self.app.tabs.iter().map(|t| t.path.clone()).filter(|p| p != path).collect();
                 match self.app.tabs.iter_mut().find(|t| t.path == *path) {
                     Some(tab) => {
-                        ui.push_id(path.as_path(), |ui| {
-                            if let Some(read_as) = panels::file_view::show(tab, ui, active, &others) {
-                                self.reopen.push((path.clone(), read_as));
-                            }
-                        });
+                        let out = ui
+                            .push_id(path.as_path(), |ui| panels::file_view::show(tab, ui, active, &others))
+                            .inner;
+                        if let Some(read_as) = out.reopen {
+                            self.reopen.push((path.clone(), read_as));
+                        }
+                        if let Some((type_name, bytes)) = out.send {
+                            self.app
+                                .commands
+                                .push(super::command::AppCommand::SendMessage { type_name, bytes });
+                        }
                     }
                     None => {
                         ui.horizontal(|ui| {
@@ -255,6 +342,19 @@ impl egui_tiles::Behavior<Pane> for Shell<'_> {
             Pane::Start => "Start".into(),
             Pane::Schemas => "Schemas".into(),
             Pane::Tasks => "Sync tasks".into(),
+            Pane::Connections => "Connections".into(),
+            Pane::Composer(id) => {
+                let c = self.app.composers.iter().find(|c| c.id == *id);
+                let insecure = c.is_some_and(|c| {
+                    self.app
+                        .connections
+                        .profiles()
+                        .iter()
+                        .any(|(p, _)| p.name == c.profile && p.is_insecure())
+                });
+                let title = c.map_or_else(|| "Composer".to_string(), |c| c.title());
+                if insecure { format!("{title} (INSECURE)").into() } else { title.into() }
+            }
             Pane::File(path) => {
                 let name = path
                     .file_name()
@@ -266,7 +366,12 @@ impl egui_tiles::Behavior<Pane> for Shell<'_> {
     }
 
     fn is_tab_closable(&self, tiles: &Tiles<Pane>, id: TileId) -> bool {
-        matches!(tiles.get(id), Some(Tile::Pane(Pane::File(_) | Pane::Schemas | Pane::Tasks)))
+        matches!(
+            tiles.get(id),
+            Some(Tile::Pane(
+                Pane::File(_) | Pane::Schemas | Pane::Tasks | Pane::Connections | Pane::Composer(_)
+            ))
+        )
     }
 
     fn on_tab_close(&mut self, tiles: &mut Tiles<Pane>, id: TileId) -> bool {
@@ -304,8 +409,13 @@ impl egui_tiles::Behavior<Pane> for Shell<'_> {
 pub fn show(app: &mut WalscopeApp, ui: &mut egui::Ui) {
     let files: Vec<PathBuf> = app.tabs.iter().map(|t| t.path.clone()).collect();
     let active = app.tabs.get(app.active).map(|t| t.path.clone());
-    let (schemas, tasks) = (app.show_schemas, app.show_tasks);
-    app.layout.sync(&files, &app.opening, active.as_ref(), schemas, tasks);
+    let shown = Shown {
+        schemas: app.show_schemas,
+        tasks: app.show_tasks,
+        connections: app.show_connections,
+        composers: app.composers.iter().map(|c| c.id).collect(),
+    };
+    app.layout.sync(&files, &app.opening, active.as_ref(), &shown);
     let mut tree = std::mem::replace(&mut app.layout.tree, Tree::empty(egui::Id::unique(TREE_ID)));
     let mut shell = Shell { app, closed: Vec::new(), focus: None, reopen: Vec::new() };
     tree.ui(&mut shell, ui);
@@ -326,6 +436,8 @@ pub fn show(app: &mut WalscopeApp, ui: &mut egui::Ui) {
             }
             Pane::Schemas => app.show_schemas = false,
             Pane::Tasks => app.show_tasks = false,
+            Pane::Connections => app.show_connections = false,
+            Pane::Composer(id) => app.send(super::command::AppCommand::CloseComposer(id)),
             Pane::Start => {}
         }
     }

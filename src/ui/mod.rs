@@ -6,7 +6,9 @@
 //! more than the one selected message on it (rows are decoded by a background loader).
 
 pub mod app;
+mod call_jobs;
 pub mod command;
+pub mod composer;
 pub mod detail;
 pub mod edit_plan;
 pub mod embedded;
@@ -17,6 +19,7 @@ pub mod layout;
 mod net_jobs;
 pub mod outcome;
 pub mod panels;
+pub mod profile_form;
 pub mod recent;
 pub mod row_order;
 pub mod startup;

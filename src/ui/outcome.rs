@@ -18,8 +18,18 @@ pub enum JobOutput {
     Schemas { set: Box<SchemaSet>, summary: String },
     /// profiles.json as read.
     Profiles(Vec<crate::net::profile::ConnectionProfile>),
-    /// A connection check: what answered, or why nothing did, in words.
-    Check { profile: String, outcome: Result<String, String> },
+    /// A connection test: what answered, or why nothing did.
+    Probed(Box<crate::net::probe::ProbeReport>),
+    /// profiles.json after a save or delete, and what was done.
+    ProfilesSaved { profiles: Vec<crate::net::profile::ConnectionProfile>, what: String },
+    /// A composer's unary call: the reply, or why there is none.
+    Called { composer: u64, result: Result<Box<crate::net::call::CallOutcome>, crate::net::NetError> },
+    /// The call history, as a composer asked for it.
+    History { composer: u64, entries: Vec<crate::net::history::HistoryEntry> },
+    /// A composer's stream ended: how, or why its dump could not be written.
+    Streamed { composer: u64, summary: Result<crate::net::call::StreamSummary, String> },
+    /// A composer's stream dump was copied to `path`.
+    StreamSaved { composer: u64, path: PathBuf },
     /// Anything else that only needs saying.
     Done(String),
 }
@@ -31,7 +41,12 @@ impl std::fmt::Debug for JobOutput {
             JobOutput::Saved { target, .. } => write!(f, "Saved({})", target.display()),
             JobOutput::Schemas { summary, .. } => write!(f, "Schemas({summary})"),
             JobOutput::Profiles(p) => write!(f, "Profiles({})", p.len()),
-            JobOutput::Check { profile, .. } => write!(f, "Check({profile})"),
+            JobOutput::Probed(r) => write!(f, "Probed({})", r.profile),
+            JobOutput::ProfilesSaved { what, .. } => write!(f, "ProfilesSaved({what})"),
+            JobOutput::Called { composer, .. } => write!(f, "Called({composer})"),
+            JobOutput::History { entries, .. } => write!(f, "History({})", entries.len()),
+            JobOutput::Streamed { composer, .. } => write!(f, "Streamed({composer})"),
+            JobOutput::StreamSaved { path, .. } => write!(f, "StreamSaved({})", path.display()),
             JobOutput::Done(s) => write!(f, "Done({s})"),
         }
     }

@@ -56,6 +56,7 @@ pub struct PersistedState {
     pub open_files: Vec<PathBuf>,
     pub show_schemas: bool,
     pub show_tasks: bool,
+    pub show_connections: bool,
     /// The dock arrangement.
     pub layout: Option<egui_tiles::Tree<Pane>>,
 }
@@ -69,6 +70,7 @@ impl Default for PersistedState {
             open_files: Vec::new(),
             show_schemas: false,
             show_tasks: false,
+            show_connections: false,
             layout: None,
         }
     }

@@ -7,9 +7,11 @@
 //! (they stay as a raw tail with the offset of the first bad byte).
 
 mod decode;
+pub mod framing;
 pub mod varint;
 
 pub use decode::{decode, decode_with};
+pub use framing::Framing;
 
 use prost_reflect::MessageDescriptor;
 use std::ops::Range;

@@ -22,6 +22,8 @@ use tokio::net::TcpStream;
 use tokio::net::tcp::OwnedWriteHalf;
 use tokio::sync::oneshot;
 
+const UNARY_ONLY: &str = "baidu_std here carries unary calls only (datasync has no streaming methods)";
+
 /// Default deadline when the caller gives none.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(20);
 
@@ -36,6 +38,8 @@ struct Connection {
     writer: tokio::sync::Mutex<OwnedWriteHalf>,
     waiters: Arc<Waiters>,
     dead: Arc<AtomicBool>,
+    /// Why the reader stopped, for calls that register after it drained the waiters.
+    failure: Arc<Mutex<Option<NetError>>>,
     reader: tokio::task::JoinHandle<()>,
 }
 
@@ -81,7 +85,8 @@ impl BrpcTransport {
         let (mut rd, wr) = stream.into_split();
         let waiters: Arc<Waiters> = Arc::default();
         let dead = Arc::new(AtomicBool::new(false));
-        let (w, d, endpoint) = (waiters.clone(), dead.clone(), self.endpoint.clone());
+        let failure: Arc<Mutex<Option<NetError>>> = Arc::default();
+        let (w, d, f, endpoint) = (waiters.clone(), dead.clone(), failure.clone(), self.endpoint.clone());
         let reader = tokio::spawn(async move {
             let mut buf = BytesMut::with_capacity(64 * 1024);
             let failure = loop {
@@ -107,13 +112,18 @@ impl BrpcTransport {
                     Err(e) => break NetError::Connect { endpoint: endpoint.clone(), reason: e.to_string() },
                 }
             };
+            // Record why, then mark dead, then drain: a call that registers after the drain
+            // sees `dead` and reads the failure (the server may speak first, before any call).
+            if let Ok(mut slot) = f.lock() {
+                *slot = Some(failure.clone());
+            }
             d.store(true, Ordering::Release);
             let pending: Vec<_> = w.lock().map(|mut m| m.drain().collect()).unwrap_or_default();
             for (_, tx) in pending {
                 let _ = tx.send(Err(failure.clone()));
             }
         });
-        let c = Arc::new(Connection { writer: tokio::sync::Mutex::new(wr), waiters, dead, reader });
+        let c = Arc::new(Connection { writer: tokio::sync::Mutex::new(wr), waiters, dead, failure, reader });
         *slot = Some(c.clone());
         Ok(c)
     }
@@ -144,6 +154,16 @@ impl BrpcTransport {
         let (tx, rx) = oneshot::channel();
         if let Ok(mut m) = conn.waiters.lock() {
             m.insert(id, tx);
+        }
+        if conn.dead.load(Ordering::Acquire) {
+            if let Ok(mut m) = conn.waiters.lock() {
+                m.remove(&id);
+            }
+            let why = conn.failure.lock().ok().and_then(|f| f.clone());
+            return Err(why.unwrap_or_else(|| NetError::Connect {
+                endpoint: self.endpoint.clone(),
+                reason: "the connection ended".into(),
+            }));
         }
         let packet = encode_packet(&meta, message, attachment);
         let sent = async {
@@ -201,10 +221,22 @@ impl Transport for BrpcTransport {
         opts: &'a CallOptions,
     ) -> BoxFuture<'a, Result<UnaryReply, NetError>> {
         Box::pin(async move {
+            let body = bytes::Bytes::from(crate::codec::encode(request));
+            self.call_unary_bytes(method, &body, opts).await
+        })
+    }
+
+    /// The body goes out exactly as given.
+    fn call_unary_bytes<'a>(
+        &'a self,
+        method: &'a MethodDescriptor,
+        body: &'a bytes::Bytes,
+        opts: &'a CallOptions,
+    ) -> BoxFuture<'a, Result<UnaryReply, NetError>> {
+        Box::pin(async move {
             let started = Instant::now();
-            let body = crate::codec::encode(request);
             let service = method.parent_service().full_name().to_string();
-            let p = self.call_raw(&service, method.name(), &body, &opts.attachment, opts.timeout).await?;
+            let p = self.call_raw(&service, method.name(), body, &opts.attachment, opts.timeout).await?;
             let message = decode_reply(method, &p.message)?;
             let info = CallInfo {
                 elapsed: started.elapsed(),
@@ -221,9 +253,15 @@ impl Transport for BrpcTransport {
         _request: &'a DynamicMessage,
         _opts: &'a CallOptions,
     ) -> BoxFuture<'a, Result<StreamReply, NetError>> {
-        super::unary_only(
-            method,
-            "baidu_std here carries unary calls only (datasync has no streaming methods)",
-        )
+        super::unary_only(method, UNARY_ONLY)
+    }
+
+    fn call_server_stream_bytes<'a>(
+        &'a self,
+        method: &'a MethodDescriptor,
+        _request: &'a bytes::Bytes,
+        _opts: &'a CallOptions,
+    ) -> BoxFuture<'a, Result<StreamReply, NetError>> {
+        super::unary_only(method, UNARY_ONLY)
     }
 }

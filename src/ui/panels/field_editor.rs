@@ -220,7 +220,7 @@ fn message_editor(d: &mut MessageDetail, ui: &mut egui::Ui, path: &str) -> Optio
             && let Some(f) = chosen
         {
             let v = d.editor.add_value.clone();
-            let field = format!("{path}.{}", f.name());
+            let field = if path.is_empty() { f.name().to_string() } else { format!("{path}.{}", f.name()) };
             action = Some(match (f.is_map(), f.is_list()) {
                 // A map entry is `name[key]`; the value box then holds `key=value`.
                 (true, _) => match v.split_once('=') {

@@ -5,16 +5,26 @@ use crate::dump::Framing;
 use crate::ui::file_tab::{FileTab, ReadAs};
 use eframe::egui;
 
-/// Draws the tab; returns a new way to read the file when the operator asks for one. Only the
-/// `active` file takes the keyboard shortcuts (several may be on screen side by side).
-/// `others` are the other open files (a save-as may not write over one of them).
+/// What the operator asked of the file view beyond the tab itself.
+#[derive(Default)]
+pub struct FileViewOut {
+    /// Read the file another way (it is opened again).
+    pub reopen: Option<ReadAs>,
+    /// "Send...": this message (type, bytes as edited) into a new composer.
+    pub send: Option<(String, Vec<u8>)>,
+}
+
+/// Draws the tab. Only the `active` file takes the keyboard shortcuts (several may be on
+/// screen side by side). `others` are the other open files (a save-as may not write over one
+/// of them).
 pub fn show(
     tab: &mut FileTab,
     ui: &mut egui::Ui,
     active: bool,
     others: &[std::path::PathBuf],
-) -> Option<ReadAs> {
+) -> FileViewOut {
     let mut reopen = None;
+    let mut send = None;
     let d = &tab.dump;
     let type_name = tab.decoder.message_type().map_or("(no type)".to_string(), |t| t.full_name().to_string());
     ui.horizontal_wrapped(|ui| {
@@ -115,6 +125,14 @@ pub fn show(
                 tab.dump.framing.name()
             };
             let root = tab.decoder.message_type().cloned();
+            if let Some(t) = &root {
+                let b = ui.button("Send...").on_hover_text(
+                    "open this message, exactly as shown (with its edits), in a request composer with a method that takes it",
+                );
+                if b.clicked() {
+                    send = Some((t.full_name().to_string(), detail.bytes.clone()));
+                }
+            }
             if let Some(req) = detail_view::show(detail, ui, (&tab.path, framing), root.as_ref()) {
                 let i = detail.index;
                 tab.request(i, req);
@@ -129,5 +147,5 @@ pub fn show(
             tab.select(i);
         }
     });
-    reopen
+    FileViewOut { reopen, send }
 }

@@ -15,7 +15,8 @@ pub const SHORTCUTS: &[(&str, &str)] = &[
     ("Ctrl+S", "save the active file's edits"),
     ("Ctrl+Z / Ctrl+Shift+Z", "undo / redo an edit"),
     ("Ctrl+F", "filter rows"),
-    ("Esc", "cancel the focused job"),
+    ("Ctrl+Enter", "send the focused composer's request"),
+    ("Esc", "cancel the focused job (stop the composer's call)"),
 ];
 
 pub fn show(app: &mut WalscopeApp, ui: &mut egui::Ui) {
@@ -28,7 +29,7 @@ pub fn show(app: &mut WalscopeApp, ui: &mut egui::Ui) {
             .close_behavior(egui::PopupCloseBehavior::CloseOnClickOutside);
         egui::containers::menu::MenuButton::new("Connections")
             .config(keep_open)
-            .ui(ui, |ui| super::connections::menu(app, ui));
+            .ui(ui, |ui| connections_menu(app, ui));
         ui.menu_button("Help", help_menu);
     });
 }
@@ -107,6 +108,7 @@ fn edit_menu(app: &mut WalscopeApp, ui: &mut egui::Ui) {
 fn view_menu(app: &mut WalscopeApp, ui: &mut egui::Ui) {
     ui.checkbox(&mut app.show_schemas, "Schemas panel");
     ui.checkbox(&mut app.show_tasks, "Sync tasks panel");
+    ui.checkbox(&mut app.show_connections, "Connections panel");
     ui.separator();
     // Words, not the emoji egui's own theme buttons use (not every font has them).
     let current = ui.ctx().options(|o| o.theme_preference);
@@ -121,6 +123,69 @@ fn view_menu(app: &mut WalscopeApp, ui: &mut egui::Ui) {
     }
     ui.separator();
     ui.weak("Drag a tab to split or rearrange; close it with its x.");
+}
+
+/// Every profile with a Test and its last answer; the Connections panel and a new composer.
+fn connections_menu(app: &mut WalscopeApp, ui: &mut egui::Ui) {
+    use super::connections::{CheckResult, transport_name};
+    if !app.connections.loading {
+        app.connections.loading = true;
+        app.send(AppCommand::LoadProfiles);
+    }
+    ui.horizontal(|ui| {
+        if ui.button("Manage connections...").clicked() {
+            app.show_connections = true;
+            app.layout.show_pane(crate::ui::layout::Pane::Connections);
+            ui.close();
+        }
+        if ui.button("New request composer").clicked() {
+            app.send(AppCommand::NewComposer { profile: None, method: None, request: Vec::new() });
+            ui.close();
+        }
+    });
+    let profiles = app.connections.profiles();
+    if profiles.is_empty() {
+        ui.label("No connection profiles yet.");
+    }
+    egui::Grid::new("connections").striped(true).show(ui, |ui| {
+        for (p, demo) in &profiles {
+            ui.label(if *demo { format!("{} (demo)", p.name) } else { p.name.clone() });
+            ui.label(transport_name(p.transport));
+            ui.monospace(&p.endpoint);
+            if p.is_insecure() {
+                ui.colored_label(ui.visuals().warn_fg_color, "INSECURE");
+            } else {
+                ui.label("");
+            }
+            let result = app.connections.result(&p.name);
+            let running = matches!(result, Some(CheckResult::Running));
+            if ui.add_enabled(!running, egui::Button::new(format!("Test {}", p.name))).clicked() {
+                app.connections.checks.insert(p.name.clone(), CheckResult::Running);
+                app.send(AppCommand::CheckProfile(p.clone()));
+            }
+            match result {
+                None => {
+                    ui.label("");
+                }
+                Some(CheckResult::Running) => {
+                    ui.spinner();
+                }
+                Some(r) => {
+                    let text = r.text();
+                    let colour = if text.starts_with("Failed") {
+                        ui.visuals().error_fg_color
+                    } else {
+                        ui.visuals().text_color()
+                    };
+                    ui.colored_label(colour, text);
+                }
+            }
+            ui.end_row();
+        }
+    });
+    if let Some(Err(e)) = &app.connections.saved {
+        ui.colored_label(ui.visuals().error_fg_color, format!("Saved profiles not loaded: {e}"));
+    }
 }
 
 fn help_menu(ui: &mut egui::Ui) {

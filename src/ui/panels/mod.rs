@@ -1,6 +1,9 @@
 //! One panel per file: each draws state and reports what the user asked for.
 
 pub mod browser;
+pub mod composer;
+mod composer_history;
+mod composer_response;
 pub mod confirm_close;
 pub mod connections;
 pub mod detail_view;
@@ -8,6 +11,7 @@ pub mod edit_bar;
 pub mod field_editor;
 pub mod file_view;
 pub mod menu;
+pub mod profile_editor;
 pub mod schemas;
 pub mod start;
 pub mod status_bar;

@@ -1,0 +1,160 @@
+//! One SyncTool client: TaskStatus, CreateSyncTask, DeleteSyncTask and `clear_all` over any
+//! [`Transport`] (brpc baidu_std or HTTP/JSON), with SyncTool's refusals (a `GeneralResponse`
+//! with a non-zero code, in or as the reply) turned into typed errors. The CLI's `tasks`, the
+//! sync-task poller and the app's dashboard all call SyncTool through this.
+//!
+//! Must never: send `clear_all` except from [`SyncToolClient::clear_all`] (it deletes every
+//! task), send the delete RPC under the released proto's typo (the transports send
+//! `DeleteSyncTask` either way), or retry a create or a delete.
+
+use super::status::{SubTaskRow, rows};
+use crate::net::{CallOptions, NetError, Transport};
+use prost_reflect::{DynamicMessage, MethodDescriptor, ReflectMessage, Value};
+use std::sync::Arc;
+
+/// CreateSyncTask's `mode`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SyncMode {
+    /// Snapshot, then the binlog up to its current end; then the task finishes.
+    Full = 0,
+    /// Like `FullAndContinuous`, skipping rows older than `start_ts`.
+    IncrementalByTimestamp = 1,
+    /// Snapshot, then follow the binlog forever.
+    FullAndContinuous = 2,
+}
+
+impl SyncMode {
+    pub fn from_number(n: u8) -> Option<SyncMode> {
+        match n {
+            0 => Some(SyncMode::Full),
+            1 => Some(SyncMode::IncrementalByTimestamp),
+            2 => Some(SyncMode::FullAndContinuous),
+            _ => None,
+        }
+    }
+}
+
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum SyncToolError {
+    /// The call did not get an answer (connection, protocol, deadline, brpc error code).
+    #[error("{method} on {endpoint}: {source}")]
+    Transport {
+        method: &'static str,
+        endpoint: String,
+        #[source]
+        source: Box<NetError>,
+    },
+    /// SyncTool answered and said no.
+    #[error("{method} refused by SyncTool (code {code}): {msg}")]
+    Refused { method: &'static str, code: i32, msg: String },
+    /// The loaded schemas cannot express the call.
+    #[error("{0}")]
+    Schema(String),
+}
+
+impl SyncToolError {
+    /// The failure kind of a transport error (for words and next steps); None for a refusal.
+    pub fn kind(&self) -> Option<crate::net::FailureKind> {
+        match self {
+            SyncToolError::Transport { source, .. } => Some(source.kind()),
+            _ => None,
+        }
+    }
+}
+
+pub struct SyncToolClient {
+    transport: Arc<dyn Transport>,
+    opts: CallOptions,
+}
+
+impl SyncToolClient {
+    /// `opts` goes with every call (its timeout above all; brpc and HTTP ignore metadata).
+    pub fn new(transport: Arc<dyn Transport>, opts: CallOptions) -> SyncToolClient {
+        SyncToolClient { transport, opts }
+    }
+
+    pub fn endpoint(&self) -> &str {
+        self.transport.endpoint()
+    }
+
+    /// Every sub-task as a row (sorted by tid, pid), and the reply itself.
+    pub async fn task_status(&self) -> Result<(Vec<SubTaskRow>, DynamicMessage), SyncToolError> {
+        let reply = self.call("TaskStatus", |_| Ok(())).await?;
+        Ok((rows(&reply), reply))
+    }
+
+    /// Creates the sync task of one table. `start_ts` (ms) is for [`SyncMode::IncrementalByTimestamp`].
+    pub async fn create_sync_task(
+        &self,
+        db: &str,
+        table: &str,
+        mode: SyncMode,
+        start_ts: Option<u64>,
+        dest: &str,
+    ) -> Result<(), SyncToolError> {
+        self.call("CreateSyncTask", |m| {
+            set(m, "db", Value::String(db.into()))?;
+            set(m, "name", Value::String(table.into()))?;
+            set(m, "mode", Value::EnumNumber(mode as i32))?;
+            if let Some(ts) = start_ts {
+                set(m, "start_ts", Value::U64(ts))?;
+            }
+            set(m, "dest", Value::String(dest.into()))
+        })
+        .await
+        .map(drop)
+    }
+
+    /// Deletes a table's sync task (inside SyncTool; collectors stop on their next batch).
+    pub async fn delete_sync_task(&self, db: &str, table: &str) -> Result<(), SyncToolError> {
+        self.call("DeleteSyncTask", |m| {
+            set(m, "db", Value::String(db.into()))?;
+            set(m, "name", Value::String(table.into()))
+        })
+        .await
+        .map(drop)
+    }
+
+    /// DESTRUCTIVE: makes SyncTool delete every task (TaskStatus with `clear_all`).
+    pub async fn clear_all(&self) -> Result<(), SyncToolError> {
+        self.call("TaskStatus", |m| set(m, "clear_all", Value::Bool(true))).await.map(drop)
+    }
+
+    async fn call(
+        &self,
+        method: &'static str,
+        fill: impl FnOnce(&mut DynamicMessage) -> Result<(), SyncToolError>,
+    ) -> Result<DynamicMessage, SyncToolError> {
+        let m: MethodDescriptor = super::synctool_method(method).map_err(SyncToolError::Schema)?;
+        let mut req = DynamicMessage::new(m.input());
+        fill(&mut req)?;
+        let reply = self.transport.call_unary(&m, &req, &self.opts).await.map_err(|source| {
+            SyncToolError::Transport {
+                method,
+                endpoint: self.transport.endpoint().to_string(),
+                source: Box::new(source),
+            }
+        })?;
+        refusal(method, &reply.message)?;
+        Ok(reply.message)
+    }
+}
+
+fn set(m: &mut DynamicMessage, field: &str, v: Value) -> Result<(), SyncToolError> {
+    let name = m.descriptor().full_name().to_string();
+    m.try_set_field_by_name(field, v).map_err(|e| SyncToolError::Schema(format!("{name}.{field}: {e}")))
+}
+
+/// A `GeneralResponse` with a non-zero code, as the reply or as its `response` field.
+fn refusal(method: &'static str, reply: &DynamicMessage) -> Result<(), SyncToolError> {
+    let inner = reply
+        .get_field_by_name("response")
+        .filter(|_| reply.has_field_by_name("response"))
+        .and_then(|v| v.as_message().cloned());
+    for m in std::iter::once(reply).chain(inner.as_ref()) {
+        if let Err((code, msg)) = super::general_result(m) {
+            return Err(SyncToolError::Refused { method, code, msg });
+        }
+    }
+    Ok(())
+}
