@@ -47,6 +47,10 @@ pub struct Manifest {
     pub bytes: u64,
     pub resume: Option<ResumePoint>,
     pub complete: bool,
+    /// What the job that wrote the dump needs to continue it and to say what it holds (a
+    /// salvage: the checkpoint, whether already-replicated messages were skipped).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub job: Option<serde_json::Value>,
 }
 
 impl Manifest {
@@ -71,6 +75,7 @@ impl Manifest {
             bytes: 0,
             resume: None,
             complete: false,
+            job: None,
         }
     }
 
@@ -193,6 +198,11 @@ impl DumpWriter {
     }
     pub fn bytes(&self) -> u64 {
         self.bytes
+    }
+
+    /// Replaces the manifest's `job` record (written with the next sync).
+    pub fn set_job(&mut self, job: Option<serde_json::Value>) {
+        self.manifest.job = job;
     }
 
     /// Appends one message; `resume` is where a salvage could continue after it.

@@ -3,22 +3,35 @@
 //! (varint-delimited `DumpMessagesResponse` frames) with a manifest that records, per message,
 //! where to resume.
 //!
-//! The checkpoint rule is CDC's: start at the checkpoint id inclusively and keep timeticks
-//! greater than the checkpoint's (`include_start_message`, `start_timetick = tt + 1`). Resuming
+//! The checkpoint's id is the last *confirmed* id of the last replicated message, so a dump from
+//! it also holds messages the new primary already has (`_tt` ≤ the checkpoint's `time_tick`).
+//! By default ([`SalvageOptions::skip_replicated`]) they are left out by CDC's rule: start at the
+//! checkpoint id inclusively and keep timeticks greater than the checkpoint's
+//! (`include_start_message`, `start_timetick = tt + 1`, judged per transaction by its commit),
+//! and any plain frame at or below it that still arrives is dropped here; the choice is recorded
+//! in the manifest (`job`). Resuming
 //! (after a dropped stream, or from the manifest) restarts at the last written message's
 //! last-confirmed id, inclusively, and skips locally up to and including that message, so
-//! nothing is written twice and nothing is missed. Appends are buffered and fsynced every
-//! `SyncPolicy` frames, short enough to do on the runtime's worker. Must never: append a message it cannot place
+//! nothing is written twice and nothing is missed (a server before 2.6.20 ignores the inclusive
+//! start; a first message past the last written one in WAL order then shows that nothing was
+//! skipped). Appends are buffered and fsynced every `SyncPolicy` frames, short enough to do on
+//! the runtime's worker. Failures are said in words: UNIMPLEMENTED names the old primary's
+//! version, PERMISSION_DENIED the privilege, DEADLINE_EXCEEDED the timeout, and where the
+//! stream stopped relative to the end timetick. Must never: append a message it cannot place
 //! (no id or timetick), or retry in a way that could duplicate a frame.
 
+use super::checkpoint::{Checkpoint, CheckpointProblem};
+use super::salvage_wire::{
+    explain_dump, fetch_checkpoint, json_u64, place, restart_request, retriable, wal_number,
+};
 use crate::dump::{DumpWriter, Framing, Manifest, ResumePoint, SyncPolicy};
 use crate::net::grpc::{GrpcSettings, GrpcTransport};
-use crate::net::{CallOptions, NetError, Transport};
+use crate::net::{CallOptions, FailureKind, NetError, Transport};
 use crate::schema::SchemaSet;
-use crate::wal::{WalBackend, parse_base36_u64};
+use crate::wal::{WalBackend, compare_message_ids};
 use futures::StreamExt;
-use prost_reflect::{DynamicMessage, MessageDescriptor, MethodDescriptor, Value};
-use serde_json::json;
+use prost_reflect::{DynamicMessage, MessageDescriptor, MethodDescriptor};
+use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 use tokio::sync::watch;
@@ -45,6 +58,47 @@ pub struct SalvageSpec {
     pub sync: SyncPolicy,
 }
 
+/// What [`SalvageSpec`] does not say (kept apart so existing specs stay as they are).
+#[derive(Debug, Clone)]
+pub struct SalvageOptions {
+    /// Leave out the messages the new primary already has (`_tt` ≤ the checkpoint's
+    /// `time_tick`). Default true. A resumed dump keeps the choice its manifest records.
+    pub skip_replicated: bool,
+    /// The checkpoint, when already fetched (a salvage set fetches them all first); else the
+    /// job asks the new primary.
+    pub checkpoint: Option<Checkpoint>,
+    /// The salvage folder whose `salvage.json` this dump belongs to: updated when the run ends.
+    pub folder: Option<PathBuf>,
+}
+
+impl Default for SalvageOptions {
+    fn default() -> Self {
+        SalvageOptions { skip_replicated: true, checkpoint: None, folder: None }
+    }
+}
+
+/// What a salvage dump's manifest records about the job (`Manifest::job`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SalvageRecord {
+    pub kind: String,
+    pub source_cluster_id: String,
+    pub new_primary: String,
+    pub checkpoint: Option<Checkpoint>,
+    pub skip_replicated: bool,
+    /// The stream ended (OK) before a message at or past the end timetick arrived.
+    #[serde(default)]
+    pub ended_before_end: bool,
+}
+
+impl SalvageRecord {
+    pub fn of(m: &Manifest) -> Option<SalvageRecord> {
+        m.job
+            .as_ref()
+            .and_then(|j| serde_json::from_value(j.clone()).ok())
+            .filter(|r: &SalvageRecord| r.kind == "salvage")
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum SalvageState {
     Checkpoint,
@@ -65,6 +119,37 @@ pub struct SalvageProgress {
     pub last_message_id: Option<String>,
     pub elapsed: Duration,
     pub state: SalvageState,
+    /// Where the window starts: the checkpoint's timetick (0 until known).
+    pub start_timetick: u64,
+    /// The first timetick this run wrote (for the ETA).
+    pub run_first_timetick: u64,
+    /// Frames dropped here as already replicated (`_tt` ≤ the checkpoint's).
+    pub skipped: u64,
+}
+
+impl SalvageProgress {
+    /// How far toward the end timetick, 0..=1; None without an end or a first message.
+    pub fn fraction(&self) -> Option<f64> {
+        if self.end_timetick == 0 || self.last_timetick == 0 || self.end_timetick <= self.start_timetick {
+            return None;
+        }
+        let done = self.last_timetick.saturating_sub(self.start_timetick) as f64;
+        Some((done / (self.end_timetick - self.start_timetick) as f64).clamp(0.0, 1.0))
+    }
+
+    /// Time left at this run's pace through the timeticks; None without an end or a pace.
+    pub fn eta(&self) -> Option<Duration> {
+        if self.end_timetick == 0
+            || self.run_first_timetick == 0
+            || self.last_timetick <= self.run_first_timetick
+        {
+            return None;
+        }
+        let pace =
+            (self.last_timetick - self.run_first_timetick) as f64 / self.elapsed.as_secs_f64().max(1e-3);
+        let left = self.end_timetick.saturating_sub(self.last_timetick) as f64 / pace;
+        Duration::try_from_secs_f64(left).ok()
+    }
 }
 
 #[derive(Debug, Clone)]
@@ -73,6 +158,8 @@ pub struct SalvageOutcome {
     /// Frames written by this run (the file may hold more from earlier runs).
     pub written: u64,
     pub cancelled: bool,
+    /// The stream ended (OK) before the end timetick was reached (see [`SalvageRecord`]).
+    pub ended_before_end: bool,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -90,8 +177,41 @@ pub enum SalvageError {
     Resume { path: String, reason: String },
     #[error("{endpoint} sent a message walscope cannot place: {reason}")]
     Protocol { endpoint: String, reason: String },
+    #[error(transparent)]
+    Checkpoint(Box<CheckpointProblem>),
+    /// DumpMessages failed for good; `words` says why and what to do.
+    #[error("DumpMessages on {endpoint}: {words}")]
+    Dump {
+        endpoint: String,
+        words: String,
+        #[source]
+        source: Box<NetError>,
+    },
     #[error("the salvage task stopped abnormally: {0}")]
     Task(String),
+}
+
+impl From<CheckpointProblem> for SalvageError {
+    fn from(p: CheckpointProblem) -> Self {
+        SalvageError::Checkpoint(Box::new(p))
+    }
+}
+
+impl SalvageError {
+    /// The failure kind, when the network said no (for the same words as every other call).
+    pub fn kind(&self) -> Option<FailureKind> {
+        match self {
+            SalvageError::Net(e) => Some(e.kind()),
+            SalvageError::Dump { source, .. } => Some(source.kind()),
+            SalvageError::Checkpoint(p) => match p.as_ref() {
+                CheckpointProblem::Net { source, .. } => Some(source.kind()),
+                CheckpointProblem::Timeout { .. } => Some(FailureKind::Timeout),
+                CheckpointProblem::TooOld { .. } => Some(FailureKind::NotFound),
+                _ => None,
+            },
+            _ => None,
+        }
+    }
 }
 
 pub struct SalvageHandle {
@@ -106,8 +226,13 @@ impl SalvageHandle {
     }
 }
 
-/// Starts the job on the current runtime.
+/// Starts the job on the current runtime, skipping what the new primary already has.
 pub fn spawn(spec: SalvageSpec) -> SalvageHandle {
+    spawn_with(spec, SalvageOptions::default())
+}
+
+/// [`spawn`] with the options a spec does not carry.
+pub fn spawn_with(spec: SalvageSpec, options: SalvageOptions) -> SalvageHandle {
     let (tx, rx) = watch::channel(SalvageProgress {
         frames: 0,
         bytes: 0,
@@ -117,13 +242,20 @@ pub fn spawn(spec: SalvageSpec) -> SalvageHandle {
         last_message_id: None,
         elapsed: Duration::ZERO,
         state: SalvageState::Checkpoint,
+        start_timetick: options.checkpoint.as_ref().map_or(0, |c| c.time_tick),
+        run_first_timetick: 0,
+        skipped: 0,
     });
     let cancel = CancellationToken::new();
     let token = cancel.clone();
     let task = tokio::spawn(async move {
-        let result = run(&spec, &tx, &token).await;
+        let result = run_with(&spec, &options, &tx, &token).await;
         if let Err(e) = &result {
             tx.send_modify(|p| p.state = SalvageState::Failed(e.to_string()));
+        }
+        if let Some(dir) = &options.folder {
+            let error = result.as_ref().err().map(|e| e.to_string());
+            super::salvage_folder::record_run(dir, &spec.out, error).await;
         }
         result
     });
@@ -131,7 +263,6 @@ pub fn spawn(spec: SalvageSpec) -> SalvageHandle {
 }
 
 struct Types {
-    info: MethodDescriptor,
     dump: MethodDescriptor,
     response: MessageDescriptor,
 }
@@ -144,7 +275,6 @@ fn types(set: &SchemaSet) -> Result<Types, SalvageError> {
         .ok_or_else(|| missing("MilvusService"))?;
     let method = |n: &str| svc.methods().find(|m| m.name() == n).ok_or_else(|| missing(n));
     Ok(Types {
-        info: method("GetReplicateInfo")?,
         dump: method("DumpMessages")?,
         response: set.message(RESPONSE_TYPE).map_err(|_| missing(RESPONSE_TYPE))?,
     })
@@ -156,8 +286,18 @@ struct Cursor {
     skip_through: Option<ResumePoint>,
 }
 
+/// Runs the job with the default options (see [`run_with`]).
 pub async fn run(
     spec: &SalvageSpec,
+    progress: &watch::Sender<SalvageProgress>,
+    cancel: &CancellationToken,
+) -> Result<SalvageOutcome, SalvageError> {
+    run_with(spec, &SalvageOptions::default(), progress, cancel).await
+}
+
+pub async fn run_with(
+    spec: &SalvageSpec,
+    options: &SalvageOptions,
     progress: &watch::Sender<SalvageProgress>,
     cancel: &CancellationToken,
 ) -> Result<SalvageOutcome, SalvageError> {
@@ -165,20 +305,48 @@ pub async fn run(
     let t = types(&set)?;
     let path_text = spec.out.display().to_string();
     let file_err = |reason: String| SalvageError::File { path: path_text.clone(), reason };
-    let (mut writer, base_request) = if spec.resume {
+    let (mut writer, base_request, mut record) = if spec.resume {
         let w = DumpWriter::resume(&spec.out, spec.sync)
             .map_err(|reason| SalvageError::Resume { path: path_text.clone(), reason })?;
         let request = w.manifest().request.clone();
-        (w, request)
+        // Dumps made before the choice was recorded skipped by the request's start timetick.
+        let record = SalvageRecord::of(w.manifest()).unwrap_or_else(|| SalvageRecord {
+            kind: "salvage".into(),
+            source_cluster_id: spec.source_cluster_id.clone(),
+            new_primary: spec.new_primary.endpoint.clone(),
+            checkpoint: None,
+            skip_replicated: request.get("start_timetick").and_then(json_u64).unwrap_or(0) > 0,
+            ended_before_end: false,
+        });
+        (w, request, record)
     } else {
-        let request = checkpoint_request(spec, &t).await?;
+        let checkpoint = match &options.checkpoint {
+            Some(c) => c.clone(),
+            None => fetch_checkpoint(spec).await?,
+        };
+        let request = checkpoint.dump_request(spec.end_timetick, options.skip_replicated);
         let endpoint = Some(spec.old_primary.endpoint.clone());
-        let manifest = Manifest::new(Framing::VarintDelimited, RESPONSE_TYPE, endpoint, request.clone());
+        let mut manifest = Manifest::new(Framing::VarintDelimited, RESPONSE_TYPE, endpoint, request.clone());
+        let record = SalvageRecord {
+            kind: "salvage".into(),
+            source_cluster_id: spec.source_cluster_id.clone(),
+            new_primary: spec.new_primary.endpoint.clone(),
+            checkpoint: Some(checkpoint),
+            skip_replicated: options.skip_replicated,
+            ended_before_end: false,
+        };
+        manifest.job = serde_json::to_value(&record).ok();
         let w = DumpWriter::create(&spec.out, Framing::VarintDelimited, manifest, spec.sync)
             .map_err(|e| file_err(e.to_string()))?;
-        (w, request)
+        (w, request, record)
     };
     let end_timetick = base_request.get("end_timetick").and_then(json_u64).unwrap_or(0);
+    let start_timetick = record.checkpoint.as_ref().map_or_else(
+        || base_request.get("start_timetick").and_then(json_u64).unwrap_or(0).saturating_sub(1),
+        |c| c.time_tick,
+    );
+    // Plain frames at or below this are already on the new primary.
+    let skip_at = record.skip_replicated.then_some(start_timetick).filter(|t| *t > 0);
     let mut cursor = Cursor { request: base_request.clone(), skip_through: writer.manifest().resume.clone() };
     if let Some(r) = &cursor.skip_through {
         cursor.request = restart_request(&base_request, r);
@@ -188,21 +356,26 @@ pub async fn run(
     let (start_frames, mut written, mut retries) = (writer.frames(), 0u64, 0u32);
     let mut last = cursor.skip_through.clone();
     let mut last_report = Instant::now();
-    let report = |writer: &DumpWriter, last: &Option<ResumePoint>, state: SalvageState| {
-        let elapsed = started.elapsed();
-        let new_frames = writer.frames() - start_frames;
-        progress.send_replace(SalvageProgress {
-            frames: writer.frames(),
-            bytes: writer.bytes(),
-            rate_per_s: new_frames as f64 / elapsed.as_secs_f64().max(1e-3),
-            last_timetick: last.as_ref().map_or(0, |r| r.timetick),
-            end_timetick,
-            last_message_id: last.as_ref().map(|r| r.message_id.clone()),
-            elapsed,
-            state,
-        });
-    };
-    report(&writer, &last, SalvageState::Dumping);
+    let (mut run_first, mut skipped) = (0u64, 0u64);
+    let report =
+        |writer: &DumpWriter, last: &Option<ResumePoint>, state: SalvageState, first: u64, skipped: u64| {
+            let elapsed = started.elapsed();
+            let new_frames = writer.frames() - start_frames;
+            progress.send_replace(SalvageProgress {
+                frames: writer.frames(),
+                bytes: writer.bytes(),
+                rate_per_s: new_frames as f64 / elapsed.as_secs_f64().max(1e-3),
+                last_timetick: last.as_ref().map_or(0, |r| r.timetick),
+                end_timetick,
+                last_message_id: last.as_ref().map(|r| r.message_id.clone()),
+                elapsed,
+                state,
+                start_timetick,
+                run_first_timetick: first,
+                skipped,
+            });
+        };
+    report(&writer, &last, SalvageState::Dumping, run_first, skipped);
     let outcome = 'stream: loop {
         let request = DynamicMessage::deserialize(t.dump.input(), cursor.request.clone())
             .map_err(|e| SalvageError::Task(format!("stored request is not a DumpMessagesRequest: {e}")))?;
@@ -221,9 +394,17 @@ pub async fn run(
                         Some(Err(e)) => break e,
                         Some(Ok(b)) => b,
                     };
-                    let Some(point) = place(&t.response, &bytes, &old)? else { continue };
+                    let Some((point, in_txn)) = place(&t.response, &bytes, &old)? else { continue };
                     if let Some(skip) = &cursor.skip_through {
+                        let backend = WalBackend::from_number(wal_number(&skip.wal));
+                        let past = compare_message_ids(backend, &point.message_id, &skip.message_id)
+                            == Some(std::cmp::Ordering::Greater);
                         if point.message_id == skip.message_id {
+                            cursor.skip_through = None;
+                            continue;
+                        } else if past && skip.last_confirmed_id == skip.message_id {
+                            // The server started after the id (no inclusive start before
+                            // 2.6.20): this is the first message after the last written one.
                             cursor.skip_through = None;
                         } else if point.timetick > skip.timetick {
                             return Err(SalvageError::Resume {
@@ -234,14 +415,22 @@ pub async fn run(
                                     skip.timetick, skip.message_id
                                 ),
                             });
+                        } else {
+                            continue;
                         }
+                    }
+                    if skip_at.is_some_and(|at| point.timetick <= at) && !in_txn {
+                        skipped += 1;
                         continue;
                     }
                     writer.append(&bytes, Some(point.clone())).map_err(|e| file_err(e.to_string()))?;
                     written += 1;
+                    if run_first == 0 {
+                        run_first = point.timetick;
+                    }
                     last = Some(point);
                     if last_report.elapsed() >= Duration::from_millis(100) {
-                        report(&writer, &last, SalvageState::Dumping);
+                        report(&writer, &last, SalvageState::Dumping, run_first, skipped);
                         last_report = Instant::now();
                     }
                 }
@@ -250,19 +439,27 @@ pub async fn run(
         if !retriable(&failure) || retries >= spec.max_retries {
             // What is on disk stays valid and resumable.
             let _ = writer.sync();
-            return Err(failure.into());
+            let at = last.as_ref().map_or(0, |r| r.timetick);
+            return Err(explain_dump(spec, failure, at, end_timetick).await);
         }
         retries += 1;
-        report(&writer, &last, SalvageState::Reconnecting { attempt: retries, reason: failure.to_string() });
+        let state = SalvageState::Reconnecting { attempt: retries, reason: failure.to_string() };
+        report(&writer, &last, state, run_first, skipped);
         tokio::time::sleep(Duration::from_millis(100 * u64::from(retries))).await;
         if let Some(r) = &last {
             cursor = Cursor { request: restart_request(&base_request, r), skip_through: Some(r.clone()) };
         }
     };
     let cancelled = outcome;
+    let reached = last.as_ref().map_or(0, |r| r.timetick);
+    let ended_before_end = !cancelled && end_timetick != 0 && reached < end_timetick;
+    if ended_before_end != record.ended_before_end {
+        record.ended_before_end = ended_before_end;
+        writer.set_job(serde_json::to_value(&record).ok());
+    }
     let manifest = writer.finish(!cancelled).map_err(|e| file_err(e.to_string()))?;
     report_final(progress, &manifest, if cancelled { SalvageState::Cancelled } else { SalvageState::Done });
-    Ok(SalvageOutcome { manifest, written, cancelled })
+    Ok(SalvageOutcome { manifest, written, cancelled, ended_before_end })
 }
 
 fn report_final(progress: &watch::Sender<SalvageProgress>, m: &Manifest, state: SalvageState) {
@@ -271,138 +468,4 @@ fn report_final(progress: &watch::Sender<SalvageProgress>, m: &Manifest, state: 
         p.bytes = m.bytes;
         p.state = state;
     });
-}
-
-/// A dropped connection or a restarting server; never an answer about the request itself.
-fn retriable(e: &NetError) -> bool {
-    match e {
-        NetError::Status { code, message, .. } => {
-            code == "UNAVAILABLE"
-                || (code == "UNKNOWN" && message.contains("transport"))
-                || code == "CANCELLED"
-        }
-        NetError::Connect { .. } | NetError::Timeout { .. } | NetError::Protocol { .. } => true,
-        _ => false,
-    }
-}
-
-fn json_u64(v: &serde_json::Value) -> Option<u64> {
-    v.as_u64().or_else(|| v.as_str().and_then(|s| s.parse().ok()))
-}
-
-/// The stored request restarted at a resume point: its last-confirmed id, inclusively.
-fn restart_request(base: &serde_json::Value, r: &ResumePoint) -> serde_json::Value {
-    let mut req = base.clone();
-    req["start_message_id"] = json!({"id": r.last_confirmed_id, "WAL_name": wal_enum_name(&r.wal)});
-    req["include_start_message"] = json!(true);
-    req
-}
-
-fn wal_enum_name(backend_name: &str) -> &'static str {
-    match backend_name {
-        "RocksMQ" => "RocksMQ",
-        "Pulsar" => "Pulsar",
-        "Kafka" => "Kafka",
-        "Woodpecker" => "WoodPecker",
-        _ => "Unknown",
-    }
-}
-
-/// GetReplicateInfo on the new primary, turned into the DumpMessagesRequest for the old one.
-async fn checkpoint_request(spec: &SalvageSpec, t: &Types) -> Result<serde_json::Value, SalvageError> {
-    let new = GrpcTransport::connect(&spec.new_primary).await?;
-    let req = DynamicMessage::deserialize(
-        t.info.input(),
-        json!({"source_cluster_id": spec.source_cluster_id, "target_pchannel": spec.pchannel}),
-    )
-    .map_err(|e| SalvageError::Task(e.to_string()))?;
-    let opts = CallOptions { timeout: Some(spec.timeout), ..Default::default() };
-    let reply = new.call_unary(&t.info, &req, &opts).await?;
-    let no_checkpoint = || SalvageError::NoCheckpoint {
-        endpoint: spec.new_primary.endpoint.clone(),
-        cluster: spec.source_cluster_id.clone(),
-        pchannel: spec.pchannel.clone(),
-    };
-    let ckpt = match reply.message.get_field_by_name("salvage_checkpoint") {
-        Some(v) if reply.message.has_field_by_name("salvage_checkpoint") => v.as_message().cloned(),
-        _ => None,
-    }
-    .ok_or_else(no_checkpoint)?;
-    let id = ckpt.get_field_by_name("message_id").and_then(|v| v.as_message().cloned());
-    let Some(id) = id
-        .filter(|m| m.get_field_by_name("id").and_then(|v| v.as_str().map(|s| !s.is_empty())) == Some(true))
-    else {
-        return Err(no_checkpoint());
-    };
-    let pchannel =
-        ckpt.get_field_by_name("pchannel").and_then(|v| v.as_str().map(str::to_string)).unwrap_or_default();
-    let tt = ckpt.get_field_by_name("time_tick").and_then(|v| v.as_u64()).unwrap_or(0);
-    let id_json: serde_json::Value = serde_json::from_str(&crate::codec::to_json(&id, false))
-        .map_err(|e| SalvageError::Task(e.to_string()))?;
-    Ok(json!({
-        "pchannel": if pchannel.is_empty() { spec.pchannel.clone() } else { pchannel },
-        "start_message_id": id_json,
-        // CDC keeps only timeticks above the checkpoint's (reference §4).
-        "start_timetick": (tt + 1).to_string(),
-        "end_timetick": spec.end_timetick.to_string(),
-        "include_start_message": true,
-    }))
-}
-
-/// The resume point of one received frame; None for a success `status` frame (skipped).
-fn place(
-    response: &MessageDescriptor,
-    bytes: &[u8],
-    from: &GrpcTransport,
-) -> Result<Option<ResumePoint>, SalvageError> {
-    let bad = |reason: String| SalvageError::Protocol { endpoint: from.endpoint().to_string(), reason };
-    let msg = DynamicMessage::decode(response.clone(), bytes)
-        .map_err(|e| bad(format!("not a DumpMessagesResponse: {e}")))?;
-    if msg.has_field_by_name("status") {
-        let status = msg.get_field_by_name("status").and_then(|v| v.as_message().cloned());
-        let code =
-            status.as_ref().and_then(|s| s.get_field_by_name("code")).and_then(|v| v.as_i32()).unwrap_or(0);
-        if code == 0 {
-            return Ok(None);
-        }
-        let reason = status
-            .as_ref()
-            .and_then(|s| s.get_field_by_name("reason"))
-            .and_then(|v| v.as_str().map(str::to_string));
-        return Err(bad(format!("error status {code}: {}", reason.unwrap_or_default())));
-    }
-    let m = msg
-        .get_field_by_name("message")
-        .and_then(|v| v.as_message().cloned())
-        .ok_or_else(|| bad("frame without message".into()))?;
-    let id = m
-        .get_field_by_name("id")
-        .and_then(|v| v.as_message().cloned())
-        .ok_or_else(|| bad("message without id".into()))?;
-    let id_text = id.get_field_by_name("id").and_then(|v| v.as_str().map(str::to_string)).unwrap_or_default();
-    let wal = id.get_field_by_name("WAL_name").and_then(|v| v.as_enum_number()).unwrap_or(0);
-    let props = m.get_field_by_name("properties");
-    let prop = |k: &str| -> Option<String> {
-        match props.as_deref() {
-            Some(Value::Map(map)) => {
-                map.get(&prost_reflect::MapKey::String(k.into())).and_then(|v| v.as_str().map(str::to_string))
-            }
-            _ => None,
-        }
-    };
-    if id_text.is_empty() {
-        return Err(bad("message without id".into()));
-    }
-    let tt_text = prop("_tt").ok_or_else(|| bad(format!("message {id_text} has no _tt")))?;
-    let timetick = parse_base36_u64(&tt_text).map_err(|e| bad(format!("message {id_text}: _tt: {e}")))?;
-    let last_confirmed_id = match prop("_lc") {
-        Some(lc) if prop("_lcs").is_none() && !lc.is_empty() => lc,
-        _ => id_text.clone(),
-    };
-    Ok(Some(ResumePoint {
-        message_id: id_text,
-        wal: WalBackend::from_number(wal).name().to_string(),
-        last_confirmed_id,
-        timetick,
-    }))
 }

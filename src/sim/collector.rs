@@ -2,6 +2,11 @@
 //! SyncTool named in the task, with rows in the attachment, the token it was given and a sync
 //! point that moves from the snapshot into the binlog. Drops a sub-task when SyncTool asks
 //! (`delete_task`) or when a mode-0 task has sent its last batch.
+//!
+//! Fault switches per sub-task ([`SubTaskFault`], set on the running collector): send only
+//! zero-row heartbeats (SyncTool's lastUpdateTime moves, count and sync point do not), send
+//! nothing (a sub-task that never got data stays INIT; a RUNNING one is reassigned again and
+//! again), or send nothing and refuse the reassignment's AddSyncTask (SyncTool marks it FAILED).
 
 use super::rng::SimRng;
 use crate::codec;
@@ -44,20 +49,54 @@ struct State {
     generation: u64,
 }
 
+/// What a sub-task's collector does wrong.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SubTaskFault {
+    /// Zero-row SendData batches only: a heartbeat, no data.
+    Heartbeat,
+    /// No SendData at all.
+    Silent,
+    /// No SendData, and AddSyncTask for it (a reassignment) refused.
+    RefuseReassign,
+}
+
+/// Fault switches by (tid, pid), shared with every pump.
+pub type FaultMap = Arc<Mutex<HashMap<(u32, u32), SubTaskFault>>>;
+
 pub struct DataCollectorSim {
     server: BrpcServer,
     state: Arc<Mutex<State>>,
     /// While set, no SendData goes out (to let SyncTool see a stalled sub-task).
     pub paused: Arc<AtomicBool>,
+    /// Per sub-task faults (see [`SubTaskFault`]).
+    pub faults: FaultMap,
 }
 
 impl DataCollectorSim {
     pub async fn start(addr: SocketAddr, cfg: CollectorConfig) -> std::io::Result<DataCollectorSim> {
         let state: Arc<Mutex<State>> = Arc::default();
         let paused = Arc::new(AtomicBool::new(false));
-        let handler = Arc::new(Handler { state: state.clone(), paused: paused.clone(), cfg });
+        let faults: FaultMap = Arc::default();
+        let handler =
+            Arc::new(Handler { state: state.clone(), paused: paused.clone(), faults: faults.clone(), cfg });
         let server = BrpcServer::bind(addr, handler).await?;
-        Ok(DataCollectorSim { server, state, paused })
+        Ok(DataCollectorSim { server, state, paused, faults })
+    }
+
+    /// Sets (or with None clears) the fault of one sub-task.
+    pub fn set_fault(&self, tid: u32, pid: u32, fault: Option<SubTaskFault>) {
+        if let Ok(mut f) = self.faults.lock() {
+            match fault {
+                Some(x) => f.insert((tid, pid), x),
+                None => f.remove(&(tid, pid)),
+            };
+        }
+    }
+
+    pub fn clear_faults(&self) {
+        if let Ok(mut f) = self.faults.lock() {
+            f.clear();
+        }
     }
 
     pub fn addr(&self) -> SocketAddr {
@@ -73,7 +112,12 @@ impl DataCollectorSim {
 struct Handler {
     state: Arc<Mutex<State>>,
     paused: Arc<AtomicBool>,
+    faults: FaultMap,
     cfg: CollectorConfig,
+}
+
+fn fault_of(faults: &FaultMap, key: (u32, u32)) -> Option<SubTaskFault> {
+    faults.lock().ok().and_then(|f| f.get(&key).copied())
 }
 
 fn field_u32(m: &DynamicMessage, f: &str) -> u32 {
@@ -83,6 +127,7 @@ fn field_u32(m: &DynamicMessage, f: &str) -> u32 {
 impl BrpcService for Handler {
     fn call(&self, service: String, method: String, message: Bytes, _attachment: Bytes) -> RpcResult {
         let (state, paused, cfg) = (self.state.clone(), self.paused.clone(), self.cfg.clone());
+        let faults = self.faults.clone();
         Box::pin(async move {
             // C++ brpc accepts the full name or, for jprotobuf clients, the bare one.
             if service != "openmldb.datasync.DataCollector" && service != "DataCollector" {
@@ -96,6 +141,10 @@ impl BrpcService for Handler {
                 set.message("openmldb.datasync.AddSyncTaskRequest").map_err(|e| (2001, e.to_string()))?;
             let req = codec::decode(&desc, &message).map_err(|e| (1003, e.to_string()))?.message;
             let key = (field_u32(&req, "tid"), field_u32(&req, "pid"));
+            if fault_of(&faults, key) == Some(SubTaskFault::RefuseReassign) {
+                let msg = format!("demo fault: no tablet for tid {} pid {} on this host", key.0, key.1);
+                return Ok((codec::encode(&general(-1, &msg)), Vec::new()));
+            }
             let sync_point = req.get_field_by_name("sync_point").and_then(|v| v.as_message().cloned());
             let Some(sync_point) = sync_point else {
                 return Ok((codec::encode(&general(-1, "sync_point is required")), Vec::new()));
@@ -107,7 +156,7 @@ impl BrpcService for Handler {
                 s.tasks.insert(key, Task { request: req, sync_point, batches: 0, generation });
                 generation
             };
-            tokio::spawn(pump(state, paused, cfg, key, generation));
+            tokio::spawn(pump(state, Switches { paused, faults }, cfg, key, generation));
             Ok((codec::encode(&general(0, "")), Vec::new()))
         })
     }
@@ -137,9 +186,15 @@ fn advance(current: &DynamicMessage, batches: u64, rows: u64) -> DynamicMessage 
     codec::from_json(&desc, &j.to_string()).unwrap_or_else(|_| current.clone())
 }
 
+/// What a pump checks before each batch.
+struct Switches {
+    paused: Arc<AtomicBool>,
+    faults: FaultMap,
+}
+
 async fn pump(
     state: Arc<Mutex<State>>,
-    paused: Arc<AtomicBool>,
+    switches: Switches,
     cfg: CollectorConfig,
     key: (u32, u32),
     generation: u64,
@@ -156,9 +211,13 @@ async fn pump(
     };
     loop {
         tokio::time::sleep(cfg.batch_interval).await;
-        if paused.load(Ordering::Relaxed) {
+        let fault = fault_of(&switches.faults, key);
+        if switches.paused.load(Ordering::Relaxed)
+            || matches!(fault, Some(SubTaskFault::Silent | SubTaskFault::RefuseReassign))
+        {
             continue;
         }
+        let heartbeat = fault == Some(SubTaskFault::Heartbeat);
         let Some((req, start, batches)) = state.lock().ok().and_then(|s| {
             s.tasks
                 .get(&key)
@@ -167,10 +226,10 @@ async fn pump(
         }) else {
             return;
         };
-        let rows = rng.range(5, 50);
-        let next = advance(&start, batches, rows);
+        let rows = if heartbeat { 0 } else { rng.range(5, 50) };
+        let next = if heartbeat { start.clone() } else { advance(&start, batches, rows) };
         let mode = req.get_field_by_name("mode").and_then(|v| v.as_enum_number()).unwrap_or(0);
-        let finished = mode == 0 && batches + 1 >= cfg.full_mode_batches;
+        let finished = !heartbeat && mode == 0 && batches + 1 >= cfg.full_mode_batches;
         let mut send = DynamicMessage::new(send_desc.clone());
         send.set_field_by_name("tid", Value::U32(key.0));
         send.set_field_by_name("pid", Value::U32(key.1));
@@ -214,6 +273,7 @@ async fn pump(
             return;
         }
         if code == 0
+            && !heartbeat
             && let Some(task) = s.tasks.get_mut(&key).filter(|t| t.generation == generation)
         {
             task.sync_point = next;

@@ -9,15 +9,23 @@
 //! ([`SESSION_IDENTIFIER`], stable). Only the database `default` exists: a `dbname` header
 //! naming another gets the proxy's "database not found" status.
 //!
-//! It plays both roles of a salvage: the new primary (it knows a salvage checkpoint for the old
-//! cluster `by-dev-old` on each of its pchannels) and the old primary (it dumps its WAL). Fault
-//! switches let tests drop, stall or fail calls; auth, TLS and reflection are optional.
+//! Alone (the default config) it plays both roles of a salvage: the new primary `by-dev` (it
+//! knows a salvage checkpoint for the old cluster `by-dev-old` on each of its pchannels) and the
+//! old primary (it dumps its WAL). [`super::milvus_pair`] starts two, an old and a new primary
+//! with their own cluster ids and a force-failover replicate configuration, over the same WAL.
+//! A wrong source cluster id gets an empty checkpoint, as on the real server.
+//!
+//! Fault switches ([`Faults`], also changed on a running server with [`MilvusDemo::set_faults`])
+//! drop, stall or fail calls, make the server one that predates the salvage API (UNIMPLEMENTED,
+//! an old version), one whose DumpMessages needs the cluster-admin privilege
+//! (PERMISSION_DENIED), or one before 2.6.20 that sends each transaction as one opaque `Txn`
+//! frame with an empty body. Auth, TLS and reflection are optional.
 //! Must never: listen on anything but the address it was given (tests use 127.0.0.1:0), or
 //! panic on a request.
 
-use super::WalGenConfig;
-use super::milvus_wal::{DemoWal, DumpCursor, DumpRequest, PCHANNELS, Step};
-use crate::net::grpc::{Auth, RawCodec};
+pub use super::milvus_config::{Faults, MilvusDemoConfig};
+use super::milvus_wal::{DemoWal, DumpCursor, DumpRequest, PCHANNELS, Step, opaque_txn};
+use crate::net::grpc::RawCodec;
 use crate::schema::SchemaSet;
 use bytes::Bytes;
 use futures::future::BoxFuture;
@@ -28,6 +36,7 @@ use serde_json::json;
 use std::convert::Infallible;
 use std::net::SocketAddr;
 use std::sync::Arc;
+use std::sync::RwLock;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::task::{Context, Poll};
 use std::time::Duration;
@@ -35,10 +44,12 @@ use tonic::body::Body;
 use tonic::server::NamedService;
 use tonic::transport::server::TcpIncoming;
 use tonic::transport::{Identity, Server, ServerTlsConfig};
-use tonic::{Code, Request, Response, Status};
+use tonic::{Request, Response, Status};
 
-/// The cluster the demo holds salvage checkpoints for.
+/// The cluster the demo holds salvage checkpoints for (the old primary's id).
 pub const OLD_CLUSTER_ID: &str = "by-dev-old";
+/// The demo's own cluster id (the new primary's).
+pub const NEW_CLUSTER_ID: &str = "by-dev";
 /// The `identifier` every Connect gets. The proxy hands out a fresh TSO timestamp per
 /// connection; the demo gives the hybrid timestamp at the start of its synthetic WAL, so the
 /// value is nonzero, TSO-shaped and the same on every run.
@@ -46,55 +57,6 @@ pub const SESSION_IDENTIFIER: i64 = (super::walgen::START_MS << 18) as i64;
 /// The only database the demo has (Milvus's default one).
 const DEFAULT_DB: &str = "default";
 const SERVICE: &str = "milvus.proto.milvus.MilvusService";
-
-/// Fault switches for tests.
-#[derive(Debug, Clone, Default)]
-pub struct Faults {
-    /// The first DumpMessages stream (only the first) fails with UNAVAILABLE after N messages.
-    pub drop_after: Option<u64>,
-    /// Every DumpMessages stream stops sending after N messages but stays open.
-    pub stall_after: Option<u64>,
-    /// Calls of this method (e.g. "GetReplicateInfo") fail with this status.
-    pub fail: Option<(String, Code, String)>,
-    /// GetReplicateInfo answers only after this long (the 2.6.9–2.6.18 hang).
-    pub replicate_info_delay: Option<Duration>,
-}
-
-#[derive(Debug, Clone)]
-pub struct MilvusDemoConfig {
-    /// Where to listen; port 0 picks a free port.
-    pub addr: SocketAddr,
-    pub wal: WalGenConfig,
-    pub version: String,
-    /// Per pchannel, the salvage checkpoint is the first plain message at or after this index.
-    pub checkpoint_index: usize,
-    /// When set, unary calls need this `authorization` (as Milvus, streams are not checked).
-    pub auth: Option<Auth>,
-    /// PEM certificate chain and key: serve TLS.
-    pub tls: Option<(Vec<u8>, Vec<u8>)>,
-    /// Serve gRPC reflection (v1 and v1alpha) with the built-in schemas.
-    pub reflection: bool,
-    /// With `reflection`: serve this encoded FileDescriptorSet instead of the built-in schemas,
-    /// as a real server serves the upstream milvus-proto files it was built from.
-    pub reflection_schemas: Option<Vec<u8>>,
-    pub faults: Faults,
-}
-
-impl Default for MilvusDemoConfig {
-    fn default() -> Self {
-        MilvusDemoConfig {
-            addr: SocketAddr::from(([127, 0, 0, 1], 0)),
-            wal: WalGenConfig::default(),
-            version: "v2.6.20-walscope-demo".into(),
-            checkpoint_index: 5,
-            auth: None,
-            tls: None,
-            reflection: false,
-            reflection_schemas: None,
-            faults: Faults::default(),
-        }
-    }
-}
 
 #[derive(Debug, thiserror::Error)]
 pub enum DemoError {
@@ -107,6 +69,7 @@ pub enum DemoError {
 /// A running demo; dropping it stops the server too.
 pub struct MilvusDemo {
     addr: SocketAddr,
+    state: Arc<State>,
     stop: Option<tokio::sync::oneshot::Sender<()>>,
     task: Option<tokio::task::JoinHandle<()>>,
 }
@@ -141,7 +104,7 @@ impl MilvusDemo {
             (None, None)
         };
         let router = builder
-            .add_service(MilvusService { state })
+            .add_service(MilvusService { state: state.clone() })
             .add_optional_service(v1)
             .add_optional_service(v1alpha);
         let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
@@ -150,11 +113,28 @@ impl MilvusDemo {
             // An error here means the listener failed after start; there is nobody to tell.
             let _ = router.serve_with_incoming_shutdown(incoming, stopped.map(|_| ())).await;
         });
-        Ok(MilvusDemo { addr, stop: Some(stop), task: Some(task) })
+        Ok(MilvusDemo { addr, state, stop: Some(stop), task: Some(task) })
     }
 
     pub fn addr(&self) -> SocketAddr {
         self.addr
+    }
+
+    /// The cluster id this server answers for.
+    pub fn cluster_id(&self) -> &str {
+        &self.state.config.cluster_id
+    }
+
+    /// The fault switches now in force.
+    pub fn faults(&self) -> Faults {
+        self.state.faults.read().map(|f| f.clone()).unwrap_or_default()
+    }
+
+    /// Changes the fault switches of the running server (calls already running keep theirs).
+    pub fn set_faults(&self, faults: Faults) {
+        if let Ok(mut f) = self.state.faults.write() {
+            *f = faults;
+        }
     }
 
     /// Stops accepting, ends open streams, and waits for the server task.
@@ -185,10 +165,12 @@ struct Types {
     info_req: MessageDescriptor,
     info: MessageDescriptor,
     dump_req: MessageDescriptor,
+    dump_resp: MessageDescriptor,
 }
 
 struct State {
     config: MilvusDemoConfig,
+    faults: RwLock<Faults>,
     addr: SocketAddr,
     wal: Arc<DemoWal>,
     types: Types,
@@ -211,7 +193,9 @@ impl State {
                 info_req: desc(pool, "milvus.proto.milvus.GetReplicateInfoRequest")?,
                 info: desc(pool, "milvus.proto.milvus.GetReplicateInfoResponse")?,
                 dump_req: desc(pool, "milvus.proto.milvus.DumpMessagesRequest")?,
+                dump_resp: desc(pool, "milvus.proto.milvus.DumpMessagesResponse")?,
             },
+            faults: RwLock::new(config.faults.clone()),
             wal: Arc::new(DemoWal::new(pool, config.wal.clone())),
             config: config.clone(),
             addr,
@@ -219,11 +203,29 @@ impl State {
         })
     }
 
+    fn faults(&self) -> Faults {
+        self.faults.read().map(|f| f.clone()).unwrap_or_default()
+    }
+
     fn check(&self, method: &str, req: &Request<Bytes>, unary: bool) -> Result<(), Status> {
-        if let Some((m, code, msg)) = &self.config.faults.fail
+        let faults = self.faults();
+        if let Some((m, code, msg)) = &faults.fail
             && m == method
         {
             return Err(Status::new(*code, msg.clone()));
+        }
+        if faults.no_salvage_api && (method == "GetReplicateInfo" || method == "DumpMessages") {
+            // What grpc-go answers for a method the server was not built with.
+            return Err(Status::unimplemented(format!("unknown method {method} for service {SERVICE}")));
+        }
+        if let (true, Some(admin)) = (method == "DumpMessages", &faults.dump_privilege) {
+            let sent = req.metadata().get("authorization").and_then(|v| v.to_str().ok());
+            if sent != Some(admin.header_value().as_str()) {
+                let user = sent.and_then(user_of).unwrap_or_else(|| "anonymous".into());
+                return Err(Status::permission_denied(format!(
+                    "PrivilegeClusterAdmin: permission deny to {user}: DumpMessages needs the cluster-admin privilege"
+                )));
+            }
         }
         if let (true, Some(auth)) = (unary, &self.config.auth) {
             match req.metadata().get("authorization").and_then(|v| v.to_str().ok()) {
@@ -264,17 +266,10 @@ impl State {
                 json!({"status": {}, "isHealthy": true, "reasons": [], "quota_states": []}),
             )?,
             "GetVersion" => {
-                Self::encode(&self.types.version, json!({"status": {}, "version": self.config.version}))?
+                let version = self.faults().version.unwrap_or_else(|| self.config.version.clone());
+                Self::encode(&self.types.version, json!({"status": {}, "version": version}))?
             }
-            "GetReplicateConfiguration" => {
-                let pchannels: Vec<&str> = PCHANNELS.iter().map(|(p, _)| *p).collect();
-                Self::encode(
-                    &self.types.config,
-                    json!({"status": {}, "configuration": {"clusters": [
-                        {"cluster_id": "by-dev", "connection_param": {"uri": format!("http://{}", self.addr)}, "pchannels": pchannels}
-                    ]}}),
-                )?
-            }
+            "GetReplicateConfiguration" => Self::encode(&self.types.config, self.replicate_configuration())?,
             "GetReplicateInfo" => {
                 if let Some(d) = self.config.faults.replicate_info_delay {
                     tokio::time::sleep(d).await;
@@ -316,27 +311,51 @@ impl State {
         })
     }
 
+    /// This cluster, every cluster it still replicates to, and the topology edges to them.
+    fn replicate_configuration(&self) -> serde_json::Value {
+        let pchannels: Vec<&str> = PCHANNELS.iter().map(|(p, _)| *p).collect();
+        let me = &self.config.cluster_id;
+        let mut clusters = vec![json!({"cluster_id": me,
+            "connection_param": {"uri": format!("http://{}", self.addr)}, "pchannels": pchannels})];
+        let mut topology = Vec::new();
+        for (id, uri) in &self.config.replicate_targets {
+            clusters
+                .push(json!({"cluster_id": id, "connection_param": {"uri": uri}, "pchannels": pchannels}));
+            topology.push(json!({"source_cluster_id": me, "target_cluster_id": id}));
+        }
+        json!({"status": {}, "configuration": {"clusters": clusters, "cross_cluster_topology": topology}})
+    }
+
     async fn salvage_checkpoint(
         self: Arc<Self>,
         cluster: &str,
         pchannel: &str,
     ) -> Result<serde_json::Value, Status> {
-        let Some(backend) = DemoWal::backend(pchannel).filter(|_| cluster == OLD_CLUSTER_ID) else {
+        let known = self.config.salvage_source.as_deref() == Some(cluster);
+        let Some(backend) = DemoWal::backend(pchannel).filter(|_| known) else {
             return Ok(json!({}));
         };
         let (wal, p, start) = (self.wal.clone(), pchannel.to_string(), self.config.checkpoint_index);
-        let entry = tokio::task::spawn_blocking(move || {
-            (start..start + 10_000).filter_map(|i| wal.entry(&p, i)).find(|e| {
-                e.last_confirmed_id == e.message_id && e.type_name != "BeginTxn" && e.type_name != "CommitTxn"
-            })
+        let lag = self.config.checkpoint_lag;
+        let found = tokio::task::spawn_blocking(move || {
+            let (i, e) =
+                (start..start + 10_000).filter_map(|i| wal.entry(&p, i).map(|e| (i, e))).find(|(_, e)| {
+                    e.last_confirmed_id == e.message_id
+                        && e.type_name != "BeginTxn"
+                        && e.type_name != "CommitTxn"
+                })?;
+            let confirmed = wal
+                .entry(&p, i.saturating_sub(lag))
+                .map_or(e.last_confirmed_id.clone(), |b| b.last_confirmed_id);
+            Some((confirmed, e.timetick))
         })
         .await
         .map_err(|e| Status::internal(e.to_string()))?;
-        let Some(e) = entry else { return Ok(json!({})) };
+        let Some((confirmed, timetick)) = found else { return Ok(json!({})) };
         Ok(json!({"salvage_checkpoint": {
             "cluster_id": cluster, "pchannel": pchannel,
-            "message_id": {"id": e.last_confirmed_id, "WAL_name": backend.number()},
-            "time_tick": e.timetick.to_string()
+            "message_id": {"id": confirmed, "WAL_name": backend.number()},
+            "time_tick": timetick.to_string()
         }}))
     }
 
@@ -367,11 +386,13 @@ impl State {
             include,
         )
         .map_err(|(code, m)| Status::new(code, m))?;
-        let drop_after = match self.config.faults.drop_after {
+        let faults = self.faults();
+        let drop_after = match faults.drop_after {
             Some(n) if !self.dropped_once.swap(true, Ordering::SeqCst) => Some(n),
             _ => None,
         };
-        let stall_after = self.config.faults.stall_after;
+        let stall_after = faults.stall_after;
+        let opaque = faults.opaque_txn.then(|| self.types.dump_resp.clone());
         let (tx, rx) = tokio::sync::mpsc::channel::<Result<Bytes, Status>>(256);
         let mut cursor = DumpCursor::new(self.wal.clone(), request);
         // Generation is CPU work: a thread of its own keeps the runtime's workers free.
@@ -379,6 +400,10 @@ impl State {
             let mut sent = 0u64;
             while let Some(step) = cursor.step() {
                 let Step::Send(group) = step else { break };
+                let group = match &opaque {
+                    Some(desc) => opaque_txn(desc, group),
+                    None => group,
+                };
                 for e in group {
                     if drop_after == Some(sent) {
                         let _ = tx.blocking_send(Err(Status::unavailable(format!(
@@ -401,6 +426,14 @@ impl State {
         });
         Ok(tokio_stream::wrappers::ReceiverStream::new(rx).boxed())
     }
+}
+
+/// The user named by an `authorization` value (base64 of `user:password`), for messages.
+fn user_of(header: &str) -> Option<String> {
+    use base64::Engine;
+    let raw = base64::engine::general_purpose::STANDARD.decode(header).ok()?;
+    let text = String::from_utf8(raw).ok()?;
+    Some(text.split_once(':').map_or("(token)".to_string(), |(u, _)| u.to_string()))
 }
 
 #[derive(Clone)]

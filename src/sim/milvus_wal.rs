@@ -222,3 +222,26 @@ impl DumpCursor {
         }
     }
 }
+
+/// A transaction as servers before 2.6.20 dump it: one `Txn` (999) frame at the commit's id and
+/// timetick, with an empty body and header. Anything else passes unchanged.
+pub fn opaque_txn(response: &prost_reflect::MessageDescriptor, group: Vec<Entry>) -> Vec<Entry> {
+    let is_txn = group.first().is_some_and(|e| e.type_name == "BeginTxn");
+    let Some(commit) = group.last().filter(|_| is_txn).cloned() else { return group };
+    let Ok(mut frame) = prost_reflect::DynamicMessage::decode(response.clone(), commit.response.as_ref())
+    else {
+        return group;
+    };
+    let Some(prost_reflect::Value::Message(m)) = frame.get_field_by_name_mut("message") else { return group };
+    m.set_field_by_name("payload", prost_reflect::Value::Bytes(Bytes::new()));
+    if let Some(prost_reflect::Value::Map(props)) = m.get_field_by_name_mut("properties") {
+        let key = |k: &str| prost_reflect::MapKey::String(k.into());
+        props.insert(key("_t"), prost_reflect::Value::String("999".into()));
+        props.insert(key("_h"), prost_reflect::Value::String(String::new()));
+    }
+    let mut e = commit;
+    e.response = Bytes::from(crate::codec::encode(&frame));
+    e.type_name = "Txn";
+    e.type_number = 999;
+    vec![e]
+}

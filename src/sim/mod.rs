@@ -8,6 +8,8 @@
 pub mod collector;
 pub mod datasync;
 pub mod milvus;
+pub mod milvus_config;
+pub mod milvus_pair;
 pub mod milvus_wal;
 pub mod rng;
 pub mod sample;

@@ -29,6 +29,7 @@ pub struct SyncToolConfig {
 
 pub struct SyncToolSim {
     server: BrpcServer,
+    state: Arc<Mutex<SyncToolState>>,
     checker: tokio::task::JoinHandle<()>,
 }
 
@@ -53,11 +54,19 @@ impl SyncToolSim {
                 }
             }
         });
-        Ok(SyncToolSim { server, checker })
+        Ok(SyncToolSim { server, state, checker })
     }
 
     pub fn addr(&self) -> SocketAddr {
         self.server.addr()
+    }
+
+    /// As if the SyncTool process restarted: every sub-task recovered as RUNNING from its
+    /// progress file, every `count` back to 0 (it lives in memory only).
+    pub fn restart(&self) {
+        if let Ok(mut s) = self.state.lock() {
+            s.restart();
+        }
     }
 }
 

@@ -1,4 +1,5 @@
 //! The demo SyncTool's bookkeeping, kept synchronous so every rule is a plain function call.
+//! Also the demo cluster's tables ([`DEMO_TABLES`]).
 
 use super::rng::SimRng;
 use crate::codec;
@@ -10,19 +11,21 @@ use std::collections::BTreeMap;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 /// A table the demo cluster knows.
-struct Table {
-    db: &'static str,
-    name: &'static str,
-    tid: u32,
-    partitions: u32,
-    storage: &'static str,
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DemoTable {
+    pub db: &'static str,
+    pub name: &'static str,
+    pub tid: u32,
+    pub partitions: u32,
+    pub storage: &'static str,
 }
 
-const TABLES: [Table; 4] = [
-    Table { db: "demo_db", name: "orders", tid: 2, partitions: 2, storage: "SSD" },
-    Table { db: "demo_db", name: "users", tid: 3, partitions: 1, storage: "HDD" },
-    Table { db: "demo_db", name: "clicks", tid: 5, partitions: 4, storage: "SSD" },
-    Table { db: "demo_db", name: "cache", tid: 4, partitions: 1, storage: "memory" },
+/// The demo cluster's tables (only SSD and HDD tables can be synced).
+pub const DEMO_TABLES: [DemoTable; 4] = [
+    DemoTable { db: "demo_db", name: "orders", tid: 2, partitions: 2, storage: "SSD" },
+    DemoTable { db: "demo_db", name: "users", tid: 3, partitions: 1, storage: "HDD" },
+    DemoTable { db: "demo_db", name: "clicks", tid: 5, partitions: 4, storage: "SSD" },
+    DemoTable { db: "demo_db", name: "cache", tid: 4, partitions: 1, storage: "memory" },
 ];
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -142,8 +145,8 @@ impl SyncToolState {
         }
     }
 
-    fn table(db: &str, name: &str) -> Option<&'static Table> {
-        TABLES.iter().find(|t| t.db == db && t.name == name)
+    fn table(db: &str, name: &str) -> Option<&'static DemoTable> {
+        DEMO_TABLES.iter().find(|t| t.db == db && t.name == name)
     }
 
     fn create(&mut self, req: &DynamicMessage) -> Reply {
@@ -280,6 +283,18 @@ impl SyncToolState {
             }
         }
         out
+    }
+
+    /// What a SyncTool restart does to its sub-tasks: each is recovered from its progress file
+    /// as RUNNING (INIT, FAILED and REASSIGNING ones too), with its token and sync point, and
+    /// `count`, which only lived in memory, starts again from 0.
+    pub fn restart(&mut self) {
+        let now = now_ms();
+        for t in self.tasks.values_mut() {
+            t.count = 0;
+            t.status = Status::Running;
+            t.last_update_ms = now;
+        }
     }
 
     /// The outcome of a reassignment: RUNNING again, or FAILED for good (never retried).

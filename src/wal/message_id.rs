@@ -153,6 +153,21 @@ pub fn encode_message_id(parts: &MessageIdParts) -> String {
     }
 }
 
+/// WAL order of two ids of one backend (Pulsar: ledger, entry, batch index; Woodpecker:
+/// segment, entry; the others: the number); None when either id cannot be read.
+pub fn compare_message_ids(backend: WalBackend, a: &str, b: &str) -> Option<std::cmp::Ordering> {
+    let key = |id: &str| -> Option<(i64, i64, i64)> {
+        Some(match render_message_id(backend, id).ok()?.parts {
+            MessageIdParts::Sequential(v) => (v, 0, 0),
+            MessageIdParts::Pulsar { ledger, entry, batch_index, .. } => {
+                (ledger as i64, entry as i64, i64::from(batch_index))
+            }
+            MessageIdParts::Woodpecker { segment, entry } => (segment, entry, 0),
+        })
+    };
+    Some(key(a)?.cmp(&key(b)?))
+}
+
 fn put_varint_field(number: u64, value: u64, out: &mut Vec<u8>) {
     write_varint(number << 3, out);
     write_varint(value, out);

@@ -11,11 +11,15 @@ pub mod message_id;
 mod summary;
 pub mod timetick;
 pub mod types;
+pub mod versions;
 
 #[cfg(test)]
 mod tests;
 
 pub use analyze::{Encryption, WalMessage, analyze, analyze_bytes, analyze_row};
-pub use message_id::{MessageIdParts, RenderedId, WalBackend, encode_message_id, render_message_id};
+pub use message_id::{
+    MessageIdParts, RenderedId, WalBackend, compare_message_ids, encode_message_id, render_message_id,
+};
 pub use timetick::{format_timetick, parse_base36_u64, timetick_to_millis, to_base36};
 pub use types::{header_body_types, is_dumped_type, message_type_name};
+pub use versions::MilvusVersion;

@@ -11,6 +11,7 @@ use super::detail_view;
 use crate::net::profile::{ConnectionProfile, TransportKind};
 use crate::ui::command::{AppCommand, CallSpec};
 use crate::ui::composer::{ComposerState, Confirm, Response, all_methods};
+use crate::ui::detail::shell_quote;
 use eframe::egui;
 use prost_reflect::DescriptorPool;
 
@@ -62,7 +63,7 @@ pub fn show(st: &mut ComposerState, view: &ComposerView<'_>, ui: &mut egui::Ui, 
             egui::Button::new("Send").shortcut_text("Ctrl+Enter"),
         );
         if send.clicked() || (send_key && !busy && st.confirm.is_none()) {
-            ask_send(st, view, profile.as_ref(), &method, out);
+            ask_send(st, profile.as_ref(), &method, out);
         }
         if ui.add_enabled(busy, egui::Button::new("Stop").shortcut_text("Esc")).clicked()
             || (stop_key && busy)
@@ -82,7 +83,7 @@ pub fn show(st: &mut ComposerState, view: &ComposerView<'_>, ui: &mut egui::Ui, 
     if let Some(why) = &st.refused {
         ui.colored_label(ui.visuals().error_fg_color, format!("Not sent: {why}"));
     }
-    confirm_box(st, view, profile.as_ref(), &method, ui, out);
+    confirm_box(st, profile.as_ref(), &method, ui, out);
     if st.show_history {
         super::composer_history::show(st, view.pool, ui, out);
     }
@@ -224,7 +225,6 @@ fn request_editor(st: &mut ComposerState, pool: &DescriptorPool, ui: &mut egui::
 /// Send pressed: refuse what cannot go out, ask to confirm what changes a server, else send.
 fn ask_send(
     st: &mut ComposerState,
-    view: &ComposerView<'_>,
     profile: Option<&ConnectionProfile>,
     method: &prost_reflect::MethodDescriptor,
     out: &mut Vec<AppCommand>,
@@ -249,13 +249,12 @@ fn ask_send(
         Some(guard) => {
             st.confirm = Some(Confirm { guard, typed: String::new(), stream: method.is_server_streaming() })
         }
-        None => send(st, view, profile, method, out),
+        None => send(st, profile, method, out),
     }
 }
 
 fn send(
     st: &mut ComposerState,
-    _view: &ComposerView<'_>,
     profile: &ConnectionProfile,
     method: &prost_reflect::MethodDescriptor,
     out: &mut Vec<AppCommand>,
@@ -296,7 +295,6 @@ fn stop(st: &mut ComposerState, out: &mut Vec<AppCommand>) {
 
 fn confirm_box(
     st: &mut ComposerState,
-    view: &ComposerView<'_>,
     profile: Option<&ConnectionProfile>,
     method: &prost_reflect::MethodDescriptor,
     ui: &mut egui::Ui,
@@ -329,7 +327,7 @@ fn confirm_box(
     if cancel {
         st.confirm = None;
     } else if go && let Some(p) = profile {
-        send(st, view, p, method, out);
+        send(st, p, method, out);
     }
 }
 
@@ -397,12 +395,4 @@ pub fn grpcurl_command(
 
 fn compact_json(st: &ComposerState) -> String {
     serde_json::from_str::<serde_json::Value>(&st.json).map(|v| v.to_string()).unwrap_or_else(|_| "{}".into())
-}
-
-fn shell_quote(s: &str) -> String {
-    if !s.is_empty() && s.chars().all(|c| c.is_ascii_alphanumeric() || "/._-+:=@".contains(c)) {
-        s.to_string()
-    } else {
-        format!("'{}'", s.replace('\'', "'\\''"))
-    }
 }

@@ -1,0 +1,170 @@
+//! The salvage job's dealings with the wire: the checkpoint request (a missing checkpoint
+//! explained), placing each received frame (its id, last-confirmed id, timetick, transaction),
+//! the request to restart from a resume point, which failures may be retried, and the words
+//! for those that may not (UNIMPLEMENTED with the old primary's version, PERMISSION_DENIED with
+//! the privilege, DEADLINE_EXCEEDED with the timeout, where the stream stopped).
+//!
+//! Must never: call a failure retriable when the server answered about the request itself.
+
+use super::checkpoint::{Checkpoint, CheckpointProblem, Milvus, diagnose};
+use super::salvage::{SalvageError, SalvageSpec};
+use crate::dump::ResumePoint;
+use crate::net::grpc::GrpcTransport;
+use crate::net::{NetError, Transport};
+use crate::wal::{WalBackend, format_timetick, parse_base36_u64};
+use prost_reflect::{DynamicMessage, MessageDescriptor, Value};
+use serde_json::json;
+
+/// The checkpoint from the new primary; a missing one explained with both clusters' views.
+pub(super) async fn fetch_checkpoint(spec: &SalvageSpec) -> Result<Checkpoint, SalvageError> {
+    let new = Milvus::connect(&spec.new_primary, spec.timeout).await?;
+    match new.checkpoint(&spec.source_cluster_id, &spec.pchannel).await {
+        Err(CheckpointProblem::Missing { endpoint, cluster, pchannel, .. }) => {
+            let old = Milvus::connect(&spec.old_primary, spec.timeout).await.ok();
+            let why = diagnose(&new, old.as_ref(), &cluster, &pchannel).await;
+            Err(CheckpointProblem::Missing { endpoint, cluster, pchannel, why }.into())
+        }
+        other => Ok(other?),
+    }
+}
+
+/// A DumpMessages failure that will not be retried, in words.
+pub(super) async fn explain_dump(spec: &SalvageSpec, failure: NetError, at: u64, end: u64) -> SalvageError {
+    let endpoint = spec.old_primary.endpoint.clone();
+    let code = match &failure {
+        NetError::Status { code, .. } => code.clone(),
+        NetError::Timeout { .. } => "DEADLINE_EXCEEDED".into(),
+        _ => return failure.into(),
+    };
+    let mut words = match code.as_str() {
+        "UNIMPLEMENTED" => {
+            let version = match Milvus::connect(&spec.old_primary, spec.timeout).await {
+                Ok(m) => m.version().await,
+                Err(_) => None,
+            };
+            format!(
+                "UNIMPLEMENTED: the old primary ({}) predates DumpMessages, which came with Milvus {};                  its WAL cannot be dumped through the API: upgrade it (2.6.20+ also dumps transactions whole)",
+                version.unwrap_or_else(|| "version unknown".into()),
+                crate::wal::versions::SALVAGE_API_SINCE
+            )
+        }
+        "PERMISSION_DENIED" => "PERMISSION_DENIED: since mid-2026 DumpMessages needs a cluster-admin privilege;              use the old primary's profile with a user that has the cluster-admin role (e.g. root)"
+            .to_string(),
+        "DEADLINE_EXCEEDED" => format!(
+            "DEADLINE_EXCEEDED: no message within {:?}: the old primary may be overloaded, or there is nothing              newer yet; raise the timeout",
+            spec.timeout
+        ),
+        _ => return failure.into(),
+    };
+    if end != 0 && at < end {
+        words.push_str(&format!(
+            "; the stream stopped at {} before the end time {} UTC: resume to continue",
+            if at == 0 { "its start".to_string() } else { format!("{} UTC", format_timetick(at)) },
+            format_timetick(end)
+        ));
+    }
+    SalvageError::Dump { endpoint, words, source: Box::new(failure) }
+}
+
+/// A dropped connection or a restarting server; never an answer about the request itself.
+pub(super) fn retriable(e: &NetError) -> bool {
+    match e {
+        NetError::Status { code, message, .. } => {
+            code == "UNAVAILABLE"
+                || (code == "UNKNOWN" && message.contains("transport"))
+                || code == "CANCELLED"
+        }
+        NetError::Connect { .. } | NetError::Timeout { .. } | NetError::Protocol { .. } => true,
+        _ => false,
+    }
+}
+
+pub(super) fn json_u64(v: &serde_json::Value) -> Option<u64> {
+    v.as_u64().or_else(|| v.as_str().and_then(|s| s.parse().ok()))
+}
+
+/// The stored request restarted at a resume point: its last-confirmed id, inclusively.
+pub(super) fn restart_request(base: &serde_json::Value, r: &ResumePoint) -> serde_json::Value {
+    let mut req = base.clone();
+    req["start_message_id"] = json!({"id": r.last_confirmed_id, "WAL_name": wal_enum_name(&r.wal)});
+    req["include_start_message"] = json!(true);
+    req
+}
+
+pub(super) fn wal_enum_name(backend_name: &str) -> &'static str {
+    match backend_name {
+        "RocksMQ" => "RocksMQ",
+        "Pulsar" => "Pulsar",
+        "Kafka" => "Kafka",
+        "Woodpecker" => "WoodPecker",
+        _ => "Unknown",
+    }
+}
+
+/// The resume point of one received frame and whether it belongs to a transaction (`_tx`);
+/// None for a success `status` frame (skipped).
+pub(super) fn place(
+    response: &MessageDescriptor,
+    bytes: &[u8],
+    from: &GrpcTransport,
+) -> Result<Option<(ResumePoint, bool)>, SalvageError> {
+    let bad = |reason: String| SalvageError::Protocol { endpoint: from.endpoint().to_string(), reason };
+    let msg = DynamicMessage::decode(response.clone(), bytes)
+        .map_err(|e| bad(format!("not a DumpMessagesResponse: {e}")))?;
+    if msg.has_field_by_name("status") {
+        let status = msg.get_field_by_name("status").and_then(|v| v.as_message().cloned());
+        let code =
+            status.as_ref().and_then(|s| s.get_field_by_name("code")).and_then(|v| v.as_i32()).unwrap_or(0);
+        if code == 0 {
+            return Ok(None);
+        }
+        let reason = status
+            .as_ref()
+            .and_then(|s| s.get_field_by_name("reason"))
+            .and_then(|v| v.as_str().map(str::to_string));
+        return Err(bad(format!("error status {code}: {}", reason.unwrap_or_default())));
+    }
+    let m = msg
+        .get_field_by_name("message")
+        .and_then(|v| v.as_message().cloned())
+        .ok_or_else(|| bad("frame without message".into()))?;
+    let id = m
+        .get_field_by_name("id")
+        .and_then(|v| v.as_message().cloned())
+        .ok_or_else(|| bad("message without id".into()))?;
+    let id_text = id.get_field_by_name("id").and_then(|v| v.as_str().map(str::to_string)).unwrap_or_default();
+    let wal = id.get_field_by_name("WAL_name").and_then(|v| v.as_enum_number()).unwrap_or(0);
+    let props = m.get_field_by_name("properties");
+    let prop = |k: &str| -> Option<String> {
+        match props.as_deref() {
+            Some(Value::Map(map)) => {
+                map.get(&prost_reflect::MapKey::String(k.into())).and_then(|v| v.as_str().map(str::to_string))
+            }
+            _ => None,
+        }
+    };
+    if id_text.is_empty() {
+        return Err(bad("message without id".into()));
+    }
+    let tt_text = prop("_tt").ok_or_else(|| bad(format!("message {id_text} has no _tt")))?;
+    let timetick = parse_base36_u64(&tt_text).map_err(|e| bad(format!("message {id_text}: _tt: {e}")))?;
+    let last_confirmed_id = match prop("_lc") {
+        Some(lc) if prop("_lcs").is_none() && !lc.is_empty() => lc,
+        _ => id_text.clone(),
+    };
+    let point = ResumePoint {
+        message_id: id_text,
+        wal: WalBackend::from_number(wal).name().to_string(),
+        last_confirmed_id,
+        timetick,
+    };
+    Ok(Some((point, prop("_tx").is_some())))
+}
+
+/// The WALName number of a backend name as [`ResumePoint::wal`] stores it.
+pub(super) fn wal_number(backend_name: &str) -> i32 {
+    [WalBackend::RocksMq, WalBackend::Pulsar, WalBackend::Kafka, WalBackend::Woodpecker]
+        .into_iter()
+        .find(|b| b.name() == backend_name)
+        .map_or(0, |b| b.number())
+}

@@ -1,0 +1,100 @@
+//! The demo Milvus's settings: where it listens, its WAL, version and cluster id, the salvage
+//! checkpoints it holds, its replicate configuration, auth/TLS/reflection, and the fault
+//! switches ([`Faults`]) tests and the app's demo turn on.
+//!
+//! Must never: hold a default that makes the demo reach beyond 127.0.0.1.
+
+use super::WalGenConfig;
+use super::milvus::{NEW_CLUSTER_ID, OLD_CLUSTER_ID};
+use crate::net::grpc::Auth;
+use std::net::SocketAddr;
+use std::time::Duration;
+use tonic::Code;
+
+/// Fault switches for tests and the app's demo.
+#[derive(Debug, Clone, Default)]
+pub struct Faults {
+    /// A server from before the salvage API: GetReplicateInfo and DumpMessages answer
+    /// UNIMPLEMENTED (pair it with an old `version`, see [`Faults::old_server`]).
+    pub no_salvage_api: bool,
+    /// GetVersion answers this instead of the config's version.
+    pub version: Option<String>,
+    /// DumpMessages needs the cluster-admin privilege, which only this `authorization` has;
+    /// every other caller gets PERMISSION_DENIED (as servers since mid-2026 do).
+    pub dump_privilege: Option<Auth>,
+    /// As servers before 2.6.20: each transaction is one `Txn` (999) frame with an empty body.
+    pub opaque_txn: bool,
+    /// The first DumpMessages stream (only the first) fails with UNAVAILABLE after N messages.
+    pub drop_after: Option<u64>,
+    /// Every DumpMessages stream stops sending after N messages but stays open.
+    pub stall_after: Option<u64>,
+    /// Calls of this method (e.g. "GetReplicateInfo") fail with this status.
+    pub fail: Option<(String, Code, String)>,
+    /// GetReplicateInfo answers only after this long (the 2.6.9–2.6.18 hang).
+    pub replicate_info_delay: Option<Duration>,
+}
+
+impl Faults {
+    /// A Milvus 2.5.4: no GetReplicateInfo salvage checkpoint, no DumpMessages.
+    pub fn old_server() -> Faults {
+        Faults { no_salvage_api: true, version: Some("v2.5.4".into()), ..Default::default() }
+    }
+
+    /// A Milvus 2.6.19: the salvage API, but transactions dumped as opaque `Txn` frames.
+    pub fn before_txn_fix() -> Faults {
+        Faults { opaque_txn: true, version: Some("v2.6.19".into()), ..Default::default() }
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct MilvusDemoConfig {
+    /// Where to listen; port 0 picks a free port.
+    pub addr: SocketAddr,
+    pub wal: WalGenConfig,
+    pub version: String,
+    /// This cluster's id (GetReplicateConfiguration names it).
+    pub cluster_id: String,
+    /// The cluster this one was force-promoted from: GetReplicateInfo has a salvage checkpoint
+    /// for it on every pchannel. None: no salvage checkpoint for anyone (an old primary).
+    pub salvage_source: Option<String>,
+    /// Clusters this one still replicates to (`cluster_id`, `uri`): listed in its replicate
+    /// configuration with a topology edge from this cluster (an old primary that never learnt
+    /// of the failover).
+    pub replicate_targets: Vec<(String, String)>,
+    /// Per pchannel, the salvage checkpoint is the first plain message at or after this index.
+    pub checkpoint_index: usize,
+    /// The checkpoint's message id is that of the message this many entries before the last
+    /// replicated one (a last-confirmed id that lags), so a dump from it also holds messages the
+    /// new primary already has. 0: the last replicated message's own id.
+    pub checkpoint_lag: usize,
+    /// When set, unary calls need this `authorization` (as Milvus, streams are not checked).
+    pub auth: Option<Auth>,
+    /// PEM certificate chain and key: serve TLS.
+    pub tls: Option<(Vec<u8>, Vec<u8>)>,
+    /// Serve gRPC reflection (v1 and v1alpha) with the built-in schemas.
+    pub reflection: bool,
+    /// With `reflection`: serve this encoded FileDescriptorSet instead of the built-in schemas,
+    /// as a real server serves the upstream milvus-proto files it was built from.
+    pub reflection_schemas: Option<Vec<u8>>,
+    pub faults: Faults,
+}
+
+impl Default for MilvusDemoConfig {
+    fn default() -> Self {
+        MilvusDemoConfig {
+            addr: SocketAddr::from(([127, 0, 0, 1], 0)),
+            wal: WalGenConfig::default(),
+            version: "v2.6.20-walscope-demo".into(),
+            cluster_id: NEW_CLUSTER_ID.into(),
+            salvage_source: Some(OLD_CLUSTER_ID.into()),
+            replicate_targets: Vec::new(),
+            checkpoint_index: 5,
+            checkpoint_lag: 0,
+            auth: None,
+            tls: None,
+            reflection: false,
+            reflection_schemas: None,
+            faults: Faults::default(),
+        }
+    }
+}
