@@ -82,7 +82,15 @@ fn main() {
     // Warm the demo's WAL cache (it generates messages on first use), so both runs below see
     // the same server.
     let warm = std::process::Command::new(env!("CARGO_BIN_EXE_walscope"))
-        .args(["call", &endpoint, "milvus.proto.milvus.MilvusService/DumpMessages", "-d", &req, "--quiet", "--save-dump"])
+        .args([
+            "call",
+            &endpoint,
+            "milvus.proto.milvus.MilvusService/DumpMessages",
+            "-d",
+            &req,
+            "--quiet",
+            "--save-dump",
+        ])
         .arg(dir.path().join("warm.dump"))
         .output()
         .expect("walscope call --save-dump");

@@ -3,6 +3,7 @@
 //! The core library (everything but `ui`) builds and tests without a display; the CLI and the
 //! GUI are two faces on the same functions.
 
+pub mod atomic;
 pub mod cli;
 pub mod codec;
 pub mod datasync;

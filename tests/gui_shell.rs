@@ -203,7 +203,10 @@ fn demo_profiles_are_listed_and_checked_against_the_demo_servers() {
     let mut app = WalscopeApp::new();
     app.start_demo();
     let names: Vec<String> = app.connections.demo.iter().map(|p| p.name.clone()).collect();
-    assert_eq!(names, ["demo-milvus", "demo-synctool", "demo-collector"]);
+    assert_eq!(
+        names,
+        ["demo-milvus", "demo-old-primary", "demo-new-primary", "demo-synctool", "demo-collector"]
+    );
     let mut h = harness(app);
     h.step();
     open_menu(&mut h, "Connections");

@@ -184,7 +184,9 @@ async fn four_pchannels_in_parallel_skip_or_keep_exactly_the_replicated_frames()
         assert!(skip.opaque_txn_frames.is_empty() && !skip.has_findings(), "{:?}", skip.notes);
         assert!(skip.notes.iter().any(|n| n.contains("were skipped")), "{:?}", skip.notes);
         assert!(keep.notes.iter().any(|n| n.contains("already has them")), "{:?}", keep.notes);
-        assert!(skip.record.as_ref().unwrap().skip_replicated && !keep.record.as_ref().unwrap().skip_replicated);
+        assert!(
+            skip.record.as_ref().unwrap().skip_replicated && !keep.record.as_ref().unwrap().skip_replicated
+        );
     }
     // A folder that holds a salvage is never started over.
     let again = salvage_set::start(set_spec(&p, &skip_dir, end, true)).await;
@@ -297,7 +299,10 @@ async fn missing_checkpoints_and_old_servers_are_explained() {
     let (manifest, results) = run.wait().await;
     for (pc, r) in &results {
         let e = r.as_ref().err().unwrap_or_else(|| panic!("{pc} succeeded")).to_string();
-        assert!(e.contains("UNIMPLEMENTED") && e.contains("v2.5.4") && e.contains("predates DumpMessages"), "{e}");
+        assert!(
+            e.contains("UNIMPLEMENTED") && e.contains("v2.5.4") && e.contains("predates DumpMessages"),
+            "{e}"
+        );
     }
     assert!(manifest.pchannels.iter().all(|e| e.last_error.as_deref().is_some_and(|t| t.contains("v2.5.4"))));
     p.shutdown().await;
@@ -319,7 +324,8 @@ async fn missing_checkpoints_and_old_servers_are_explained() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn permission_denied_names_the_privilege_and_the_admin_gets_through() {
     let admin = Auth::UserPassword { user: "root".into(), password: "Milvus".into() };
-    let p = pair(Faults { dump_privilege: Some(admin.clone()), ..Default::default() }, Faults::default()).await;
+    let p =
+        pair(Faults { dump_privilege: Some(admin.clone()), ..Default::default() }, Faults::default()).await;
     let dir = tempfile::tempdir().unwrap();
     let end = end_after(300);
     let run = salvage_set::start(set_spec(&p, dir.path(), end, true)).await.unwrap();
@@ -367,7 +373,11 @@ async fn transactions_from_a_server_before_2_6_20_are_flagged_as_lost() {
             opaque += r.opaque_txn_frames.len();
             assert_eq!(r.types.get("Txn").copied(), Some(r.opaque_txn_frames.len() as u64));
             assert!(r.has_findings());
-            assert!(r.notes.iter().any(|n| n.contains("data is lost") && n.contains("2.6.20")), "{:?}", r.notes);
+            assert!(
+                r.notes.iter().any(|n| n.contains("data is lost") && n.contains("2.6.20")),
+                "{:?}",
+                r.notes
+            );
         }
     }
     assert!(opaque > 0, "the window holds transactions");

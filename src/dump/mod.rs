@@ -13,7 +13,10 @@ pub mod filter;
 pub mod framing;
 pub mod index;
 pub mod reader;
-pub mod save;
+/// Atomic saves with a backup (the crate-wide [`crate::atomic`], under the name dumps knew it by).
+pub mod save {
+    pub use crate::atomic::{atomic_write, backup_path};
+}
 pub mod source;
 pub mod validate;
 pub mod view;

@@ -270,7 +270,7 @@ impl HistoryStore {
                 .map_err(|e| HistoryError::Encode { path: self.path.clone(), reason: e.to_string() })?;
             out.push(b'\n');
         }
-        crate::dump::save::atomic_write(&self.path, &out, false).map(drop).map_err(self.io())
+        crate::atomic::atomic_write(&self.path, &out, false).map(drop).map_err(self.io())
     }
 
     fn read_all(&self) -> Result<Vec<HistoryEntry>, HistoryError> {

@@ -278,7 +278,7 @@ impl ProfileStore {
             std::fs::create_dir_all(dir).map_err(|e| err(e.to_string()))?;
         }
         let text = serde_json::to_vec_pretty(all).map_err(|e| err(e.to_string()))?;
-        crate::dump::save::atomic_write(&self.path, &text, true).map(|_| ()).map_err(|e| err(e.to_string()))
+        crate::atomic::atomic_write(&self.path, &text, true).map(|_| ()).map_err(|e| err(e.to_string()))
     }
 }
 

@@ -33,6 +33,8 @@ pub struct WalscopeApp {
     pub tasks: panels::tasks::TasksState,
     /// The open request composers (each a pane).
     pub composers: Vec<super::composer::ComposerState>,
+    /// The open salvage panes.
+    pub salvages: Vec<super::salvage::SalvageState>,
     pub(super) next_composer: u64,
     /// The composer last clicked: it takes Ctrl+Enter and Esc.
     pub focused_composer: Option<u64>,
@@ -56,6 +58,8 @@ pub struct WalscopeApp {
     pub confirm_close: Option<PathBuf>,
     /// The demo Milvus started by `--demo`.
     milvus_demo: Option<crate::sim::milvus::MilvusDemo>,
+    /// The demo's old and new primary after a forced failover (for the salvage pane).
+    milvus_pair: Option<crate::sim::milvus_pair::MilvusPair>,
     wake: Wake,
     /// The context background work repaints; known from the first frame on.
     ctx: Arc<OnceLock<egui::Context>>,
@@ -88,6 +92,7 @@ impl WalscopeApp {
             show_connections: false,
             tasks: Default::default(),
             composers: Vec::new(),
+            salvages: Vec::new(),
             next_composer: 0,
             focused_composer: None,
             config_dir: None,
@@ -100,6 +105,7 @@ impl WalscopeApp {
             recent: RecentFiles::default(),
             connections: Default::default(),
             milvus_demo: None,
+            milvus_pair: None,
             wake,
             ctx,
         }
@@ -114,7 +120,8 @@ impl WalscopeApp {
         rt
     }
 
-    /// Starts the demo Milvus (gRPC), SyncTool and DataCollector (brpc) on free loopback ports,
+    /// Starts the demo Milvus (gRPC; also an old and a new primary after a forced failover),
+    /// SyncTool and DataCollector (brpc) on free loopback ports,
     /// watches the SyncTool and adds in-memory connection profiles for all three (never saved).
     /// Called at start-up (binding loopback ports), never from a frame.
     pub fn start_demo(&mut self) {
@@ -131,6 +138,22 @@ impl WalscopeApp {
                 self.milvus_demo = Some(m);
             }
             Err(e) => self.notice = Some(Notice::error(format!("cannot start the demo Milvus: {e}"))),
+        }
+        match rt.block_on(crate::sim::milvus_pair::MilvusPair::start(Default::default())) {
+            Ok(pair) => {
+                self.connections.demo.push(profile(
+                    "demo-old-primary",
+                    TransportKind::Grpc,
+                    pair.old_addr().to_string(),
+                ));
+                self.connections.demo.push(profile(
+                    "demo-new-primary",
+                    TransportKind::Grpc,
+                    pair.new_addr().to_string(),
+                ));
+                self.milvus_pair = Some(pair);
+            }
+            Err(e) => self.notice = Some(Notice::error(format!("cannot start the demo failover pair: {e}"))),
         }
         let started = rt.block_on(crate::sim::datasync::DatasyncDemo::start(
             any,

@@ -62,6 +62,20 @@ pub enum AppCommand {
     CloseComposer(u64),
     /// Send a composer's request.
     Call(Box<CallSpec>),
+    /// Open a salvage pane.
+    NewSalvage,
+    /// Close a salvage pane (its dumps stop, resumable).
+    CloseSalvage(u64),
+    /// Offer the old primary's pchannels (from its replicate configuration) in a salvage pane.
+    OfferPchannels(u64),
+    /// Fetch every pchannel's salvage checkpoint from the new primary.
+    FetchCheckpoints(u64),
+    /// Look for unfinished dumps in the salvage pane's folder.
+    LookInFolder(u64),
+    /// Start one dump per pchannel with a checkpoint, in parallel, into the folder.
+    StartSalvage(u64),
+    /// Continue an unfinished dump of the folder (None: all of them).
+    ResumeSalvage { pane: u64, pchannel: Option<String> },
     /// Read the call history for a composer (optionally only entries containing some text).
     LoadHistory { composer: u64, search: String },
     /// Copy a composer's stream dump (and its manifest) to a chosen file.
@@ -117,6 +131,18 @@ impl WalscopeApp {
                 self.composers.retain(|c| c.id != id);
             }
             AppCommand::Call(spec) => self.call(*spec),
+            AppCommand::NewSalvage => {
+                self.new_salvage();
+            }
+            AppCommand::CloseSalvage(id) => {
+                self.jobs.cancel_owner(&JobOwner::Salvage(id));
+                self.salvages.retain(|s| s.id != id);
+            }
+            AppCommand::OfferPchannels(id) => self.offer_pchannels(id),
+            AppCommand::FetchCheckpoints(id) => self.fetch_checkpoints(id),
+            AppCommand::LookInFolder(id) => self.look_in_folder(id),
+            AppCommand::StartSalvage(id) => self.start_salvage(id),
+            AppCommand::ResumeSalvage { pane, pchannel } => self.resume_salvage(pane, pchannel),
             AppCommand::LoadHistory { composer, search } => self.load_history(composer, search),
             AppCommand::SaveStream { composer, from, to } => self.copy_stream(composer, from, to),
             AppCommand::WatchTasks => self.watch_tasks(),
@@ -296,6 +322,7 @@ impl WalscopeApp {
                 (JobOwner::Schemas, Err(e)) => self.schemas_state.last_load = Some(Err(e.to_string())),
                 (JobOwner::Connections, r) => self.connections.take(r),
                 (JobOwner::Composer(id), r) => self.composer_result(id, r),
+                (JobOwner::Salvage(id), r) => self.salvage_result(id, r),
                 (JobOwner::Tasks(_), r) => self.tasks.take(r),
                 (_, Ok(JobOutput::Done(text))) => {
                     if !text.is_empty() {

@@ -27,6 +27,7 @@ pub enum JobOwner {
     Schemas,
     Connections,
     Composer(u64),
+    Salvage(u64),
     Tasks(u64),
 }
 

@@ -25,6 +25,8 @@ pub enum Pane {
     Connections,
     /// A request composer, by its id.
     Composer(u64),
+    /// A salvage, by its id.
+    Salvage(u64),
 }
 
 pub struct Layout {
@@ -41,6 +43,7 @@ struct Shown {
     tasks: bool,
     connections: bool,
     composers: Vec<u64>,
+    salvages: Vec<u64>,
 }
 
 const TREE_ID: &str = "walscope_layout";
@@ -115,11 +118,11 @@ impl Layout {
         let tiles = &mut self.tree.tiles;
         let is_file = matches!(pane, Pane::File(_) | Pane::Start);
         let schemas = pane == Pane::Schemas;
-        if let Pane::Composer(_) | Pane::Connections = pane {
+        if let Pane::Composer(_) | Pane::Connections | Pane::Salvage(_) = pane {
             // Beside the other composers, else as a tab beside the files.
             let sibling = tiles
                 .iter()
-                .find(|(_, t)| matches!(t, Tile::Pane(Pane::Composer(_))))
+                .find(|(_, t)| matches!(t, Tile::Pane(Pane::Composer(_) | Pane::Salvage(_))))
                 .or_else(|| tiles.iter().find(|(_, t)| matches!(t, Tile::Pane(Pane::File(_) | Pane::Start))))
                 .map(|(id, _)| *id);
             let new = tiles.insert_pane(pane);
@@ -199,6 +202,7 @@ impl Layout {
                 Pane::Tasks => tasks,
                 Pane::Connections => shown.connections,
                 Pane::Composer(id) => shown.composers.contains(id),
+                Pane::Salvage(id) => shown.salvages.contains(id),
                 Pane::Start => true,
             };
             if !keep {
@@ -228,6 +232,11 @@ impl Layout {
         for id in &shown.composers {
             if !self.has(&Pane::Composer(*id)) {
                 self.add(Pane::Composer(*id));
+            }
+        }
+        for id in &shown.salvages {
+            if !self.has(&Pane::Salvage(*id)) {
+                self.add(Pane::Salvage(*id));
             }
         }
         if let Some(pane) = self.bring_forward.take() {
@@ -276,6 +285,17 @@ impl egui_tiles::Behavior<Pane> for Shell<'_> {
                 egui::ScrollArea::vertical().id_salt("connections_panel").show(ui, |ui| {
                     panels::connections::show(&mut self.app.connections, &store, ui, &mut out)
                 });
+                self.app.commands.extend(out);
+            }
+            Pane::Salvage(id) => {
+                let id = *id;
+                let profiles = self.app.connections.profiles();
+                let mut out = Vec::new();
+                if let Some(s) = self.app.salvages.iter_mut().find(|s| s.id == id) {
+                    egui::ScrollArea::vertical().id_salt(("salvage", id)).show(ui, |ui| {
+                        ui.push_id(("salvage", id), |ui| panels::salvage::show(s, &profiles, ui, &mut out))
+                    });
+                }
                 self.app.commands.extend(out);
             }
             Pane::Composer(id) => {
@@ -343,6 +363,7 @@ impl egui_tiles::Behavior<Pane> for Shell<'_> {
             Pane::Schemas => "Schemas".into(),
             Pane::Tasks => "Sync tasks".into(),
             Pane::Connections => "Connections".into(),
+            Pane::Salvage(_) => "Salvage".into(),
             Pane::Composer(id) => {
                 let c = self.app.composers.iter().find(|c| c.id == *id);
                 let insecure = c.is_some_and(|c| {
@@ -414,6 +435,7 @@ pub fn show(app: &mut WalscopeApp, ui: &mut egui::Ui) {
         tasks: app.show_tasks,
         connections: app.show_connections,
         composers: app.composers.iter().map(|c| c.id).collect(),
+        salvages: app.salvages.iter().map(|s| s.id).collect(),
     };
     app.layout.sync(&files, &app.opening, active.as_ref(), &shown);
     let mut tree = std::mem::replace(&mut app.layout.tree, Tree::empty(egui::Id::unique(TREE_ID)));
@@ -438,6 +460,7 @@ pub fn show(app: &mut WalscopeApp, ui: &mut egui::Ui) {
             Pane::Tasks => app.show_tasks = false,
             Pane::Connections => app.show_connections = false,
             Pane::Composer(id) => app.send(super::command::AppCommand::CloseComposer(id)),
+            Pane::Salvage(id) => app.send(super::command::AppCommand::CloseSalvage(id)),
             Pane::Start => {}
         }
     }

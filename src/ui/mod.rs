@@ -22,6 +22,8 @@ pub mod panels;
 pub mod profile_form;
 pub mod recent;
 pub mod row_order;
+pub mod salvage;
+mod salvage_jobs;
 pub mod startup;
 pub mod widgets;
 

@@ -28,6 +28,14 @@ pub enum JobOutput {
     History { composer: u64, entries: Vec<crate::net::history::HistoryEntry> },
     /// A composer's stream ended: how, or why its dump could not be written.
     Streamed { composer: u64, summary: Result<crate::net::call::StreamSummary, String> },
+    /// The old primary's pchannels from its replicate configuration, for a salvage pane.
+    Pchannels { pane: u64, result: Result<Vec<String>, String> },
+    /// The salvage checkpoints fetched from the new primary.
+    Checkpoints { pane: u64, result: Result<crate::jobs::checkpoint::Checkpoints, String> },
+    /// A salvage folder's unfinished dumps.
+    Unfinished { pane: u64, result: Result<Vec<crate::jobs::salvage_folder::Unfinished>, String> },
+    /// A salvage set (or a resumed dump) ended: how each dump ended, and its report.
+    SalvageEnded { pane: u64, ends: Vec<super::salvage::DumpEnd> },
     /// A composer's stream dump was copied to `path`.
     StreamSaved { composer: u64, path: PathBuf },
     /// Anything else that only needs saying.
@@ -45,6 +53,10 @@ impl std::fmt::Debug for JobOutput {
             JobOutput::ProfilesSaved { what, .. } => write!(f, "ProfilesSaved({what})"),
             JobOutput::Called { composer, .. } => write!(f, "Called({composer})"),
             JobOutput::History { entries, .. } => write!(f, "History({})", entries.len()),
+            JobOutput::Pchannels { pane, .. } => write!(f, "Pchannels({pane})"),
+            JobOutput::Checkpoints { pane, .. } => write!(f, "Checkpoints({pane})"),
+            JobOutput::Unfinished { pane, .. } => write!(f, "Unfinished({pane})"),
+            JobOutput::SalvageEnded { pane, .. } => write!(f, "SalvageEnded({pane})"),
             JobOutput::Streamed { composer, .. } => write!(f, "Streamed({composer})"),
             JobOutput::StreamSaved { path, .. } => write!(f, "StreamSaved({})", path.display()),
             JobOutput::Done(s) => write!(f, "Done({s})"),

@@ -142,6 +142,10 @@ fn connections_menu(app: &mut WalscopeApp, ui: &mut egui::Ui) {
             app.send(AppCommand::NewComposer { profile: None, method: None, request: Vec::new() });
             ui.close();
         }
+        if ui.button("Salvage after a failover...").clicked() {
+            app.send(AppCommand::NewSalvage);
+            ui.close();
+        }
     });
     let profiles = app.connections.profiles();
     if profiles.is_empty() {

@@ -12,6 +12,8 @@ pub mod field_editor;
 pub mod file_view;
 pub mod menu;
 pub mod profile_editor;
+pub mod salvage;
+mod salvage_rows;
 pub mod schemas;
 pub mod start;
 pub mod status_bar;

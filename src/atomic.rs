@@ -1,4 +1,6 @@
 //! Atomic saves: write a temp file beside the target, fsync, keep `FILE.bak`, rename over.
+//! Everything that replaces a file the user has (dumps, profiles.json, the history) goes
+//! through here; it depends on nothing else in the crate, so any module may use it.
 //! Must never: leave the target truncated or half-written, or overwrite the backup with a
 //! file that did not exist.
 

@@ -1,0 +1,250 @@
+//! The salvage pane, headless with egui_kittest, against a demo old and new primary after a
+//! forced failover over loopback: from the profiles to four finished dumps that open in the
+//! browser; one pchannel cancelled and resumed, byte-identical to an uninterrupted run; the app
+//! closed mid-salvage, then the folder resumed; a server without the salvage API explained.
+#![cfg(feature = "gui")]
+
+mod common;
+
+use common::gui::{settle, step_until};
+use egui_kittest::Harness;
+use egui_kittest::kittest::Queryable;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+use walscope::net::profile::{ConnectionProfile, TransportKind};
+use walscope::sim::milvus::Faults;
+use walscope::sim::milvus_pair::{MilvusPair, MilvusPairConfig};
+use walscope::ui::WalscopeApp;
+
+fn harness(app: WalscopeApp) -> Harness<'static, WalscopeApp> {
+    Harness::builder()
+        .with_size(eframe::egui::Vec2::new(1600.0, 1600.0))
+        .build_ui_state(|ui, app: &mut WalscopeApp| app.ui(ui), app)
+}
+
+/// Small messages, so the dumps are quick in a debug build.
+fn wal() -> walscope::sim::WalGenConfig {
+    walscope::sim::WalGenConfig { seed: 5, rows: (1, 1), total: None }
+}
+
+fn pair(rt: &tokio::runtime::Runtime, old_faults: Faults, new_faults: Faults) -> MilvusPair {
+    rt.block_on(MilvusPair::start(MilvusPairConfig {
+        wal: wal(),
+        old_faults,
+        new_faults,
+        ..Default::default()
+    }))
+    .unwrap()
+}
+
+/// An app that knows the pair's two profiles and keeps its files in `dir`, with a salvage pane
+/// open on `folder`.
+fn app_with(pair: &MilvusPair, dir: &Path, folder: &Path) -> Harness<'static, WalscopeApp> {
+    let mut app = WalscopeApp::new();
+    app.config_dir = Some(dir.to_path_buf());
+    for (name, addr) in [("demo-old-primary", pair.old_addr()), ("demo-new-primary", pair.new_addr())] {
+        app.connections.demo.push(ConnectionProfile::plain(name, TransportKind::Grpc, addr.to_string()));
+    }
+    let mut h = harness(app);
+    h.step();
+    h.state_mut().new_salvage();
+    h.state_mut().salvages[0].folder = folder.display().to_string();
+    settle(&mut h);
+    h
+}
+
+/// The timetick by which about `n` messages of the demo WAL have been written (all pchannels).
+fn end_after(n: usize) -> u64 {
+    let set = walscope::schema::SchemaSet::builtin();
+    walscope::sim::WalGenerator::new(set.pool(), wal()).nth(n).unwrap().timetick
+}
+
+fn pane<'a>(h: &'a Harness<'static, WalscopeApp>) -> &'a walscope::ui::salvage::SalvageState {
+    &h.state().salvages[0]
+}
+
+/// Offers the pchannels from the old primary and fetches every checkpoint.
+fn prepare(h: &mut Harness<'static, WalscopeApp>, end: u64) {
+    h.get_by_label("Offer the old primary's pchannels").click();
+    step_until(h, "the pchannels", |h| pane(h).pchannel_list().len() == 4);
+    settle(h);
+    h.get_by_label("Fetch checkpoints").click();
+    step_until(h, "the checkpoints", |h| pane(h).ready_pchannels().len() == 4);
+    h.state_mut().salvages[0].end_time = end.to_string();
+    settle(h);
+}
+
+fn wait_ends(h: &mut Harness<'static, WalscopeApp>, n: usize) {
+    let until = std::time::Instant::now() + Duration::from_secs(300);
+    loop {
+        h.step();
+        if pane(h).ends.len() >= n && !pane(h).running {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < until,
+            "the dumps did not end: {:?}",
+            pane(h).ends.iter().map(|e| &e.outcome).collect::<Vec<_>>()
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    settle(h);
+}
+
+/// The bytes of every dump in `folder`, by file name.
+fn dumps(folder: &Path) -> Vec<(String, Vec<u8>)> {
+    let mut out: Vec<(String, Vec<u8>)> = std::fs::read_dir(folder)
+        .unwrap()
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "dump"))
+        .map(|p| (p.file_name().unwrap().to_string_lossy().into_owned(), std::fs::read(&p).unwrap()))
+        .collect();
+    out.sort();
+    out
+}
+
+/// The same salvage through the library, uninterrupted, for comparison.
+fn uninterrupted(
+    pair: &MilvusPair,
+    rt: &tokio::runtime::Runtime,
+    folder: &Path,
+    end: u64,
+) -> Vec<(String, Vec<u8>)> {
+    let p = |name: &str, addr: std::net::SocketAddr| {
+        ConnectionProfile::plain(name, TransportKind::Grpc, addr.to_string())
+    };
+    let mut spec = walscope::jobs::salvage_set::SalvageSetSpec::new(
+        p("new", pair.new_addr()),
+        p("old", pair.old_addr()),
+        walscope::sim::milvus::OLD_CLUSTER_ID,
+        MilvusPair::pchannels(),
+        folder,
+    );
+    spec.end_timetick = Some(end);
+    rt.block_on(async {
+        let run = walscope::jobs::salvage_set::start(spec).await.unwrap();
+        let (_, results) = run.wait().await;
+        for (p, r) in results {
+            r.unwrap_or_else(|e| panic!("{p}: {e}"));
+        }
+    });
+    dumps(folder)
+}
+
+#[test]
+fn four_pchannels_salvaged_and_opened() {
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let pair = pair(&rt, Faults::default(), Faults::default());
+    let dir = tempfile::tempdir().unwrap();
+    let folder = dir.path().join("salvage");
+    let mut h = app_with(&pair, dir.path(), &folder);
+    let end = end_after(600);
+    prepare(&mut h, end);
+    h.get_by_label_contains("RocksMQ");
+    h.get_by_label_contains("Pulsar");
+    h.get_by_label("Start salvage").click();
+    wait_ends(&mut h, 4);
+    for e in &pane(&h).ends {
+        assert!(
+            e.outcome.as_ref().is_ok_and(|o| o.starts_with("complete: ")),
+            "{}: {:?}",
+            e.pchannel,
+            e.outcome
+        );
+        let r = e.report.as_ref().unwrap().as_ref().unwrap();
+        assert!(r.frames > 0 && r.first_utc().is_some(), "{}: {r:?}", e.pchannel);
+    }
+    assert!(folder.join("salvage.json").exists(), "the folder manifest");
+    let ours = dumps(&folder);
+    assert_eq!(ours.len(), 4);
+    assert_eq!(
+        ours,
+        uninterrupted(&pair, &rt, &dir.path().join("again"), end),
+        "the same bytes as the library's run"
+    );
+    h.get_by_label("Open every dump").click();
+    step_until(&mut h, "four tabs", |h| h.state().tabs.len() == 4);
+}
+
+#[test]
+fn a_cancelled_pchannel_resumes_to_the_same_bytes() {
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let pair = pair(&rt, Faults::default(), Faults::default());
+    let dir = tempfile::tempdir().unwrap();
+    let folder = dir.path().join("salvage");
+    let mut h = app_with(&pair, dir.path(), &folder);
+    let end = end_after(4_000);
+    prepare(&mut h, end);
+    h.get_by_label("Start salvage").click();
+    let first = "by-dev-rootcoord-dml_0";
+    step_until(&mut h, "frames on dml_0", |h| {
+        pane(h).live_dumps().iter().any(|d| d.pchannel == first && d.progress.borrow().frames > 20)
+    });
+    h.get_by_label(&format!("Cancel {first}")).click();
+    wait_ends(&mut h, 4);
+    let e = pane(&h).ends.iter().find(|e| e.pchannel == first).unwrap();
+    assert!(e.resumable && e.outcome.as_ref().is_ok_and(|o| o.starts_with("cancelled")), "{:?}", e.outcome);
+    h.get_by_label(&format!("Resume {first}")).click();
+    step_until(&mut h, "the resumed dump", |h| {
+        !pane(h).running
+            && pane(h)
+                .ends
+                .iter()
+                .any(|e| e.pchannel == first && e.outcome.as_ref().is_ok_and(|o| o.starts_with("complete")))
+    });
+    assert_eq!(dumps(&folder), uninterrupted(&pair, &rt, &dir.path().join("again"), end));
+}
+
+#[test]
+fn a_restart_mid_salvage_resumes_from_the_folder() {
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let pair = pair(&rt, Faults::default(), Faults::default());
+    let dir = tempfile::tempdir().unwrap();
+    let folder = dir.path().join("salvage");
+    let end = end_after(4_000);
+    {
+        let mut h = app_with(&pair, dir.path(), &folder);
+        prepare(&mut h, end);
+        h.get_by_label("Start salvage").click();
+        step_until(&mut h, "frames", |h| {
+            pane(h).live_dumps().iter().all(|d| d.progress.borrow().frames > 5)
+                && pane(h).live_dumps().len() == 4
+        });
+        // The app goes away with its jobs (as when the window closes).
+    }
+    std::thread::sleep(Duration::from_millis(300));
+    let mut h = app_with(&pair, dir.path(), &folder);
+    h.get_by_label("Look for unfinished dumps").click();
+    step_until(
+        &mut h,
+        "the unfinished dumps",
+        |h| matches!(&pane(h).unfinished, Some(Ok(u)) if !u.is_empty()),
+    );
+    settle(&mut h);
+    h.get_by_label_contains("unfinished dump(s) here, from an earlier run");
+    h.get_by_label("Resume the folder").click();
+    step_until(&mut h, "the resumed folder", |h| {
+        !pane(h).running
+            && !pane(h).ends.is_empty()
+            && pane(h).ends.iter().all(|e| e.outcome.as_ref().is_ok_and(|o| o.starts_with("complete")))
+    });
+    assert_eq!(dumps(&folder), uninterrupted(&pair, &rt, &dir.path().join("again"), end));
+}
+
+#[test]
+fn a_server_without_the_salvage_api_is_explained() {
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let pair = pair(&rt, Faults::default(), Faults::old_server());
+    let dir = tempfile::tempdir().unwrap();
+    let mut h = app_with(&pair, dir.path(), &dir.path().join("salvage"));
+    h.state_mut().salvages[0].pchannels = "by-dev-rootcoord-dml_0".into();
+    settle(&mut h);
+    h.get_by_label("Fetch checkpoints").click();
+    step_until(&mut h, "the answer", |h| pane(h).checkpoints.is_some());
+    settle(&mut h);
+    h.get_by_label_contains("no checkpoint");
+    h.get_by_label_contains("predates the salvage API");
+    assert!(h.query_all_by_label_contains("v2.5.4").count() >= 1, "the version is named");
+    assert!(pane(&h).ready_pchannels().is_empty());
+    let _ = PathBuf::new();
+}
