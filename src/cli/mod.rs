@@ -8,6 +8,7 @@ pub mod history_cmd;
 pub mod inspect;
 pub mod net_cmd;
 mod render;
+pub mod salvage_cmd;
 pub mod sample;
 mod schema_cmd;
 pub mod tasks;
@@ -244,18 +245,22 @@ pub enum Command {
         #[command(subcommand)]
         action: history_cmd::HistoryAction,
     },
-    /// Dump a pchannel's WAL tail from the old primary, from the new primary's salvage checkpoint.
+    /// Dump the WAL tail of one or more pchannels from the old primary, from the new primary's
+    /// salvage checkpoints (--out FILE for one, --out-dir DIR for several in parallel).
     Salvage {
         #[command(flatten)]
-        args: net_cmd::SalvageArgs,
+        args: salvage_cmd::SalvageArgs,
         #[command(flatten)]
         conn: net_cmd::ConnArgs,
     },
-    /// Run the demo servers on 127.0.0.1 until Ctrl-C: Milvus (gRPC), OpenMLDB SyncTool and DataCollector (brpc).
+    /// Run the demo servers on 127.0.0.1 until Ctrl-C: a Milvus failover pair (gRPC), OpenMLDB SyncTool and DataCollector (brpc).
     Demo {
-        /// Port for the Milvus gRPC server (0: any free port).
+        /// Port for the Milvus gRPC server, the new primary (0: any free port).
         #[arg(long, value_name = "P", default_value_t = 19530)]
         milvus_port: u16,
+        /// Port for the old primary (cluster by-dev-old) of the failover pair.
+        #[arg(long, value_name = "P", default_value_t = 19531)]
+        old_milvus_port: u16,
         /// Port for the SyncTool (brpc and HTTP/JSON).
         #[arg(long, value_name = "P", default_value_t = 8848)]
         synctool_port: u16,
@@ -316,9 +321,9 @@ pub fn run(command: Command) -> Result<()> {
             call_cmd::call(&endpoint, &method, &data, transport, reflect, &conn, &schema, &flags)
         }
         Command::History { action } => history_cmd::run(action),
-        Command::Salvage { args, conn } => net_cmd::salvage(&args, &conn),
-        Command::Demo { milvus_port, synctool_port, collector_port } => {
-            net_cmd::demo(milvus_port, synctool_port, collector_port)
+        Command::Salvage { args, conn } => salvage_cmd::salvage(&args, &conn),
+        Command::Demo { milvus_port, old_milvus_port, synctool_port, collector_port } => {
+            net_cmd::demo(milvus_port, old_milvus_port, synctool_port, collector_port)
         }
         Command::Inspect { file, dump, jsonl, stats, limit } => {
             inspect::inspect(&file, &dump, jsonl, stats, limit)

@@ -1,19 +1,18 @@
-//! `walscope salvage` and `walscope demo`, and the connection flags every server command
-//! shares ([`ConnArgs`]: laid over a saved profile or over a bare address, then connected
-//! through [`crate::net::connect()`]). `call` and `history` live in `call_cmd` and
-//! `history_cmd`.
+//! `walscope demo`, and the connection flags every server command shares ([`ConnArgs`]: laid
+//! over a saved profile or over a bare address, then connected through
+//! [`crate::net::connect()`]). `salvage`, `call` and `history` live in `salvage_cmd`,
+//! `call_cmd` and `history_cmd`.
 //!
-//! Must never: print a password or token, or leave a dump whose manifest is ahead of its bytes
-//! (the salvage job guarantees that; Ctrl-C keeps everything up to the last sync).
+//! Must never: print a password or token, or stop serving because whoever reads the banner went
+//! away.
 
-use crate::jobs::salvage::{self, SalvageSpec, SalvageState};
 use crate::net::ConnectOptions;
 use crate::net::grpc::{Auth, GrpcSettings, TlsMode};
 use crate::net::profile::{
     AuthSettings, ConnectionProfile, ProfileError, ProfileStore, SecretRef, TlsSettings,
     TransportKind as ProfileTransport,
 };
-use crate::sim::milvus::{MilvusDemo, MilvusDemoConfig};
+use crate::sim::milvus_pair::{MilvusPair, MilvusPairConfig};
 use anyhow::{Context, Result, anyhow, bail};
 use clap::{Args, ValueEnum};
 use std::io::Write;
@@ -236,91 +235,15 @@ pub(super) fn runtime() -> Result<tokio::runtime::Runtime> {
     tokio::runtime::Builder::new_multi_thread().enable_all().build().context("cannot start the async runtime")
 }
 
-#[derive(Args, Debug, Clone)]
-pub struct SalvageArgs {
-    /// The promoted cluster, which holds the salvage checkpoint.
-    #[arg(long, value_name = "ENDPOINT")]
-    pub new_primary: String,
-    /// The failed cluster, whose WAL is dumped.
-    #[arg(long, value_name = "ENDPOINT")]
-    pub old_primary: String,
-    /// Cluster id of the old primary (its msgChannel.chanNamePrefix.cluster, e.g. by-dev).
-    #[arg(long, value_name = "ID")]
-    pub source_cluster_id: String,
-    /// A pchannel of the new primary, e.g. by-dev-rootcoord-dml_0.
-    #[arg(long, value_name = "NAME")]
-    pub pchannel: String,
-    #[arg(long, value_name = "FILE")]
-    pub out: PathBuf,
-    /// Stop after this timetick (default: run until Ctrl-C).
-    #[arg(long, value_name = "T", default_value_t = 0)]
-    pub end_timetick: u64,
-    /// Continue FILE from its manifest.
-    #[arg(long)]
-    pub resume: bool,
-    /// Reconnects after a dropped stream.
-    #[arg(long, value_name = "N", default_value_t = 5)]
-    pub retries: u32,
-}
-
-/// `salvage`: runs the job with a progress line on stderr.
-pub fn salvage(args: &SalvageArgs, conn: &ConnArgs) -> Result<()> {
-    let spec = SalvageSpec {
-        new_primary: conn.settings(&args.new_primary)?,
-        old_primary: conn.settings(&args.old_primary)?,
-        source_cluster_id: args.source_cluster_id.clone(),
-        pchannel: args.pchannel.clone(),
-        out: args.out.clone(),
-        end_timetick: args.end_timetick,
-        resume: args.resume,
-        max_retries: args.retries,
-        timeout: conn.timeout()?,
-        sync: crate::dump::SyncPolicy::default(),
-    };
-    runtime()?.block_on(async {
-        let mut handle = salvage::spawn(spec);
-        let mut progress = handle.progress.clone();
-        let printer = tokio::spawn(async move {
-            while progress.changed().await.is_ok() {
-                let p = progress.borrow_and_update().clone();
-                let state = match &p.state {
-                    SalvageState::Reconnecting { attempt, reason } => {
-                        format!("reconnecting ({attempt}): {reason}")
-                    }
-                    s => format!("{s:?}").to_lowercase(),
-                };
-                eprint!(
-                    "\r{} frames, {:.1} MiB, {:.0} msg/s, tt {}, {}   ",
-                    p.frames,
-                    p.bytes as f64 / (1 << 20) as f64,
-                    p.rate_per_s,
-                    crate::wal::format_timetick(p.last_timetick),
-                    state
-                );
-                tokio::time::sleep(Duration::from_millis(200)).await;
-            }
-        });
-        let result = (&mut handle.task).await;
-        printer.abort();
-        eprintln!();
-        let outcome = result.map_err(|e| anyhow!("salvage task: {e}"))??;
-        eprintln!(
-            "wrote {} frames ({} in this run) to {}{}",
-            outcome.manifest.frames,
-            outcome.written,
-            args.out.display(),
-            if outcome.manifest.complete { "; complete" } else { "; resumable with --resume" }
-        );
-        Ok(())
-    })
-}
-
-/// `demo`: the demo Milvus, SyncTool and DataCollector in the foreground until Ctrl-C.
-pub fn demo(milvus_port: u16, synctool_port: u16, collector_port: u16) -> Result<()> {
+/// `demo`: the demo Milvus failover pair (the new primary on `milvus_port`, the old one on
+/// `old_milvus_port`), SyncTool and DataCollector in the foreground until Ctrl-C.
+pub fn demo(milvus_port: u16, old_milvus_port: u16, synctool_port: u16, collector_port: u16) -> Result<()> {
     runtime()?.block_on(async {
         let local = |port: u16| std::net::SocketAddr::from(([127, 0, 0, 1], port));
-        let config = MilvusDemoConfig { addr: local(milvus_port), ..Default::default() };
-        let server = MilvusDemo::start(config).await?;
+        let config = MilvusPairConfig { new_addr: local(milvus_port), old_addr: local(old_milvus_port), ..Default::default() };
+        let pair = MilvusPair::start(config)
+            .await
+            .context("cannot start the demo Milvus pair (port in use? choose others with --milvus-port/--old-milvus-port)")?;
         let datasync = crate::sim::datasync::DatasyncDemo::start(
             local(synctool_port),
             local(collector_port),
@@ -333,10 +256,14 @@ pub fn demo(milvus_port: u16, synctool_port: u16, collector_port: u16) -> Result
         // test that read the address it needed) is not a reason to stop serving.
         let banner = format!(
             "demo Milvus (gRPC)           {}\n  old cluster id for salvage: {}\n\
+             failover old primary (gRPC)  {}\n  cluster {}; the new primary is the Milvus above, cluster {}, force-promoted from it\n\
              demo SyncTool (brpc + HTTP)  {}\ndemo DataCollector (brpc)    {}\n\
              tables to sync: demo_db.orders, demo_db.users, demo_db.clicks (demo_db.cache is memory storage)\n",
-            server.addr(),
+            pair.new_addr(),
             crate::sim::milvus::OLD_CLUSTER_ID,
+            pair.old_addr(),
+            crate::sim::milvus::OLD_CLUSTER_ID,
+            crate::sim::milvus::NEW_CLUSTER_ID,
             datasync.synctool.addr(),
             datasync.collector.addr()
         );

@@ -1,6 +1,7 @@
 //! `walscope tasks status|create|delete`: OpenMLDB sync tasks on a SyncTool, over brpc
 //! (baidu_std) or HTTP/JSON, through [`SyncToolClient`]. `--endpoint` takes an address or the
 //! name of a saved connection profile (its transport, address and timeout apply).
+//! `status --watch` also prints the health of every sub-task (trouble in words, a summary).
 
 use crate::codec;
 use crate::datasync::status::SubTaskRow;
@@ -168,12 +169,14 @@ fn confirm(question: &str) -> Result<bool> {
 fn watch(t: &TaskTarget, every: u64) -> Result<()> {
     let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build()?;
     let transport = rt.block_on(transport(&profile(t)?))?;
-    let poller = crate::jobs::task_poll::TaskPoller::spawn(
-        rt.handle(),
-        transport,
-        Duration::from_secs(every.max(1)),
-        30,
-    );
+    let config = crate::jobs::task_poll::PollerConfig {
+        every: Duration::from_secs(every.max(1)),
+        // Names of tasks the app created (read here, never written).
+        names: crate::datasync::TableNames::load(&crate::datasync::TableNames::default_path()),
+        ..Default::default()
+    };
+    let poller = crate::jobs::task_poll::TaskPoller::spawn_with(rt.handle(), transport, config);
+    let check = crate::datasync::HealthConfig::default().check_period;
     let mut rx = poller.subscribe();
     rt.block_on(async {
         while rx.changed().await.is_ok() {
@@ -192,6 +195,23 @@ fn watch(t: &TaskTarget, every: u64) -> Result<()> {
             for (r, rate) in board.rows.iter().zip(&board.rates) {
                 if let Some(rate) = rate {
                     writeln!(out, "  {}/{}: {rate:.1} rows/s", r.tid, r.pid)?;
+                }
+            }
+            if !board.rows.is_empty() {
+                writeln!(out, "health: {}", board.summary.text)?;
+            }
+            for h in &board.health {
+                let name = h.table.as_deref().map_or(String::new(), |t| format!(" ({t})"));
+                for t in &h.troubles {
+                    writeln!(
+                        out,
+                        "  {}/{}{name}: {}: {}. {}",
+                        h.tid,
+                        h.pid,
+                        t.label(),
+                        t.meaning(check),
+                        t.action()
+                    )?;
                 }
             }
             out.flush()?;

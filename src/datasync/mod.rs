@@ -1,5 +1,7 @@
 //! OpenMLDB datasync semantics: sync points, sync-task records and their on-disk progress
-//! files. Protocol quirks of OpenMLDB live here and nowhere else.
+//! files, and the health of sync sub-tasks read from successive TaskStatus polls (trouble in
+//! words, table names, bounded count history). Protocol quirks of OpenMLDB live here and
+//! nowhere else.
 //!
 //! Must never: write a `SyncPoint` without its `type` (both servers reject it, even for
 //! `kSNAPSHOT` = 0), or guess a progress file's framing from content alone when its name says
@@ -9,12 +11,18 @@
 //! on `dump`, which reads datasync's files through this module.
 
 pub mod client;
+pub mod health;
 pub mod progress;
 pub mod status;
+pub mod tables;
+pub mod trend;
 
 pub use client::{SyncMode, SyncToolClient, SyncToolError};
+pub use health::{HealthConfig, HealthSummary, SubTaskHealth, SyncHealth, Trouble};
 pub use progress::{ProgressFileKind, summarize_add_sync_task, sync_point_text};
 pub use status::{SubTaskRow, SyncTaskHistory};
+pub use tables::TableNames;
+pub use trend::{Series, Trends};
 
 /// Full names of the types this module reads.
 pub const ADD_SYNC_TASK_REQUEST: &str = "openmldb.datasync.AddSyncTaskRequest";

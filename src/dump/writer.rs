@@ -222,6 +222,15 @@ impl DumpWriter {
         Ok(())
     }
 
+    /// [`DumpWriter::sync`] when frames wait and the policy's time has passed (for a writer
+    /// whose source went quiet: the time rule still holds).
+    pub fn sync_if_due(&mut self) -> io::Result<()> {
+        if self.unsynced > 0 && self.last_sync.elapsed() >= self.policy.every {
+            self.sync()?;
+        }
+        Ok(())
+    }
+
     /// Makes everything appended durable, then records it in the manifest.
     pub fn sync(&mut self) -> io::Result<()> {
         self.file.flush()?;

@@ -85,7 +85,7 @@ pub struct SalvageRecord {
     pub new_primary: String,
     pub checkpoint: Option<Checkpoint>,
     pub skip_replicated: bool,
-    /// The stream ended (OK) before a message at or past the end timetick arrived.
+    /// The server ended the stream (OK) while the end time was still in the future.
     #[serde(default)]
     pub ended_before_end: bool,
 }
@@ -158,7 +158,8 @@ pub struct SalvageOutcome {
     /// Frames written by this run (the file may hold more from earlier runs).
     pub written: u64,
     pub cancelled: bool,
-    /// The stream ended (OK) before the end timetick was reached (see [`SalvageRecord`]).
+    /// The server ended the stream (OK) while the end time was still in the future: its
+    /// scanner or channel closed, so the dump may stop short of the end (see [`SalvageRecord`]).
     pub ended_before_end: bool,
 }
 
@@ -388,6 +389,12 @@ pub async fn run_with(
                     let next = tokio::select! {
                         _ = cancel.cancelled() => break 'stream true,
                         n = messages.next() => n,
+                        // A quiet stream still reports, and makes what it holds durable.
+                        _ = tokio::time::sleep(Duration::from_millis(250)) => {
+                            writer.sync_if_due().map_err(|e| file_err(e.to_string()))?;
+                            report(&writer, &last, SalvageState::Dumping, run_first, skipped);
+                            continue;
+                        }
                     };
                     let bytes = match next {
                         None => break 'stream false,
@@ -451,8 +458,14 @@ pub async fn run_with(
         }
     };
     let cancelled = outcome;
-    let reached = last.as_ref().map_or(0, |r| r.timetick);
-    let ended_before_end = !cancelled && end_timetick != 0 && reached < end_timetick;
+    // A server reaching the end closes the stream without sending the message past it, so a
+    // normal end looks like any OK end; only an end time still in the future proves the server
+    // closed the stream before it (its scanner or channel closed).
+    let now_ms = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as u64);
+    let ended_before_end =
+        !cancelled && end_timetick != 0 && crate::wal::timetick_to_millis(end_timetick) > now_ms;
     if ended_before_end != record.ended_before_end {
         record.ended_before_end = ended_before_end;
         writer.set_job(serde_json::to_value(&record).ok());

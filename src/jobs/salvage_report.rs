@@ -236,7 +236,8 @@ fn notes(r: &DumpReport, options: AnalyzeOptions) -> Vec<String> {
         }
         if rec.ended_before_end {
             out.push(
-                "the stream ended before the end timetick: if the old primary's WAL goes further, resume"
+                "the server closed the stream while the end time was still in the future (its scanner \
+                 stopped): resume later to continue"
                     .into(),
             );
         }

@@ -139,11 +139,13 @@ fn grpc(profile: &ConnectionProfile, run: &RunOptions) -> Result<GrpcSettings, S
 }
 
 /// Fetches every checkpoint, writes `salvage.json`, and starts one job per pchannel that has a
-/// checkpoint. A folder that already holds a `salvage.json` is refused: resume it instead.
+/// checkpoint. A folder that already holds a salvage with dumps is refused: resume it instead.
 pub async fn start(spec: SalvageSetSpec) -> Result<SalvageSetRun, SalvageError> {
     let dir = spec.out_dir.clone();
     let dir_text = dir.display().to_string();
-    if FolderManifest::path(&dir).exists() {
+    // A folder whose salvage never got to dump anything (no checkpoint anywhere) may start over.
+    let dumped = |m: &FolderManifest| m.pchannels.iter().any(|e| e.file.is_some());
+    if FolderManifest::path(&dir).exists() && FolderManifest::load(&dir).map_or(true, |m| dumped(&m)) {
         return Err(SalvageError::File {
             path: dir_text,
             reason: "already holds a salvage (salvage.json): resume it, or choose another folder".into(),

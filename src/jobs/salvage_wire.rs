@@ -28,12 +28,14 @@ pub(super) async fn fetch_checkpoint(spec: &SalvageSpec) -> Result<Checkpoint, S
     }
 }
 
-/// A DumpMessages failure that will not be retried, in words.
+/// A DumpMessages failure that will not be retried, in words: what the code means for a
+/// salvage, and where the stream stopped relative to the end timetick.
 pub(super) async fn explain_dump(spec: &SalvageSpec, failure: NetError, at: u64, end: u64) -> SalvageError {
     let endpoint = spec.old_primary.endpoint.clone();
     let code = match &failure {
         NetError::Status { code, .. } => code.clone(),
         NetError::Timeout { .. } => "DEADLINE_EXCEEDED".into(),
+        NetError::Connect { .. } | NetError::Protocol { .. } => String::new(),
         _ => return failure.into(),
     };
     let mut words = match code.as_str() {
@@ -43,23 +45,32 @@ pub(super) async fn explain_dump(spec: &SalvageSpec, failure: NetError, at: u64,
                 Err(_) => None,
             };
             format!(
-                "UNIMPLEMENTED: the old primary ({}) predates DumpMessages, which came with Milvus {};                  its WAL cannot be dumped through the API: upgrade it (2.6.20+ also dumps transactions whole)",
+                "UNIMPLEMENTED: the old primary ({}) predates DumpMessages, which came with Milvus {}; \
+                 its WAL cannot be dumped through the API: upgrade it (2.6.20+ also dumps transactions whole)",
                 version.unwrap_or_else(|| "version unknown".into()),
                 crate::wal::versions::SALVAGE_API_SINCE
             )
         }
-        "PERMISSION_DENIED" => "PERMISSION_DENIED: since mid-2026 DumpMessages needs a cluster-admin privilege;              use the old primary's profile with a user that has the cluster-admin role (e.g. root)"
-            .to_string(),
+        "PERMISSION_DENIED" => {
+            "PERMISSION_DENIED: since mid-2026 DumpMessages needs a cluster-admin privilege; \
+             use an old-primary profile whose user has the cluster-admin role (e.g. root)"
+                .to_string()
+        }
         "DEADLINE_EXCEEDED" => format!(
-            "DEADLINE_EXCEEDED: no message within {:?}: the old primary may be overloaded, or there is nothing              newer yet; raise the timeout",
+            "DEADLINE_EXCEEDED: no message within {:?}: the old primary may be overloaded, or it has nothing \
+             newer yet; raise the timeout",
             spec.timeout
         ),
-        _ => return failure.into(),
+        _ => failure.to_string(),
     };
     if end != 0 && at < end {
+        let from = if at == 0 {
+            "before its first message".to_string()
+        } else {
+            format!("at {} UTC", format_timetick(at))
+        };
         words.push_str(&format!(
-            "; the stream stopped at {} before the end time {} UTC: resume to continue",
-            if at == 0 { "its start".to_string() } else { format!("{} UTC", format_timetick(at)) },
+            "; the stream ended {from}, before the end time {} UTC: resume to continue from the last written message",
             format_timetick(end)
         ));
     }

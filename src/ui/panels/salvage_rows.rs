@@ -103,9 +103,30 @@ pub fn show(st: &mut SalvageState, ui: &mut egui::Ui, out: &mut Vec<AppCommand>)
                     ));
                     let types: Vec<String> = r.types.iter().map(|(t, n)| format!("{t} {n}")).collect();
                     ui.weak(types.join(", "));
-                    for n in &r.notes {
-                        ui.colored_label(ui.visuals().warn_fg_color, n);
+                    // The findings that change what can be replayed, in colour and words.
+                    if !r.opaque_txn_frames.is_empty() {
+                        ui.colored_label(
+                            ui.visuals().error_fg_color,
+                            format!(
+                                "{} transaction(s) arrived as one opaque Txn (_t=999) frame with an empty body: their data is NOT in this dump; dump again from a server on Milvus 2.6.20 or later",
+                                r.opaque_txn_frames.len()
+                            ),
+                        );
                     }
+                    if r.encrypted_frames > 0 {
+                        ui.colored_label(
+                            ui.visuals().warn_fg_color,
+                            format!("{} encrypted frame(s) (_ch): ciphertext, kept as sent", r.encrypted_frames),
+                        );
+                    }
+                    if !r.gaps.is_empty() {
+                        ui.colored_label(ui.visuals().warn_fg_color, format!("{} gap(s) in the timeticks", r.gaps.len()));
+                    }
+                    egui::CollapsingHeader::new("details").id_salt(("notes", &e.pchannel)).show(ui, |ui| {
+                        for n in &r.notes {
+                            ui.label(n);
+                        }
+                    });
                 }
             }
         });

@@ -1,0 +1,356 @@
+//! The health of sync sub-tasks, read from successive TaskStatus polls (reference §4.2, §4.3):
+//! per sub-task the age of its last update (`readableInfo`'s lastUpdateTime), its progress
+//! file, its table's name where known, and **trouble**: INIT for too long (SyncTool never checks
+//! INIT: a silent stall), count and sync point standing still with the heartbeat still moving
+//! (a zero-row heartbeat moves lastUpdateTime) or without it, reassigned more than once (each
+//! reassignment gives a new token), FAILED (never retried), and a count that went down (SyncTool
+//! restarted: count lives in memory). Each trouble says what it means and what to do; a summary
+//! counts them ("2 of 9 partitions stalled"). Rows for a plot are kept in [`super::trend`].
+//!
+//! Owns: the meaning of a poll sequence. Must never: call a sub-task troubled from one poll
+//! alone where it takes two to know (a stall, a reset), or invent progress OpenMLDB does not
+//! report (there is no percentage).
+
+use super::status::SubTaskRow;
+use super::tables::TableNames;
+use super::trend::Trends;
+use std::collections::HashMap;
+use std::time::Duration;
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct HealthConfig {
+    /// INIT longer than this is trouble.
+    pub init_after: Duration,
+    /// No rows and no sync-point move for this long is a stall.
+    pub stall_after: Duration,
+    /// SyncTool's `sync_task.check_period` (10 s by default): a RUNNING sub-task silent for
+    /// twice this is reassigned.
+    pub check_period: Duration,
+    /// A count reset stays listed this long after it was seen.
+    pub reset_shown_for: Duration,
+    /// Points per plotted series.
+    pub trend_points: usize,
+}
+
+impl Default for HealthConfig {
+    fn default() -> Self {
+        HealthConfig {
+            init_after: Duration::from_secs(60),
+            stall_after: Duration::from_secs(60),
+            check_period: Duration::from_secs(10),
+            reset_shown_for: Duration::from_secs(600),
+            trend_points: 512,
+        }
+    }
+}
+
+/// Something wrong with a sub-task.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Trouble {
+    /// INIT (no data yet) for this long.
+    LongInit {
+        for_ms: u64,
+    },
+    /// RUNNING, count and sync point unchanged this long; `heartbeat`: lastUpdateTime still moves.
+    Stalled {
+        for_ms: u64,
+        heartbeat: bool,
+    },
+    /// Reassigned this many times (new tokens seen) since walscope started watching.
+    Reassigned {
+        times: u32,
+    },
+    Failed,
+    /// `count` went down: SyncTool restarted.
+    CountReset {
+        from: u64,
+        to: u64,
+    },
+}
+
+fn secs(ms: u64) -> String {
+    match ms / 1000 {
+        s if s < 120 => format!("{s} s"),
+        s if s < 7200 => format!("{} min", s / 60),
+        s => format!("{:.1} h", s as f64 / 3600.0),
+    }
+}
+
+impl Trouble {
+    /// A short name for a table cell.
+    pub fn label(&self) -> String {
+        match self {
+            Trouble::LongInit { for_ms } => format!("INIT for {}", secs(*for_ms)),
+            Trouble::Stalled { for_ms, heartbeat: true } => {
+                format!("no rows for {} (heartbeat moves)", secs(*for_ms))
+            }
+            Trouble::Stalled { for_ms, heartbeat: false } => format!("silent for {}", secs(*for_ms)),
+            Trouble::Reassigned { times } => format!("reassigned {times} times"),
+            Trouble::Failed => "FAILED".into(),
+            Trouble::CountReset { from, to } => format!("count reset {from} → {to}"),
+        }
+    }
+
+    /// What it means.
+    pub fn meaning(&self, check_period: Duration) -> String {
+        let twice = secs(2 * check_period.as_millis() as u64);
+        match self {
+            Trouble::LongInit { for_ms } => format!(
+                "no data has arrived in {} since the task was created, and SyncTool never checks INIT \
+                 sub-tasks, so nothing will reassign it: a silent stall",
+                secs(*for_ms)
+            ),
+            Trouble::Stalled { for_ms, heartbeat: true } => format!(
+                "no rows and no sync-point move for {}, but the DataCollector still reports (zero-row \
+                 heartbeats move lastUpdateTime): either the table has had no writes, or the collector is \
+                 stuck reading it",
+                secs(*for_ms)
+            ),
+            Trouble::Stalled { for_ms, heartbeat: false } => format!(
+                "nothing reported for {}: SyncTool reassigns a RUNNING sub-task silent for {twice} \
+                 (2 × check_period); if it stays silent the collector is down or cannot reach SyncTool",
+                secs(*for_ms)
+            ),
+            Trouble::Reassigned { times } => format!(
+                "reassigned {times} times (a new token each time): its collector keeps going quiet, or the \
+                 partition's leader keeps moving"
+            ),
+            Trouble::Failed => "the reassignment failed (no living DataCollector on the leader's host, or \
+                 AddSyncTask refused) or the progress file could not be written; SyncTool never retries it"
+                .into(),
+            Trouble::CountReset { from, to } => format!(
+                "count went from {from} to {to}: SyncTool restarted (count lives in its memory); the sync \
+                 point is what carries progress"
+            ),
+        }
+    }
+
+    /// What to do.
+    pub fn action(&self) -> &'static str {
+        match self {
+            Trouble::LongInit { .. } => {
+                "Check that the DataCollector on the partition leader's host runs and has the task \
+                 (<collector_datadir>/<tid>-<pid>); if it never got AddSyncTask, delete and re-create the task."
+            }
+            Trouble::Stalled { heartbeat: true, .. } => {
+                "Check whether the table still gets writes; if it does, read the DataCollector's log for \
+                 binlog read errors."
+            }
+            Trouble::Stalled { heartbeat: false, .. } => {
+                "Check that the DataCollector on the leader's host runs and can reach SyncTool \
+                 (the task's des_endpoint)."
+            }
+            Trouble::Reassigned { .. } => {
+                "Look at the collector's host and log, and whether the partition's leadership keeps changing."
+            }
+            Trouble::Failed => {
+                "Fix the collector, then restart SyncTool (it recovers every sub-task as RUNNING) or delete \
+                 and re-create the task (rows may be duplicated: there is no resume point)."
+            }
+            Trouble::CountReset { .. } => {
+                "Nothing is lost by the reset itself: check that the sync point keeps moving. The plot carries \
+                 counts across restarts."
+            }
+        }
+    }
+
+    /// A stall of any kind (for the summary).
+    pub fn is_stall(&self) -> bool {
+        matches!(self, Trouble::LongInit { .. } | Trouble::Stalled { .. })
+    }
+}
+
+/// One sub-task as the dashboard shows it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SubTaskHealth {
+    pub tid: u32,
+    pub pid: u32,
+    /// `db.table`, when known.
+    pub table: Option<String>,
+    pub status: String,
+    pub count: u64,
+    /// Rows synced as walscope saw them, carried across SyncTool restarts.
+    pub total_rows: u64,
+    pub sync_point: String,
+    /// Now minus readableInfo's lastUpdateTime.
+    pub last_update_age_ms: Option<u64>,
+    pub progress_path: Option<String>,
+    pub dest: String,
+    pub reassignments: u32,
+    pub restarts: u32,
+    pub troubles: Vec<Trouble>,
+}
+
+/// "2 of 9 partitions stalled, 1 failed".
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct HealthSummary {
+    pub partitions: usize,
+    pub stalled: usize,
+    pub failed: usize,
+    pub reassigned: usize,
+    pub restarted: usize,
+    pub text: String,
+}
+
+#[derive(Debug, Clone)]
+struct Track {
+    status: String,
+    status_since: u64,
+    count: u64,
+    sync_point: String,
+    moved_at: u64,
+    last_update_ms: Option<u64>,
+    update_moved_at: u64,
+    token: String,
+    reassignments: u32,
+    restarts: u32,
+    reset: Option<(u64, u64, u64)>,
+    carried: u64,
+}
+
+/// Successive polls of one SyncTool, read for trouble.
+#[derive(Debug, Clone)]
+pub struct SyncHealth {
+    pub config: HealthConfig,
+    pub names: TableNames,
+    tracks: HashMap<(u32, u32), Track>,
+    trends: Trends,
+}
+
+impl SyncHealth {
+    pub fn new(config: HealthConfig, names: TableNames) -> SyncHealth {
+        SyncHealth { trends: Trends::new(config.trend_points), config, names, tracks: HashMap::new() }
+    }
+
+    pub fn trends(&self) -> &Trends {
+        &self.trends
+    }
+
+    /// Reads one poll taken at wall-clock `now_ms`; sub-tasks no longer listed are forgotten.
+    pub fn observe(&mut self, rows: &[SubTaskRow], now_ms: u64) -> (Vec<SubTaskHealth>, HealthSummary) {
+        self.names.learn(rows);
+        self.tracks.retain(|k, _| rows.iter().any(|r| (r.tid, r.pid) == *k));
+        let mut out = Vec::with_capacity(rows.len());
+        for r in rows {
+            let t = self.tracks.entry((r.tid, r.pid)).or_insert_with(|| Track {
+                status: r.status.clone(),
+                status_since: now_ms,
+                count: r.count,
+                sync_point: r.sync_point.clone(),
+                moved_at: now_ms,
+                last_update_ms: r.last_update_ms,
+                update_moved_at: now_ms,
+                token: r.token.clone(),
+                reassignments: 0,
+                restarts: 0,
+                reset: None,
+                carried: 0,
+            });
+            step(t, r, now_ms);
+            let troubles = troubles(t, r, now_ms, &self.config);
+            out.push(SubTaskHealth {
+                tid: r.tid,
+                pid: r.pid,
+                table: self.names.name(r.tid).map(str::to_string),
+                status: r.status.clone(),
+                count: r.count,
+                total_rows: t.carried + r.count,
+                sync_point: r.sync_point.clone(),
+                last_update_age_ms: r.last_update_ms.map(|u| now_ms.saturating_sub(u)),
+                progress_path: r.progress_path.clone(),
+                dest: r.dest.clone(),
+                reassignments: t.reassignments,
+                restarts: t.restarts,
+                troubles,
+            });
+        }
+        let totals: Vec<((u32, u32), u64)> = out.iter().map(|h| ((h.tid, h.pid), h.total_rows)).collect();
+        self.trends.record(now_ms, &totals);
+        let summary = summarize(&out);
+        (out, summary)
+    }
+}
+
+/// Folds one poll's row into the track.
+fn step(t: &mut Track, r: &SubTaskRow, now: u64) {
+    if r.token != t.token {
+        t.reassignments += 1;
+        t.token = r.token.clone();
+    }
+    if r.count < t.count {
+        t.restarts += 1;
+        t.reset = Some((t.count, r.count, now));
+        t.carried += t.count;
+        t.moved_at = now;
+    } else if r.count != t.count || r.sync_point != t.sync_point {
+        t.moved_at = now;
+    }
+    t.count = r.count;
+    t.sync_point = r.sync_point.clone();
+    if r.last_update_ms != t.last_update_ms {
+        t.last_update_ms = r.last_update_ms;
+        t.update_moved_at = now;
+    }
+    if r.status != t.status {
+        t.status = r.status.clone();
+        t.status_since = now;
+    }
+}
+
+fn troubles(t: &Track, r: &SubTaskRow, now: u64, c: &HealthConfig) -> Vec<Trouble> {
+    let mut out = Vec::new();
+    let ms = |d: Duration| d.as_millis() as u64;
+    match r.status.as_str() {
+        "INIT" if now - t.status_since >= ms(c.init_after) => {
+            out.push(Trouble::LongInit { for_ms: now - t.status_since })
+        }
+        "RUNNING" => {
+            let still = now - t.moved_at.max(t.status_since);
+            if still >= ms(c.stall_after) {
+                let heartbeat = t.update_moved_at > t.moved_at.max(t.status_since);
+                out.push(Trouble::Stalled { for_ms: still, heartbeat });
+            }
+        }
+        "FAILED" => out.push(Trouble::Failed),
+        _ => {}
+    }
+    if t.reassignments >= 2 {
+        out.push(Trouble::Reassigned { times: t.reassignments });
+    }
+    if let Some((from, to, at)) = t.reset
+        && now - at <= ms(c.reset_shown_for)
+    {
+        out.push(Trouble::CountReset { from, to });
+    }
+    out
+}
+
+fn summarize(rows: &[SubTaskHealth]) -> HealthSummary {
+    let any = |h: &SubTaskHealth, f: fn(&Trouble) -> bool| h.troubles.iter().any(f);
+    let n = rows.len();
+    let stalled = rows.iter().filter(|h| any(h, Trouble::is_stall)).count();
+    let failed = rows.iter().filter(|h| any(h, |t| *t == Trouble::Failed)).count();
+    let reassigned = rows.iter().filter(|h| any(h, |t| matches!(t, Trouble::Reassigned { .. }))).count();
+    let restarted = rows.iter().filter(|h| any(h, |t| matches!(t, Trouble::CountReset { .. }))).count();
+    let found: Vec<(usize, &str)> =
+        [(stalled, "stalled"), (failed, "failed"), (reassigned, "reassigned repeatedly")]
+            .into_iter()
+            .filter(|(k, _)| *k > 0)
+            .collect();
+    let partitions = if n == 1 { "partition" } else { "partitions" };
+    let mut text = match found.split_first() {
+        _ if n == 0 => "no sync tasks".to_string(),
+        None => format!("all {n} {partitions} moving"),
+        Some(((k, word), rest)) => {
+            let mut t = format!("{k} of {n} {partitions} {word}");
+            for (k, word) in rest {
+                t.push_str(&format!(", {k} {word}"));
+            }
+            t
+        }
+    };
+    if restarted > 0 {
+        text.push_str("; SyncTool restarted (counts reset)");
+    }
+    HealthSummary { partitions: n, stalled, failed, reassigned, restarted, text }
+}
