@@ -1,45 +1,141 @@
-//! The sync-task dashboard, headless with egui_kittest, against the demo SyncTool and
-//! DataCollector that `--demo` starts: create a task, watch it run, delete it after confirming.
+//! The sync-task dashboard, headless with egui_kittest, against a demo SyncTool and
+//! DataCollector over loopback: create a task from the form, it runs, its rows rise on the plot;
+//! a stalled sub-task and a SyncTool restart's count reset are flagged with what they mean;
+//! deleting waits for a second click (checked on the server); clear_all waits for the words.
 #![cfg(feature = "gui")]
 
 mod common;
 
-use common::gui::step_until;
+use common::gui::{settle, step_until};
 use egui_kittest::Harness;
-use egui_kittest::kittest::Queryable;
+use egui_kittest::kittest::{NodeT, Queryable};
+use std::time::Duration;
+use walscope::datasync::Trouble;
+use walscope::net::profile::{ConnectionProfile, TransportKind};
+use walscope::sim::collector::CollectorConfig;
+use walscope::sim::datasync::DatasyncDemo;
 use walscope::ui::WalscopeApp;
 
-#[test]
-fn create_watch_and_delete_a_sync_task() {
-    let mut app = WalscopeApp::new();
-    app.start_demo();
-    assert!(app.show_tasks, "--demo opens the dashboard");
-    let mut h = Harness::builder()
-        .with_size(eframe::egui::Vec2::new(1400.0, 1000.0))
-        .build_ui_state(|ui, app: &mut WalscopeApp| app.ui(ui), app);
-    step_until(&mut h, "the first poll", |h| h.query_by_label_contains("0 sub-task(s)").is_some());
-    h.get_by_label("Create task").click();
-    step_until(&mut h, "the task to run with rates", |h| {
-        let b = h.state().tasks.poller.as_ref().map(|p| p.board()).unwrap_or_default();
-        b.rows.len() == 2
-            && b.rows.iter().all(|r| r.status == "RUNNING")
-            && b.rates.iter().all(|r| r.is_some())
-    });
-    h.get_by_label_contains("CreateSyncTask: done");
-    assert_eq!(h.query_all_by_label("RUNNING").count(), 2, "a badge per sub-task, in words");
-    // Each sub-task has a sparkline of its recent rows, which says what it shows.
-    h.step();
-    assert_eq!(h.query_all_by_label_contains("rows in ").count(), 2, "a sparkline per sub-task");
+fn rows_on_server(rt: &tokio::runtime::Runtime, endpoint: &str) -> usize {
+    let t: std::sync::Arc<dyn walscope::net::Transport> =
+        std::sync::Arc::new(walscope::net::brpc::BrpcTransport::new(endpoint.to_string()));
+    rt.block_on(walscope::datasync::SyncToolClient::new(t, Default::default()).task_status()).unwrap().0.len()
+}
 
-    // Delete needs the confirmation first.
-    h.get_by_label("Delete task").click();
-    h.step();
-    assert!(h.query_by_label_contains("DeleteSyncTask").is_none(), "nothing sent without confirming");
-    h.get_by_label("I understand delete cannot be undone").click();
-    h.step();
-    h.get_by_label("Delete task").click();
-    step_until(&mut h, "the task to go", |h| {
-        h.state().tasks.poller.as_ref().is_some_and(|p| p.board().rows.is_empty())
-            && h.query_by_label_contains("DeleteSyncTask: done").is_some()
+#[test]
+fn create_watch_trouble_and_delete_a_sync_task() {
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let any = "127.0.0.1:0".parse().unwrap();
+    let cfg = CollectorConfig { batch_interval: Duration::from_millis(50), full_mode_batches: 3 };
+    let demo = rt.block_on(DatasyncDemo::start(any, any, Duration::from_secs(30), cfg)).unwrap();
+    let endpoint = demo.synctool.addr().to_string();
+    let dir = tempfile::tempdir().unwrap();
+    let mut app = WalscopeApp::new();
+    app.config_dir = Some(dir.path().to_path_buf());
+    app.connections.demo.push(ConnectionProfile::plain("synctool", TransportKind::Brpc, endpoint.clone()));
+    app.tasks_health.stall_after = Duration::from_secs(2);
+    app.show_tasks = true;
+    app.tasks.profile = "synctool".into();
+    app.tasks.interval_secs = 1;
+    let mut h = Harness::builder()
+        .with_size(eframe::egui::Vec2::new(1600.0, 1600.0))
+        .build_ui_state(|ui, app: &mut WalscopeApp| app.ui(ui), app);
+    settle(&mut h);
+    h.get_by_label("Watch").click();
+    step_until(&mut h, "the first poll", |h| {
+        h.query_by_label_contains("No sync tasks on this SyncTool").is_some()
     });
+
+    // Create, from the form: refused first without a destination, then sent.
+    {
+        let t = &mut h.state_mut().tasks;
+        t.db = "demo_db".into();
+        t.table = "orders".into();
+        t.mode = 2;
+    }
+    settle(&mut h);
+    h.get_by_label("Create task").click();
+    settle(&mut h);
+    h.get_by_label_contains("Not sent: name the destination");
+    assert_eq!(rows_on_server(&rt, &endpoint), 0, "nothing sent");
+    h.state_mut().tasks.dest = "/tmp/walscope-test/orders".into();
+    settle(&mut h);
+    h.get_by_label("Create task").click();
+    let board = |h: &Harness<'static, WalscopeApp>| {
+        h.state().tasks.poller.as_ref().map(|p| p.board()).unwrap_or_default()
+    };
+    step_until(&mut h, "the task to run", |h| {
+        let b = board(h);
+        b.rows.len() == 2 && b.rows.iter().all(|r| r.status == "RUNNING" && r.count > 0)
+    });
+    settle(&mut h);
+    h.get_by_label_contains("CreateSyncTask: done (demo_db.orders)");
+    assert_eq!(h.query_all_by_label("RUNNING").count(), 2, "a badge per partition, in words");
+    h.get_by_label_contains("demo_db.orders (tid ");
+    let tid = board(&h).rows[0].tid;
+    // Its rows rise on the plot.
+    step_until(&mut h, "rows rising on the plot", |h| {
+        let b = board(h);
+        b.trends.table(tid).is_some_and(|s| s.len() >= 3 && s.points().last().unwrap().1 > s.points()[0].1)
+    });
+
+    // A stalled partition (its collector sends zero-row heartbeats) is flagged.
+    demo.stall(tid, 0, true);
+    step_until(&mut h, "the stall", |h| {
+        board(h).health.iter().any(|x| {
+            x.pid == 0 && x.troubles.iter().any(|t| matches!(t, Trouble::Stalled { heartbeat: true, .. }))
+        })
+    });
+    settle(&mut h);
+    h.get_by_label_contains("pid 0: no rows for");
+    h.get_by_label_contains("What to do: Check whether the table still gets writes");
+    assert!(board(&h).summary.text.contains("stalled"), "{}", board(&h).summary.text);
+    demo.heal(tid, 0);
+
+    // SyncTool restarts: counts go back to 0, flagged as a reset.
+    demo.restart_synctool();
+    step_until(&mut h, "the count reset", |h| {
+        board(h).health.iter().any(|x| x.troubles.iter().any(|t| matches!(t, Trouble::CountReset { .. })))
+    });
+    settle(&mut h);
+    assert!(h.query_all_by_label_contains("count reset").count() >= 1, "flagged at its row");
+
+    // Delete: the first click only asks.
+    h.get_by_label(&format!("Delete the task of tid {tid}")).click();
+    settle(&mut h);
+    std::thread::sleep(Duration::from_millis(300));
+    settle(&mut h);
+    assert_eq!(rows_on_server(&rt, &endpoint), 2, "nothing deleted without the second click");
+    h.get_by_label(&format!("Really delete the task of tid {tid}")).click();
+    step_until(&mut h, "the task to go", |_| rows_on_server(&rt, &endpoint) == 0);
+    step_until(&mut h, "the board to follow", |h| board(h).rows.is_empty());
+
+    // clear_all needs the words.
+    let client = || {
+        let t: std::sync::Arc<dyn walscope::net::Transport> =
+            std::sync::Arc::new(walscope::net::brpc::BrpcTransport::new(endpoint.clone()));
+        walscope::datasync::SyncToolClient::new(t, Default::default())
+    };
+    rt.block_on(client().create_sync_task(
+        "demo_db",
+        "users",
+        walscope::datasync::SyncMode::FullAndContinuous,
+        None,
+        "/tmp/walscope-test/users",
+    ))
+    .unwrap();
+    step_until(&mut h, "the new task", |h| !board(h).rows.is_empty());
+    settle(&mut h);
+    h.get_by_label("Delete every task (clear_all)...").click();
+    settle(&mut h);
+    assert!(
+        h.get_by_label("Delete every task").accesskit_node().is_disabled(),
+        "refused until the words are typed"
+    );
+    let field = h.get_by_label_contains("Type \"clear all\" to confirm:");
+    field.click();
+    field.type_text("clear all");
+    settle(&mut h);
+    h.get_by_label("Delete every task").click();
+    step_until(&mut h, "every task to go", |_| rows_on_server(&rt, &endpoint) == 0);
 }

@@ -388,3 +388,26 @@ async fn transactions_from_a_server_before_2_6_20_are_flagged_as_lost() {
     assert!(opaque > 0, "the window holds transactions");
     p.shutdown().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_old_primary_that_is_down_is_said_in_words() {
+    let p = pair(Faults::default(), Faults::default()).await;
+    let dir = tempfile::tempdir().unwrap();
+    let mut spec = set_spec(&p, dir.path(), end_after(300), true);
+    spec.old_primary = ConnectionProfile::plain("old", TransportKind::Grpc, "127.0.0.1:1".into());
+    let run = salvage_set::start(spec).await.unwrap();
+    assert_eq!(run.jobs.len(), 4, "the checkpoints come from the new primary alone");
+    let (manifest, results) = run.wait().await;
+    for (_, r) in &results {
+        let e = r.as_ref().err().unwrap();
+        assert_eq!(e.kind(), Some(walscope::net::FailureKind::Refused), "{e}");
+        assert!(e.to_string().contains("127.0.0.1:1"), "{e}");
+    }
+    assert!(manifest.pchannels.iter().all(|e| !e.complete && e.last_error.is_some()));
+    assert_eq!(
+        find_unfinished(dir.path()).unwrap().len(),
+        4,
+        "nothing was dumped, everything can start later"
+    );
+    p.shutdown().await;
+}

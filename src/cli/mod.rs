@@ -258,9 +258,10 @@ pub enum Command {
         /// Port for the Milvus gRPC server, the new primary (0: any free port).
         #[arg(long, value_name = "P", default_value_t = 19530)]
         milvus_port: u16,
-        /// Port for the old primary (cluster by-dev-old) of the failover pair.
-        #[arg(long, value_name = "P", default_value_t = 19531)]
-        old_milvus_port: u16,
+        /// Port for the old primary (cluster by-dev-old) of the failover pair (default: the
+        /// next port after --milvus-port when free, else any free port).
+        #[arg(long, value_name = "P")]
+        old_milvus_port: Option<u16>,
         /// Port for the SyncTool (brpc and HTTP/JSON).
         #[arg(long, value_name = "P", default_value_t = 8848)]
         synctool_port: u16,

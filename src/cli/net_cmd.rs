@@ -237,9 +237,19 @@ pub(super) fn runtime() -> Result<tokio::runtime::Runtime> {
 
 /// `demo`: the demo Milvus failover pair (the new primary on `milvus_port`, the old one on
 /// `old_milvus_port`), SyncTool and DataCollector in the foreground until Ctrl-C.
-pub fn demo(milvus_port: u16, old_milvus_port: u16, synctool_port: u16, collector_port: u16) -> Result<()> {
+pub fn demo(
+    milvus_port: u16,
+    old_milvus_port: Option<u16>,
+    synctool_port: u16,
+    collector_port: u16,
+) -> Result<()> {
+    let local = |port: u16| std::net::SocketAddr::from(([127, 0, 0, 1], port));
+    let old_milvus_port = old_milvus_port.unwrap_or_else(|| match milvus_port {
+        0 | u16::MAX => 0,
+        p if std::net::TcpListener::bind(local(p + 1)).is_ok() => p + 1,
+        _ => 0,
+    });
     runtime()?.block_on(async {
-        let local = |port: u16| std::net::SocketAddr::from(([127, 0, 0, 1], port));
         let config = MilvusPairConfig { new_addr: local(milvus_port), old_addr: local(old_milvus_port), ..Default::default() };
         let pair = MilvusPair::start(config)
             .await

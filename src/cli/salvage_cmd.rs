@@ -232,7 +232,11 @@ fn draw(bar: &ProgressBar, p: &SalvageProgress) {
         s => format!("{s:?}").to_lowercase(),
     };
     let tt = if p.last_timetick == 0 { "-".to_string() } else { format_timetick(p.last_timetick) };
-    let eta = p.eta().map_or(String::new(), |d| format!(", {} s left", d.as_secs()));
+    let eta = match p.eta() {
+        Some(d) if d < Duration::from_secs(1) => ", <1 s left".to_string(),
+        Some(d) => format!(", {} s left", d.as_secs()),
+        None => String::new(),
+    };
     let msg = format!(
         "{} frames, {:.1} MiB, {:.0} msg/s, tt {tt}{eta}, {state}",
         p.frames,

@@ -87,7 +87,7 @@ impl Trouble {
             Trouble::Stalled { for_ms, heartbeat: false } => format!("silent for {}", secs(*for_ms)),
             Trouble::Reassigned { times } => format!("reassigned {times} times"),
             Trouble::Failed => "FAILED".into(),
-            Trouble::CountReset { from, to } => format!("count reset {from} → {to}"),
+            Trouble::CountReset { from, to } => format!("count reset {from} to {to}"),
         }
     }
 
@@ -108,7 +108,7 @@ impl Trouble {
             ),
             Trouble::Stalled { for_ms, heartbeat: false } => format!(
                 "nothing reported for {}: SyncTool reassigns a RUNNING sub-task silent for {twice} \
-                 (2 × check_period); if it stays silent the collector is down or cannot reach SyncTool",
+                 (2 x check_period); if it stays silent the collector is down or cannot reach SyncTool",
                 secs(*for_ms)
             ),
             Trouble::Reassigned { times } => format!(
@@ -301,11 +301,11 @@ fn troubles(t: &Track, r: &SubTaskRow, now: u64, c: &HealthConfig) -> Vec<Troubl
     let mut out = Vec::new();
     let ms = |d: Duration| d.as_millis() as u64;
     match r.status.as_str() {
-        "INIT" if now - t.status_since >= ms(c.init_after) => {
-            out.push(Trouble::LongInit { for_ms: now - t.status_since })
+        "INIT" if now.saturating_sub(t.status_since) >= ms(c.init_after) => {
+            out.push(Trouble::LongInit { for_ms: now.saturating_sub(t.status_since) })
         }
         "RUNNING" => {
-            let still = now - t.moved_at.max(t.status_since);
+            let still = now.saturating_sub(t.moved_at.max(t.status_since));
             if still >= ms(c.stall_after) {
                 let heartbeat = t.update_moved_at > t.moved_at.max(t.status_since);
                 out.push(Trouble::Stalled { for_ms: still, heartbeat });
@@ -318,7 +318,7 @@ fn troubles(t: &Track, r: &SubTaskRow, now: u64, c: &HealthConfig) -> Vec<Troubl
         out.push(Trouble::Reassigned { times: t.reassignments });
     }
     if let Some((from, to, at)) = t.reset
-        && now - at <= ms(c.reset_shown_for)
+        && now.saturating_sub(at) <= ms(c.reset_shown_for)
     {
         out.push(Trouble::CountReset { from, to });
     }

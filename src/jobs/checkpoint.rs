@@ -380,7 +380,7 @@ pub(crate) async fn diagnose(new: &Milvus, old: Option<&Milvus>, cluster: &str, 
     }
     if let Some((s, t)) = new_conf.as_ref().and_then(|c| c.topology.iter().find(|(s, _)| s == cluster)) {
         return format!(
-            "not a force-failed-over pair: the new primary still replicates {s} → {t} (it is a secondary); \
+            "not a force-failed-over pair: the new primary still replicates {s} to {t} (it is a secondary); \
              a salvage checkpoint is captured only by UpdateReplicateConfiguration with force_promote"
         );
     }

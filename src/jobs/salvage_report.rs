@@ -249,3 +249,68 @@ fn notes(r: &DumpReport, options: AnalyzeOptions) -> Vec<String> {
     }
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::dump::framing::write_frame;
+    use crate::wal::to_base36;
+    use serde_json::json;
+
+    fn frame(t: u32, tt_ms: u64, payload: &[u8], extra: &[(&str, &str)]) -> Vec<u8> {
+        let set = SchemaSet::shared_builtin();
+        let mut props = serde_json::Map::new();
+        props.insert("_t".into(), json!(t.to_string()));
+        props.insert("_v".into(), json!("2"));
+        props.insert("_tt".into(), json!(to_base36(tt_ms << 18)));
+        for (k, v) in extra {
+            props.insert((*k).into(), json!(v));
+        }
+        use base64::Engine;
+        let b64 = base64::engine::general_purpose::STANDARD.encode(payload);
+        let v = json!({"message": {"id": {"id": "a", "WAL_name": "RocksMQ"}, "payload": b64, "properties": props}});
+        let m = DynamicMessage::deserialize(set.message(RESPONSE_TYPE).unwrap(), v).unwrap();
+        let mut out = Vec::new();
+        write_frame(Framing::VarintDelimited, &crate::codec::encode(&m), &mut out);
+        out
+    }
+
+    #[test]
+    fn opaque_transactions_encrypted_frames_gaps_and_a_cut_tail() {
+        let t0 = 1_795_997_520_000u64;
+        let mut bytes = frame(2, t0, b"x", &[]);
+        bytes.extend(frame(999, t0 + 10, b"", &[("_tx", "")]));
+        bytes.extend(frame(2, t0 + 20, b"secret", &[("_ch", "")]));
+        bytes.extend(frame(3, t0 + 95_020, b"y", &[]));
+        bytes.extend(frame(3, t0 + 95_000, b"z", &[]));
+        bytes.extend([0x20, 1, 2]);
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("x.dump");
+        std::fs::write(&path, &bytes).unwrap();
+        let r = analyze_dump(&path, AnalyzeOptions::default()).unwrap();
+        assert_eq!(r.frames, 5);
+        assert_eq!(r.types.get("Insert"), Some(&2));
+        assert_eq!(r.types.get("Txn"), Some(&1));
+        assert_eq!(r.opaque_txn_frames, vec![1]);
+        assert_eq!(r.encrypted_frames, 1);
+        assert_eq!(r.gaps.len(), 1);
+        assert_eq!(r.gaps[0].after_frame, 2);
+        assert_eq!(r.gaps[0].duration(), Duration::from_secs(95));
+        assert_eq!(r.backwards, 1);
+        assert_eq!(r.truncated_tail, 3);
+        assert_eq!(r.first_utc().as_deref(), Some("2026-11-30 00:12:00.000 UTC"));
+        let notes = r.notes.join("\n");
+        for want in [
+            "data is lost",
+            "2.6.20",
+            "ciphertext",
+            "no message for 95.0 s",
+            "go back in time",
+            "was cut",
+            "no manifest",
+        ] {
+            assert!(notes.contains(want), "{want}: {notes}");
+        }
+        assert!(r.has_findings());
+    }
+}

@@ -143,6 +143,11 @@ fn grpc(profile: &ConnectionProfile, run: &RunOptions) -> Result<GrpcSettings, S
 pub async fn start(spec: SalvageSetSpec) -> Result<SalvageSetRun, SalvageError> {
     let dir = spec.out_dir.clone();
     let dir_text = dir.display().to_string();
+    if spec.pchannels.is_empty() {
+        return Err(SalvageError::Task(
+            "no pchannels to salvage: name them, or take them from the old primary".into(),
+        ));
+    }
     // A folder whose salvage never got to dump anything (no checkpoint anywhere) may start over.
     let dumped = |m: &FolderManifest| m.pchannels.iter().any(|e| e.file.is_some());
     if FolderManifest::path(&dir).exists() && FolderManifest::load(&dir).map_or(true, |m| dumped(&m)) {

@@ -1,6 +1,7 @@
 //! Realistic synthetic data and demo servers: the Milvus WAL generator behind `walscope sample`,
-//! OpenMLDB progress records, and a demo SyncTool + DataCollector on loopback.
-//! Deterministic for a given seed.
+//! OpenMLDB progress records, a demo Milvus (alone, or as an old and a new primary after a
+//! forced failover: [`milvus_pair`]) and a demo SyncTool + DataCollector on loopback, each with
+//! fault switches. Deterministic for a given seed.
 //!
 //! Must never: produce bytes our own decoders would not accept as real traffic (every message
 //! follows the reference's rules), or depend on wall-clock time or global randomness.

@@ -33,11 +33,15 @@ pub struct WalscopeApp {
     pub tasks: panels::tasks::TasksState,
     /// The open request composers (each a pane).
     pub composers: Vec<super::composer::ComposerState>,
+    /// Sync-task dashboards besides the first (`tasks`).
+    pub dashboards: Vec<panels::tasks::TasksState>,
     /// The open salvage panes.
     pub salvages: Vec<super::salvage::SalvageState>,
     pub(super) next_composer: u64,
     /// The composer last clicked: it takes Ctrl+Enter and Esc.
     pub focused_composer: Option<u64>,
+    /// The dashboards' trouble thresholds (INIT and stall times, SyncTool's check period).
+    pub tasks_health: crate::datasync::HealthConfig,
     /// Where profiles.json, the call history and stream dumps live (None: the user's config
     /// directory, `WALSCOPE_CONFIG_DIR` when set). Tests give each app its own.
     pub config_dir: Option<PathBuf>,
@@ -93,9 +97,11 @@ impl WalscopeApp {
             tasks: Default::default(),
             composers: Vec::new(),
             salvages: Vec::new(),
+            dashboards: Vec::new(),
             next_composer: 0,
             focused_composer: None,
             config_dir: None,
+            tasks_health: Default::default(),
             demo: None,
             jobs: JobRegistry::new(wake.clone()),
             commands: Vec::new(),
@@ -163,18 +169,18 @@ impl WalscopeApp {
         ));
         match started {
             Ok(d) => {
-                self.tasks.endpoint = d.synctool.addr().to_string();
-                self.tasks.db = "demo_db".into();
-                self.tasks.table = "orders".into();
-                self.tasks.mode = 2;
-                self.tasks.dest = "/tmp/walscope-demo/orders".into();
-                self.watch_tasks();
-                self.show_tasks = true;
                 self.connections.demo.push(profile(
                     "demo-synctool",
                     TransportKind::Brpc,
                     d.synctool.addr().to_string(),
                 ));
+                self.tasks.profile = "demo-synctool".into();
+                self.tasks.db = "demo_db".into();
+                self.tasks.table = "orders".into();
+                self.tasks.mode = 2;
+                self.tasks.dest = "/tmp/walscope-demo/orders".into();
+                self.watch_tasks(super::net_jobs::TASKS_DASHBOARD);
+                self.show_tasks = true;
                 self.connections.demo.push(profile(
                     "demo-collector",
                     TransportKind::Brpc,

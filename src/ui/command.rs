@@ -80,10 +80,15 @@ pub enum AppCommand {
     LoadHistory { composer: u64, search: String },
     /// Copy a composer's stream dump (and its manifest) to a chosen file.
     SaveStream { composer: u64, from: PathBuf, to: PathBuf },
-    /// Poll the dashboard's SyncTool from now on.
-    WatchTasks,
-    /// A SyncTool call from the dashboard (CreateSyncTask, DeleteSyncTask) with its request.
-    TaskCall { method: &'static str, request: serde_json::Value },
+    /// Poll a dashboard's SyncTool from now on.
+    WatchTasks(u64),
+    /// A SyncTool call from a dashboard (CreateSyncTask, DeleteSyncTask, TaskStatus with
+    /// clear_all) with its request.
+    TaskCall { dashboard: u64, method: &'static str, request: serde_json::Value },
+    /// Open another sync-task dashboard.
+    NewDashboard,
+    /// Close a dashboard (its poller stops).
+    CloseDashboard(u64),
     /// Say something in the status bar.
     Notify(Notice),
 }
@@ -145,8 +150,19 @@ impl WalscopeApp {
             AppCommand::ResumeSalvage { pane, pchannel } => self.resume_salvage(pane, pchannel),
             AppCommand::LoadHistory { composer, search } => self.load_history(composer, search),
             AppCommand::SaveStream { composer, from, to } => self.copy_stream(composer, from, to),
-            AppCommand::WatchTasks => self.watch_tasks(),
-            AppCommand::TaskCall { method, request } => self.task_call(method, request),
+            AppCommand::WatchTasks(id) => self.watch_tasks(id),
+            AppCommand::TaskCall { dashboard, method, request } => self.task_call(dashboard, method, request),
+            AppCommand::NewDashboard => {
+                self.new_dashboard();
+            }
+            AppCommand::CloseDashboard(id) => {
+                self.jobs.cancel_owner(&JobOwner::Tasks(id));
+                if id == super::net_jobs::TASKS_DASHBOARD {
+                    self.tasks.poller = None;
+                } else {
+                    self.dashboards.retain(|d| d.id != id);
+                }
+            }
             AppCommand::Notify(n) => self.notice = Some(n),
         }
     }
@@ -323,7 +339,15 @@ impl WalscopeApp {
                 (JobOwner::Connections, r) => self.connections.take(r),
                 (JobOwner::Composer(id), r) => self.composer_result(id, r),
                 (JobOwner::Salvage(id), r) => self.salvage_result(id, r),
-                (JobOwner::Tasks(_), r) => self.tasks.take(r),
+                (JobOwner::Tasks(id), r) => {
+                    let watching = matches!(r, Ok(JobOutput::Watching(_)));
+                    if let Some(d) = self.dashboard_mut(id) {
+                        d.take(r);
+                    }
+                    if watching {
+                        self.watching(id);
+                    }
+                }
                 (_, Ok(JobOutput::Done(text))) => {
                     if !text.is_empty() {
                         self.notice = Some(Notice::info(text));

@@ -27,6 +27,8 @@ pub enum Pane {
     Composer(u64),
     /// A salvage, by its id.
     Salvage(u64),
+    /// A sync-task dashboard besides the first (`Tasks`), by its id.
+    Dashboard(u64),
 }
 
 pub struct Layout {
@@ -44,6 +46,7 @@ struct Shown {
     connections: bool,
     composers: Vec<u64>,
     salvages: Vec<u64>,
+    dashboards: Vec<u64>,
 }
 
 const TREE_ID: &str = "walscope_layout";
@@ -203,6 +206,7 @@ impl Layout {
                 Pane::Connections => shown.connections,
                 Pane::Composer(id) => shown.composers.contains(id),
                 Pane::Salvage(id) => shown.salvages.contains(id),
+                Pane::Dashboard(id) => shown.dashboards.contains(id),
                 Pane::Start => true,
             };
             if !keep {
@@ -237,6 +241,11 @@ impl Layout {
         for id in &shown.salvages {
             if !self.has(&Pane::Salvage(*id)) {
                 self.add(Pane::Salvage(*id));
+            }
+        }
+        for id in &shown.dashboards {
+            if !self.has(&Pane::Dashboard(*id)) {
+                self.add(Pane::Dashboard(*id));
             }
         }
         if let Some(pane) = self.bring_forward.take() {
@@ -274,10 +283,20 @@ impl egui_tiles::Behavior<Pane> for Shell<'_> {
                     .id_salt("schemas_panel")
                     .show(ui, |ui| panels::schemas::show(self.app, ui));
             }
-            Pane::Tasks => {
-                egui::ScrollArea::vertical()
-                    .id_salt("tasks_panel")
-                    .show(ui, |ui| panels::tasks::show(self.app, ui));
+            Pane::Tasks | Pane::Dashboard(_) => {
+                let id = match pane {
+                    Pane::Dashboard(id) => *id,
+                    _ => super::net_jobs::TASKS_DASHBOARD,
+                };
+                let profiles = self.app.connections.profiles();
+                let view = panels::tasks::DashboardView { profiles: &profiles };
+                let mut out = Vec::new();
+                if let Some(d) = self.app.dashboard_mut(id) {
+                    egui::ScrollArea::vertical().id_salt(("tasks_panel", id)).show(ui, |ui| {
+                        ui.push_id(("tasks", id), |ui| panels::tasks::show(d, &view, ui, &mut out))
+                    });
+                }
+                self.app.commands.extend(out);
             }
             Pane::Connections => {
                 let mut out = Vec::new();
@@ -364,6 +383,7 @@ impl egui_tiles::Behavior<Pane> for Shell<'_> {
             Pane::Tasks => "Sync tasks".into(),
             Pane::Connections => "Connections".into(),
             Pane::Salvage(_) => "Salvage".into(),
+            Pane::Dashboard(_) => "Sync tasks".into(),
             Pane::Composer(id) => {
                 let c = self.app.composers.iter().find(|c| c.id == *id);
                 let insecure = c.is_some_and(|c| {
@@ -436,6 +456,7 @@ pub fn show(app: &mut WalscopeApp, ui: &mut egui::Ui) {
         connections: app.show_connections,
         composers: app.composers.iter().map(|c| c.id).collect(),
         salvages: app.salvages.iter().map(|s| s.id).collect(),
+        dashboards: app.dashboards.iter().map(|d| d.id).collect(),
     };
     app.layout.sync(&files, &app.opening, active.as_ref(), &shown);
     let mut tree = std::mem::replace(&mut app.layout.tree, Tree::empty(egui::Id::unique(TREE_ID)));
@@ -457,10 +478,14 @@ pub fn show(app: &mut WalscopeApp, ui: &mut egui::Ui) {
                 }
             }
             Pane::Schemas => app.show_schemas = false,
-            Pane::Tasks => app.show_tasks = false,
+            Pane::Tasks => {
+                app.show_tasks = false;
+                app.send(super::command::AppCommand::CloseDashboard(super::net_jobs::TASKS_DASHBOARD));
+            }
             Pane::Connections => app.show_connections = false,
             Pane::Composer(id) => app.send(super::command::AppCommand::CloseComposer(id)),
             Pane::Salvage(id) => app.send(super::command::AppCommand::CloseSalvage(id)),
+            Pane::Dashboard(id) => app.send(super::command::AppCommand::CloseDashboard(id)),
             Pane::Start => {}
         }
     }

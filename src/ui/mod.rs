@@ -16,7 +16,7 @@ pub mod field_edit;
 pub mod file_tab;
 pub mod jobs;
 pub mod layout;
-mod net_jobs;
+pub mod net_jobs;
 pub mod outcome;
 pub mod panels;
 pub mod profile_form;

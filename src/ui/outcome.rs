@@ -18,6 +18,8 @@ pub enum JobOutput {
     Schemas { set: Box<SchemaSet>, summary: String },
     /// profiles.json as read.
     Profiles(Vec<crate::net::profile::ConnectionProfile>),
+    /// A dashboard's poller, started once its SyncTool profile connected.
+    Watching(Box<crate::jobs::task_poll::TaskPoller>),
     /// A connection test: what answered, or why nothing did.
     Probed(Box<crate::net::probe::ProbeReport>),
     /// profiles.json after a save or delete, and what was done.
@@ -49,6 +51,7 @@ impl std::fmt::Debug for JobOutput {
             JobOutput::Saved { target, .. } => write!(f, "Saved({})", target.display()),
             JobOutput::Schemas { summary, .. } => write!(f, "Schemas({summary})"),
             JobOutput::Profiles(p) => write!(f, "Profiles({})", p.len()),
+            JobOutput::Watching(_) => write!(f, "Watching"),
             JobOutput::Probed(r) => write!(f, "Probed({})", r.profile),
             JobOutput::ProfilesSaved { what, .. } => write!(f, "ProfilesSaved({what})"),
             JobOutput::Called { composer, .. } => write!(f, "Called({composer})"),

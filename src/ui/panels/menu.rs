@@ -146,6 +146,10 @@ fn connections_menu(app: &mut WalscopeApp, ui: &mut egui::Ui) {
             app.send(AppCommand::NewSalvage);
             ui.close();
         }
+        if ui.button("New sync-task dashboard").clicked() {
+            app.send(AppCommand::NewDashboard);
+            ui.close();
+        }
     });
     let profiles = app.connections.profiles();
     if profiles.is_empty() {

@@ -18,3 +18,6 @@ pub mod schemas;
 pub mod start;
 pub mod status_bar;
 pub mod tasks;
+mod tasks_actions;
+mod tasks_plot;
+mod tasks_table;

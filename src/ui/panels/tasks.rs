@@ -1,41 +1,201 @@
-//! The sync-task dashboard: a SyncTool's sub-tasks polled in the background (status badge in
-//! words and colour, rows, rows per second, sync point, collector, last update), and creating or
-//! deleting a table's task. Calls run on the app's runtime; the panel only reads the latest board.
+//! A sync-task dashboard (several may be open): a SyncTool profile (brpc or HTTP/JSON) polled at
+//! an interval chosen from 1 s to 1 min, or paused; the last good poll and the poll error in
+//! words (the last good data stays, greyed); trouble summarised at the top and highlighted at
+//! its row with what it means and what to do; sub-tasks grouped by table (the table row sums its
+//! partitions); a plot of rows over time; creating a table's task (validated), deleting one after
+//! a confirmation, `clear_all` only after the word is typed; the progress file opened when it is
+//! on this machine.
+//!
+//! Owns: [`TasksState`]. Must never: call the SyncTool itself (it sends commands; jobs do).
 
+use crate::datasync::health::SubTaskHealth;
 use crate::jobs::task_poll::{TaskBoard, TaskPoller};
-use crate::ui::WalscopeApp;
+use crate::net::profile::{ConnectionProfile, TransportKind};
 use crate::ui::command::AppCommand;
 use crate::ui::outcome::{JobError, JobOutput};
 use eframe::egui;
 
-#[derive(Default)]
+/// The words `clear_all` needs typed.
+pub const CLEAR_ALL_WORD: &str = crate::net::guard::CLEAR_ALL_WORD;
+
 pub struct TasksState {
-    pub endpoint: String,
-    pub http: bool,
+    /// 0 for the dashboard of View > Sync tasks; others have their own pane.
+    pub id: u64,
+    /// The SyncTool profile watched.
+    pub profile: String,
     pub poller: Option<TaskPoller>,
+    pub interval_secs: u64,
     pub db: String,
     pub table: String,
     pub mode: u8,
+    /// Mode 1: skip rows older than this UTC date-time (or epoch ms).
+    pub start_time: String,
     pub dest: String,
-    pub confirm_delete: bool,
-    /// The outcome of the last create/delete.
-    pub last_action: Option<String>,
+    /// Why the create form was refused before sending.
+    pub form_error: Option<String>,
+    /// The table (tid) whose delete waits for a second click.
+    pub confirm_delete: Option<u32>,
+    pub show_clear_all: bool,
+    pub clear_all_typed: String,
+    /// The outcome of the last create, delete or clear.
+    pub last_action: Option<Result<String, String>>,
+    /// The table whose partitions the plot shows (None: every table).
+    pub plot_table: Option<u32>,
 }
 
-impl TasksState {
-    /// Takes a finished call of the dashboard's.
-    pub fn take(&mut self, result: Result<JobOutput, JobError>) {
-        self.last_action = match result {
-            Ok(JobOutput::Done(text)) => Some(text),
-            Ok(_) => None,
-            Err(JobError::Cancelled) => None,
-            Err(e) => Some(e.to_string()),
-        };
+impl Default for TasksState {
+    fn default() -> Self {
+        TasksState {
+            id: 0,
+            profile: String::new(),
+            poller: None,
+            interval_secs: 2,
+            db: String::new(),
+            table: String::new(),
+            mode: 2,
+            start_time: String::new(),
+            dest: String::new(),
+            form_error: None,
+            confirm_delete: None,
+            show_clear_all: false,
+            clear_all_typed: String::new(),
+            last_action: None,
+            plot_table: None,
+        }
     }
 }
 
-fn badge(ui: &mut egui::Ui, status: &str) {
-    // Colour and word together: nothing is told by colour alone.
+impl TasksState {
+    /// Takes a finished job of this dashboard's.
+    pub fn take(&mut self, result: Result<JobOutput, JobError>) {
+        match result {
+            Ok(JobOutput::Watching(poller)) => self.poller = Some(*poller),
+            Ok(JobOutput::Done(text)) => {
+                self.last_action = Some(Ok(text));
+                if let Some(p) = &self.poller {
+                    p.poll_now();
+                }
+            }
+            Ok(_) | Err(JobError::Cancelled) => {}
+            Err(e) => self.last_action = Some(Err(e.to_string())),
+        }
+    }
+
+    /// The create form as a request, or what is wrong with it.
+    pub fn create_request(&self) -> Result<serde_json::Value, String> {
+        let (db, table, dest) = (self.db.trim(), self.table.trim(), self.dest.trim());
+        if db.is_empty() || table.is_empty() {
+            return Err("name the database and the table".into());
+        }
+        if dest.is_empty() {
+            return Err("name the destination (where SyncTool writes the rows)".into());
+        }
+        let mut req = serde_json::json!({"db": db, "name": table, "mode": self.mode, "dest": dest});
+        if self.mode == 1 {
+            let t = self.start_time.trim();
+            let ms = if let Ok(ms) = t.parse::<u64>() {
+                ms
+            } else {
+                let tt = crate::dump::filter::parse_time(t, false)?
+                    .ok_or("mode 1 needs a start time: rows older than it are skipped")?;
+                crate::wal::timetick_to_millis(tt)
+            };
+            req["start_ts"] = serde_json::json!(ms.to_string());
+        }
+        Ok(req)
+    }
+}
+
+/// Where the dashboard's requests go.
+pub struct DashboardView<'a> {
+    pub profiles: &'a [(ConnectionProfile, bool)],
+}
+
+pub fn show(st: &mut TasksState, view: &DashboardView<'_>, ui: &mut egui::Ui, out: &mut Vec<AppCommand>) {
+    let id = st.id;
+    ui.heading("Sync tasks");
+    ui.horizontal_wrapped(|ui| {
+        let l = ui.label("SyncTool:");
+        let shown = if st.profile.is_empty() { "(choose a profile)".to_string() } else { st.profile.clone() };
+        egui::ComboBox::from_id_salt(("synctool", id))
+            .selected_text(shown)
+            .show_ui(ui, |ui| {
+                for (p, _) in view.profiles.iter().filter(|(p, _)| p.transport != TransportKind::Grpc) {
+                    let kind = if p.transport == TransportKind::Http { "HTTP/JSON" } else { "brpc" };
+                    ui.selectable_value(
+                        &mut st.profile,
+                        p.name.clone(),
+                        format!("{} {kind} {}", p.name, p.endpoint),
+                    );
+                }
+            })
+            .response
+            .labelled_by(l.id);
+        if ui.add_enabled(!st.profile.is_empty(), egui::Button::new("Watch")).clicked() {
+            out.push(AppCommand::WatchTasks(id));
+        }
+        let l = ui.label("every");
+        let r = ui.add(egui::Slider::new(&mut st.interval_secs, 1..=60).suffix(" s")).labelled_by(l.id);
+        if r.changed()
+            && let Some(p) = &st.poller
+        {
+            p.set_interval(std::time::Duration::from_secs(st.interval_secs));
+        }
+        if let Some(p) = &st.poller {
+            let paused = p.board().paused;
+            if ui.button(if paused { "Resume polling" } else { "Pause polling" }).clicked() {
+                p.set_paused(!paused);
+            }
+            if ui.button("Poll now").clicked() {
+                p.poll_now();
+            }
+        }
+    });
+    let Some(poller) = &st.poller else {
+        ui.label("Choose a SyncTool profile (brpc or HTTP/JSON) and press Watch.");
+        return;
+    };
+    let board: TaskBoard = poller.board();
+    status_line(&board, ui);
+    let stale = board.error.is_some();
+    super::tasks_table::show(st, &board, stale, ui, out);
+    super::tasks_plot::show(st, &board, ui);
+    ui.separator();
+    super::tasks_actions::show(st, &board, ui, out);
+}
+
+fn status_line(board: &TaskBoard, ui: &mut egui::Ui) {
+    ui.horizontal_wrapped(|ui| {
+        match board.updated_ms {
+            Some(ms) => ui.label(format!(
+                "last good poll {} UTC ({} polls, every {} s{})",
+                crate::wal::timetick::format_millis_utc(ms),
+                board.polls,
+                board.interval.as_secs(),
+                if board.paused { ", paused" } else { "" }
+            )),
+            None => ui.label(format!("{} sub-task(s), poll {}", board.rows.len(), board.polls)),
+        };
+        if board.updated_ms.is_some() {
+            ui.label(format!("{} sub-task(s)", board.rows.len()));
+        }
+    });
+    if let Some(e) = &board.error {
+        ui.colored_label(
+            ui.visuals().error_fg_color,
+            format!("The SyncTool does not answer: {e}. The last good data is shown, greyed."),
+        );
+    }
+    let s = &board.summary;
+    if !s.text.is_empty() {
+        let troubled = s.stalled + s.failed + s.reassigned + s.restarted > 0;
+        let colour = if troubled { ui.visuals().warn_fg_color } else { ui.visuals().text_color() };
+        ui.colored_label(colour, &s.text);
+    }
+}
+
+/// The badge of a status: colour and word (nothing is told by colour alone).
+pub fn badge(ui: &mut egui::Ui, status: &str) {
     let color = match status {
         "RUNNING" => egui::Color32::from_rgb(60, 170, 90),
         "SUCCESS" => egui::Color32::from_rgb(70, 130, 220),
@@ -46,75 +206,11 @@ fn badge(ui: &mut egui::Ui, status: &str) {
     ui.colored_label(color, status);
 }
 
-pub fn show(app: &mut WalscopeApp, ui: &mut egui::Ui) {
-    let mut commands = Vec::new();
-    let st = &mut app.tasks;
-    ui.heading("Sync tasks");
-    ui.horizontal(|ui| {
-        let l = ui.label("SyncTool:");
-        ui.add(egui::TextEdit::singleline(&mut st.endpoint).hint_text("host:8848").desired_width(180.0))
-            .labelled_by(l.id);
-        ui.checkbox(&mut st.http, "HTTP/JSON");
-        if ui.button("Watch").clicked() && !st.endpoint.trim().is_empty() {
-            commands.push(AppCommand::WatchTasks);
-        }
-    });
-    ui.horizontal(|ui| {
-        let l = ui.label("Database:");
-        ui.add(egui::TextEdit::singleline(&mut st.db).desired_width(90.0)).labelled_by(l.id);
-        let l = ui.label("Table:");
-        ui.add(egui::TextEdit::singleline(&mut st.table).desired_width(90.0)).labelled_by(l.id);
-    });
-    ui.horizontal(|ui| {
-        ui.label("Mode:");
-        ui.selectable_value(&mut st.mode, 0, "0 full");
-        ui.selectable_value(&mut st.mode, 1, "1 incremental");
-        ui.selectable_value(&mut st.mode, 2, "2 full + continuous");
-        let l = ui.label("Destination:");
-        ui.add(egui::TextEdit::singleline(&mut st.dest).desired_width(140.0)).labelled_by(l.id);
-    });
-    let ready = st.poller.is_some() && !st.db.trim().is_empty() && !st.table.trim().is_empty();
-    ui.horizontal(|ui| {
-        if ui.add_enabled(ready, egui::Button::new("Create task")).clicked() {
-            let json = serde_json::json!({"db": st.db.trim(), "name": st.table.trim(), "mode": st.mode, "dest": st.dest.trim()});
-            commands.push(AppCommand::TaskCall { method: "CreateSyncTask", request: json });
-        }
-        ui.checkbox(&mut st.confirm_delete, "I understand delete cannot be undone");
-        if ui.add_enabled(ready && st.confirm_delete, egui::Button::new("Delete task")).clicked() {
-            let json = serde_json::json!({"db": st.db.trim(), "name": st.table.trim()});
-            commands.push(AppCommand::TaskCall { method: "DeleteSyncTask", request: json });
-            st.confirm_delete = false;
-        }
-    });
-    if let Some(text) = &st.last_action {
-        ui.label(text);
-    }
-    ui.separator();
-    let board: TaskBoard = st.poller.as_ref().map(|p| p.board()).unwrap_or_default();
-    if let Some(e) = &board.error {
-        ui.colored_label(ui.visuals().error_fg_color, format!("Error: {e}"));
-    }
-    if st.poller.is_some() {
-        ui.label(format!("{} sub-task(s), poll {}", board.rows.len(), board.polls));
-    }
-    egui::Grid::new("tasks").striped(true).show(ui, |ui| {
-        for h in ["tid/pid", "status", "rows", "rows/s", "recent rows", "sync point", "collector"] {
-            ui.strong(h);
-        }
-        ui.end_row();
-        for (i, r) in board.rows.iter().enumerate() {
-            ui.monospace(format!("{}/{}", r.tid, r.pid));
-            badge(ui, &r.status);
-            ui.monospace(r.count.to_string());
-            ui.monospace(board.rates.get(i).copied().flatten().map_or("-".into(), |x| format!("{x:.1}")));
-            let history = board.history.get(i).map_or(&[][..], |h| h.as_slice());
-            crate::ui::widgets::sparkline::show(ui, history, egui::vec2(120.0, 18.0));
-            ui.label(&r.sync_point);
-            ui.label(&r.data_collector);
-            ui.end_row();
-        }
-    });
-    for c in commands {
-        app.send(c);
+/// A sub-task's rows over time, as the poller keeps them.
+pub fn age(h: &SubTaskHealth) -> String {
+    match h.last_update_age_ms {
+        Some(ms) if ms < 120_000 => format!("{} s ago", ms / 1000),
+        Some(ms) => format!("{} min ago", ms / 60_000),
+        None => "-".into(),
     }
 }
