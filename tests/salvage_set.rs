@@ -365,14 +365,28 @@ async fn permission_denied_names_the_privilege_and_the_admin_gets_through() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn transactions_from_a_server_before_2_6_20_are_flagged_as_lost() {
-    let p = pair(Faults::before_txn_fix(), Faults::default()).await;
-    let dir = tempfile::tempdir().unwrap();
-    let run = salvage_set::start(set_spec(&p, dir.path(), end_after(3_000), true)).await.unwrap();
-    let (manifest, _) = run.wait().await;
-    assert!(manifest.pchannels.iter().all(|e| e.complete));
+    // A 2.6.19 (no inclusive start) whose first stream drops: the reconnect, which asks for
+    // the last written message again, gets the stream after it, and nothing is doubled or lost.
+    let dropping = Faults { drop_after: Some(70), ..Faults::before_txn_fix() };
+    let p = pair(dropping, Faults::default()).await;
+    let clean = pair(Faults::before_txn_fix(), Faults::default()).await;
+    let root = tempfile::tempdir().unwrap();
+    let (dir, want) = (root.path().join("got"), root.path().join("want"));
+    let end = end_after(3_000);
+    let mut spec = set_spec(&p, &dir, end, true);
+    spec.run.max_retries = 2;
+    let (manifest, _) = salvage_set::start(spec).await.unwrap().wait().await;
+    assert!(manifest.pchannels.iter().all(|e| e.complete), "{manifest:?}");
+    let (m, _) = salvage_set::start(set_spec(&clean, &want, end, true)).await.unwrap().wait().await;
+    assert!(m.pchannels.iter().all(|e| e.complete));
+    for pc in MilvusPair::pchannels() {
+        assert!(dump_of(&dir, &pc) == dump_of(&want, &pc), "{pc}: the reconnected dump differs");
+    }
+    clean.shutdown().await;
+
     let mut opaque = 0;
     for pc in MilvusPair::pchannels() {
-        let r = analyze_dump(&dir.path().join(format!("{pc}.dump")), AnalyzeOptions::default()).unwrap();
+        let r = analyze_dump(&dir.join(format!("{pc}.dump")), AnalyzeOptions::default()).unwrap();
         assert!(!r.types.contains_key("BeginTxn"), "{:?}", r.types);
         if !r.opaque_txn_frames.is_empty() {
             opaque += r.opaque_txn_frames.len();

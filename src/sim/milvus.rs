@@ -370,8 +370,10 @@ impl State {
             .get_field_by_name("pchannel")
             .and_then(|v| v.as_str().map(str::to_string))
             .unwrap_or_default();
+        // A server before 2.6.20 does not know field 5: it always starts after the id.
         let include =
-            msg.get_field_by_name("include_start_message").and_then(|v| v.as_bool()).unwrap_or(false);
+            msg.get_field_by_name("include_start_message").and_then(|v| v.as_bool()).unwrap_or(false)
+                && !self.faults().ignore_inclusive_start;
         let start = msg.get_field_by_name("start_message_id").and_then(|v| {
             let m = v.as_message()?.clone();
             let id = m.get_field_by_name("id")?.as_str()?.to_string();

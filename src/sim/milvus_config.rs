@@ -24,6 +24,9 @@ pub struct Faults {
     pub dump_privilege: Option<Auth>,
     /// As servers before 2.6.20: each transaction is one `Txn` (999) frame with an empty body.
     pub opaque_txn: bool,
+    /// As servers before 2.6.20: `include_start_message` is unknown, every stream starts after
+    /// the id.
+    pub ignore_inclusive_start: bool,
     /// The first DumpMessages stream (only the first) fails with UNAVAILABLE after N messages.
     pub drop_after: Option<u64>,
     /// Every DumpMessages stream stops sending after N messages but stays open.
@@ -40,9 +43,15 @@ impl Faults {
         Faults { no_salvage_api: true, version: Some("v2.5.4".into()), ..Default::default() }
     }
 
-    /// A Milvus 2.6.19: the salvage API, but transactions dumped as opaque `Txn` frames.
+    /// A Milvus 2.6.19: the salvage API, but transactions dumped as opaque `Txn` frames and no
+    /// inclusive start.
     pub fn before_txn_fix() -> Faults {
-        Faults { opaque_txn: true, version: Some("v2.6.19".into()), ..Default::default() }
+        Faults {
+            opaque_txn: true,
+            ignore_inclusive_start: true,
+            version: Some("v2.6.19".into()),
+            ..Default::default()
+        }
     }
 }
 

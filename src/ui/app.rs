@@ -218,6 +218,27 @@ impl WalscopeApp {
             .join("streams")
     }
 
+    /// Whether `--demo` started the demo SyncTool (its faults can then be switched).
+    pub fn has_demo(&self) -> bool {
+        self.demo.is_some()
+    }
+
+    /// Switches a fault of the demo SyncTool's data (`--demo` only); the dashboard then shows
+    /// the warning it causes.
+    pub fn demo_fault(&mut self, f: super::command::DemoFault) {
+        use super::command::DemoFault;
+        let Some(d) = &self.demo else { return };
+        let Some(tid) = crate::sim::datasync::DatasyncDemo::tid_of("demo_db", "orders") else { return };
+        match f {
+            DemoFault::StallWithHeartbeat => d.stall(tid, 0, true),
+            DemoFault::StallSilent => d.stall(tid, 1, false),
+            DemoFault::Fail => d.fail(tid, 1),
+            DemoFault::Heal => d.clear_faults(),
+            DemoFault::RestartSyncTool => d.restart_synctool(),
+        }
+        self.notice = Some(Notice::info(format!("demo: {f:?} on demo_db.orders")));
+    }
+
     /// What background work calls to get a frame drawn.
     pub fn wake(&self) -> Wake {
         self.wake.clone()

@@ -12,6 +12,22 @@ use super::outcome::{JobError, JobOutput, Notice};
 use std::path::PathBuf;
 use std::sync::Arc;
 
+/// What the demo's DataCollector and SyncTool can be made to do (`--demo` only), on the demo
+/// table `demo_db.orders`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DemoFault {
+    /// Partition 0 gets zero-row heartbeats only.
+    StallWithHeartbeat,
+    /// Partition 1 gets nothing at all.
+    StallSilent,
+    /// Partition 1's collector goes quiet and refuses the reassignment: FAILED.
+    Fail,
+    /// Everything back to normal (a FAILED sub-task stays FAILED, as in OpenMLDB).
+    Heal,
+    /// SyncTool restarts: counts go back to 0.
+    RestartSyncTool,
+}
+
 /// A composer's call as it will go out.
 #[derive(Debug, Clone)]
 pub struct CallSpec {
@@ -87,6 +103,8 @@ pub enum AppCommand {
     TaskCall { dashboard: u64, method: &'static str, request: serde_json::Value },
     /// Open another sync-task dashboard.
     NewDashboard,
+    /// With `--demo`: make the demo SyncTool's data misbehave, to see the dashboard's warnings.
+    DemoFault(DemoFault),
     /// Close a dashboard (its poller stops).
     CloseDashboard(u64),
     /// Say something in the status bar.
@@ -152,6 +170,7 @@ impl WalscopeApp {
             AppCommand::SaveStream { composer, from, to } => self.copy_stream(composer, from, to),
             AppCommand::WatchTasks(id) => self.watch_tasks(id),
             AppCommand::TaskCall { dashboard, method, request } => self.task_call(dashboard, method, request),
+            AppCommand::DemoFault(f) => self.demo_fault(f),
             AppCommand::NewDashboard => {
                 self.new_dashboard();
             }

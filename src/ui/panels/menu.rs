@@ -121,6 +121,24 @@ fn view_menu(app: &mut WalscopeApp, ui: &mut egui::Ui) {
             ui.ctx().set_theme(pref);
         }
     }
+    if app.has_demo() {
+        ui.separator();
+        ui.menu_button("Demo faults (demo_db.orders)", |ui| {
+            use crate::ui::command::DemoFault;
+            for (f, what) in [
+                (DemoFault::StallWithHeartbeat, "Stall partition 0 (heartbeats only)"),
+                (DemoFault::StallSilent, "Stall partition 1 silently"),
+                (DemoFault::Fail, "Fail partition 1 (reassignment refused)"),
+                (DemoFault::RestartSyncTool, "Restart the SyncTool (counts reset)"),
+                (DemoFault::Heal, "Heal every partition"),
+            ] {
+                if ui.button(what).clicked() {
+                    app.send(AppCommand::DemoFault(f));
+                    ui.close();
+                }
+            }
+        });
+    }
     ui.separator();
     ui.weak("Drag a tab to split or rearrange; close it with its x.");
 }
