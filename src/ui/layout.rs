@@ -7,8 +7,8 @@
 //! file reopened after a save or a "Read as" keeps its place.
 //! Must never: own file state (that is `FileTab`), or read files or the network.
 
+use super::WalscopeApp;
 use super::file_tab::ReadAs;
-use super::{WalscopeApp, panels};
 use eframe::egui;
 use egui_tiles::{Container, Tile, TileId, Tiles, Tree};
 use serde::{Deserialize, Serialize};
@@ -262,117 +262,16 @@ impl Layout {
 }
 
 /// What happened in the panes this frame, applied once the tree is drawn.
-struct Shell<'a> {
-    app: &'a mut WalscopeApp,
+pub(super) struct Shell<'a> {
+    pub(super) app: &'a mut WalscopeApp,
     closed: Vec<Pane>,
-    focus: Option<PathBuf>,
-    reopen: Vec<(PathBuf, ReadAs)>,
+    pub(super) focus: Option<PathBuf>,
+    pub(super) reopen: Vec<(PathBuf, ReadAs)>,
 }
 
 impl egui_tiles::Behavior<Pane> for Shell<'_> {
     fn pane_ui(&mut self, ui: &mut egui::Ui, _id: TileId, pane: &mut Pane) -> egui_tiles::UiResponse {
-        let rect = ui.max_rect();
-        match pane {
-            Pane::Start => {
-                egui::ScrollArea::vertical()
-                    .id_salt("start_pane")
-                    .show(ui, |ui| panels::start::show(self.app, ui));
-            }
-            Pane::Schemas => {
-                egui::ScrollArea::vertical()
-                    .id_salt("schemas_panel")
-                    .show(ui, |ui| panels::schemas::show(self.app, ui));
-            }
-            Pane::Tasks | Pane::Dashboard(_) => {
-                let id = match pane {
-                    Pane::Dashboard(id) => *id,
-                    _ => super::net_jobs::TASKS_DASHBOARD,
-                };
-                let profiles = self.app.connections.profiles();
-                let view = panels::tasks::DashboardView { profiles: &profiles };
-                let mut out = Vec::new();
-                if let Some(d) = self.app.dashboard_mut(id) {
-                    egui::ScrollArea::vertical().id_salt(("tasks_panel", id)).show(ui, |ui| {
-                        ui.push_id(("tasks", id), |ui| panels::tasks::show(d, &view, ui, &mut out))
-                    });
-                }
-                self.app.commands.extend(out);
-            }
-            Pane::Connections => {
-                let mut out = Vec::new();
-                let store = self.app.profile_store().path().to_path_buf();
-                egui::ScrollArea::vertical().id_salt("connections_panel").show(ui, |ui| {
-                    panels::connections::show(&mut self.app.connections, &store, ui, &mut out)
-                });
-                self.app.commands.extend(out);
-            }
-            Pane::Salvage(id) => {
-                let id = *id;
-                let profiles = self.app.connections.profiles();
-                let mut out = Vec::new();
-                if let Some(s) = self.app.salvages.iter_mut().find(|s| s.id == id) {
-                    egui::ScrollArea::vertical().id_salt(("salvage", id)).show(ui, |ui| {
-                        ui.push_id(("salvage", id), |ui| panels::salvage::show(s, &profiles, ui, &mut out))
-                    });
-                }
-                self.app.commands.extend(out);
-            }
-            Pane::Composer(id) => {
-                let id = *id;
-                let pressed = ui.input(|i| {
-                    i.pointer.any_pressed() && i.pointer.interact_pos().is_some_and(|p| rect.contains(p))
-                });
-                if pressed {
-                    self.app.focused_composer = Some(id);
-                }
-                let profiles = self.app.connections.profiles();
-                let view = panels::composer::ComposerView {
-                    pool: self.app.schemas.pool(),
-                    profiles: &profiles,
-                    focused: self.app.focused_composer == Some(id),
-                };
-                let mut out = Vec::new();
-                if let Some(c) = self.app.composers.iter_mut().find(|c| c.id == id) {
-                    egui::ScrollArea::vertical().id_salt(("composer", id)).show(ui, |ui| {
-                        ui.push_id(("composer", id), |ui| panels::composer::show(c, &view, ui, &mut out))
-                    });
-                }
-                self.app.commands.extend(out);
-            }
-            Pane::File(path) => {
-                let pressed = ui.input(|i| {
-                    i.pointer.any_pressed() && i.pointer.interact_pos().is_some_and(|p| rect.contains(p))
-                });
-                if pressed {
-                    self.focus = Some(path.clone());
-                }
-                let active = self.app.tabs.get(self.app.active).is_some_and(|t| t.path == *path);
-                // Other open files: a save-as must not write over one of them behind its back.
-                let others: Vec<PathBuf> =
-                    self.app.tabs.iter().map(|t| t.path.clone()).filter(|p| p != path).collect();
-                match self.app.tabs.iter_mut().find(|t| t.path == *path) {
-                    Some(tab) => {
-                        let out = ui
-                            .push_id(path.as_path(), |ui| panels::file_view::show(tab, ui, active, &others))
-                            .inner;
-                        if let Some(read_as) = out.reopen {
-                            self.reopen.push((path.clone(), read_as));
-                        }
-                        if let Some((type_name, bytes)) = out.send {
-                            self.app
-                                .commands
-                                .push(super::command::AppCommand::SendMessage { type_name, bytes });
-                        }
-                    }
-                    None => {
-                        ui.horizontal(|ui| {
-                            ui.spinner();
-                            ui.label(format!("opening {}", path.display()));
-                        });
-                    }
-                }
-            }
-        }
+        super::pane_ui::draw(self, ui, pane);
         egui_tiles::UiResponse::None
     }
 

@@ -18,6 +18,7 @@ pub mod jobs;
 pub mod layout;
 pub mod net_jobs;
 pub mod outcome;
+mod pane_ui;
 pub mod panels;
 pub mod profile_form;
 pub mod recent;

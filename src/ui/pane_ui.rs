@@ -1,0 +1,113 @@
+//! What each pane draws: one arm per pane kind, each handing its panel its own state, a
+//! read-only view and a command list (the shell applies the commands after the frame).
+//!
+//! Must never: do work for a panel (panels send commands), or reach one pane's state from another.
+
+use super::layout::{Pane, Shell};
+use super::panels;
+use eframe::egui;
+use std::path::PathBuf;
+
+/// Draws `pane` into `ui`.
+pub(super) fn draw(shell: &mut Shell<'_>, ui: &mut egui::Ui, pane: &mut Pane) {
+    let rect = ui.max_rect();
+    match pane {
+        Pane::Start => {
+            egui::ScrollArea::vertical()
+                .id_salt("start_pane")
+                .show(ui, |ui| panels::start::show(shell.app, ui));
+        }
+        Pane::Schemas => {
+            egui::ScrollArea::vertical()
+                .id_salt("schemas_panel")
+                .show(ui, |ui| panels::schemas::show(shell.app, ui));
+        }
+        Pane::Tasks | Pane::Dashboard(_) => {
+            let id = match pane {
+                Pane::Dashboard(id) => *id,
+                _ => super::net_jobs::TASKS_DASHBOARD,
+            };
+            let profiles = shell.app.connections.profiles();
+            let view = panels::tasks::DashboardView { profiles: &profiles };
+            let mut out = Vec::new();
+            if let Some(d) = shell.app.dashboard_mut(id) {
+                egui::ScrollArea::vertical().id_salt(("tasks_panel", id)).show(ui, |ui| {
+                    ui.push_id(("tasks", id), |ui| panels::tasks::show(d, &view, ui, &mut out))
+                });
+            }
+            shell.app.commands.extend(out);
+        }
+        Pane::Connections => {
+            let mut out = Vec::new();
+            let store = shell.app.profile_store().path().to_path_buf();
+            egui::ScrollArea::vertical()
+                .id_salt("connections_panel")
+                .show(ui, |ui| panels::connections::show(&mut shell.app.connections, &store, ui, &mut out));
+            shell.app.commands.extend(out);
+        }
+        Pane::Salvage(id) => {
+            let id = *id;
+            let profiles = shell.app.connections.profiles();
+            let mut out = Vec::new();
+            if let Some(s) = shell.app.salvages.iter_mut().find(|s| s.id == id) {
+                egui::ScrollArea::vertical().id_salt(("salvage", id)).show(ui, |ui| {
+                    ui.push_id(("salvage", id), |ui| panels::salvage::show(s, &profiles, ui, &mut out))
+                });
+            }
+            shell.app.commands.extend(out);
+        }
+        Pane::Composer(id) => {
+            let id = *id;
+            let pressed = ui.input(|i| {
+                i.pointer.any_pressed() && i.pointer.interact_pos().is_some_and(|p| rect.contains(p))
+            });
+            if pressed {
+                shell.app.focused_composer = Some(id);
+            }
+            let profiles = shell.app.connections.profiles();
+            let view = panels::composer::ComposerView {
+                pool: shell.app.schemas.pool(),
+                profiles: &profiles,
+                focused: shell.app.focused_composer == Some(id),
+            };
+            let mut out = Vec::new();
+            if let Some(c) = shell.app.composers.iter_mut().find(|c| c.id == id) {
+                egui::ScrollArea::vertical().id_salt(("composer", id)).show(ui, |ui| {
+                    ui.push_id(("composer", id), |ui| panels::composer::show(c, &view, ui, &mut out))
+                });
+            }
+            shell.app.commands.extend(out);
+        }
+        Pane::File(path) => {
+            let pressed = ui.input(|i| {
+                i.pointer.any_pressed() && i.pointer.interact_pos().is_some_and(|p| rect.contains(p))
+            });
+            if pressed {
+                shell.focus = Some(path.clone());
+            }
+            let active = shell.app.tabs.get(shell.app.active).is_some_and(|t| t.path == *path);
+            // Other open files: a save-as must not write over one of them behind its back.
+            let others: Vec<PathBuf> =
+                shell.app.tabs.iter().map(|t| t.path.clone()).filter(|p| p != path).collect();
+            match shell.app.tabs.iter_mut().find(|t| t.path == *path) {
+                Some(tab) => {
+                    let out = ui
+                        .push_id(path.as_path(), |ui| panels::file_view::show(tab, ui, active, &others))
+                        .inner;
+                    if let Some(read_as) = out.reopen {
+                        shell.reopen.push((path.clone(), read_as));
+                    }
+                    if let Some((type_name, bytes)) = out.send {
+                        shell.app.commands.push(super::command::AppCommand::SendMessage { type_name, bytes });
+                    }
+                }
+                None => {
+                    ui.horizontal(|ui| {
+                        ui.spinner();
+                        ui.label(format!("opening {}", path.display()));
+                    });
+                }
+            }
+        }
+    }
+}
