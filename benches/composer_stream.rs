@@ -8,6 +8,9 @@
 //! (the composer keeps a bounded ring; every message goes to the dump), the composer's rate
 //! within 10% of the CLI's. WALSCOPE_BENCH_STREAM overrides the message count.
 
+mod common;
+
+use common::thread_cpu;
 use egui_kittest::Harness;
 use egui_kittest::kittest::Queryable;
 use std::time::{Duration, Instant};
@@ -15,21 +18,6 @@ use walscope::ui::WalscopeApp;
 use walscope::ui::composer::Response;
 
 const PCHANNEL: &str = "by-dev-rootcoord-dml_0";
-
-#[cfg(unix)]
-fn thread_cpu() -> Duration {
-    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
-    // SAFETY: clock_gettime writes one timespec into the valid pointer given.
-    let rc = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
-    assert_eq!(rc, 0);
-    Duration::new(ts.tv_sec as u64, ts.tv_nsec as u32)
-}
-
-#[cfg(not(unix))]
-fn thread_cpu() -> Duration {
-    static T0: std::sync::OnceLock<Instant> = std::sync::OnceLock::new();
-    T0.get_or_init(Instant::now).elapsed()
-}
 
 /// Resident memory of this process, in MiB (Linux; 0 elsewhere).
 fn rss_mib() -> f64 {

@@ -23,6 +23,7 @@
 
 mod common;
 
+use common::thread_cpu;
 use criterion::{Criterion, criterion_group, criterion_main};
 use egui_kittest::Harness;
 use egui_kittest::kittest::{By, NodeT, Queryable};
@@ -34,23 +35,6 @@ use walscope::ui::WalscopeApp;
 use eframe::egui::{self, Event, Key, Modifiers, MouseWheelUnit, Pos2, TouchPhase, Vec2};
 
 type H = Harness<'static, WalscopeApp>;
-
-/// CPU time used so far by the calling thread.
-#[cfg(unix)]
-fn thread_cpu() -> Duration {
-    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
-    // SAFETY: clock_gettime writes one timespec into the valid pointer given.
-    let rc = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
-    assert_eq!(rc, 0, "clock_gettime(CLOCK_THREAD_CPUTIME_ID)");
-    Duration::new(ts.tv_sec as u64, ts.tv_nsec as u32)
-}
-
-/// Without a thread clock, wall time stands in (and the summary says "wall" twice).
-#[cfg(not(unix))]
-fn thread_cpu() -> Duration {
-    static T0: std::sync::OnceLock<Instant> = std::sync::OnceLock::new();
-    T0.get_or_init(Instant::now).elapsed()
-}
 
 #[derive(Clone, Copy)]
 struct Sample {

@@ -5,6 +5,9 @@
 //! per frame (`Harness::step` + tessellation, frames at 60 per second) while they run. Target: a
 //! frame under 8 ms. WALSCOPE_BENCH_SALVAGE overrides the messages per pchannel (20,000).
 
+mod common;
+
+use common::thread_cpu;
 use egui_kittest::Harness;
 use egui_kittest::kittest::Queryable;
 use std::time::{Duration, Instant};
@@ -12,21 +15,6 @@ use walscope::jobs::salvage_set::{self, SalvageSetSpec};
 use walscope::net::profile::{ConnectionProfile, TransportKind};
 use walscope::sim::milvus_pair::{MilvusPair, MilvusPairConfig};
 use walscope::ui::WalscopeApp;
-
-#[cfg(unix)]
-fn thread_cpu() -> Duration {
-    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
-    // SAFETY: clock_gettime writes one timespec into the valid pointer given.
-    let rc = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
-    assert_eq!(rc, 0);
-    Duration::new(ts.tv_sec as u64, ts.tv_nsec as u32)
-}
-
-#[cfg(not(unix))]
-fn thread_cpu() -> Duration {
-    static T0: std::sync::OnceLock<Instant> = std::sync::OnceLock::new();
-    T0.get_or_init(Instant::now).elapsed()
-}
 
 fn main() {
     if !std::env::args().any(|a| a == "--bench") {

@@ -41,3 +41,20 @@ pub fn bench_file() -> PathBuf {
     w.finish(true).expect("finish bench file");
     path
 }
+
+/// CPU time used so far by the calling thread (the UI thread's cost of a frame).
+#[cfg(unix)]
+pub fn thread_cpu() -> std::time::Duration {
+    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    // SAFETY: clock_gettime writes one timespec into the valid pointer given.
+    let rc = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
+    assert_eq!(rc, 0, "clock_gettime(CLOCK_THREAD_CPUTIME_ID)");
+    std::time::Duration::new(ts.tv_sec as u64, ts.tv_nsec as u32)
+}
+
+/// Without a thread clock, wall time stands in.
+#[cfg(not(unix))]
+pub fn thread_cpu() -> std::time::Duration {
+    static T0: std::sync::OnceLock<std::time::Instant> = std::sync::OnceLock::new();
+    T0.get_or_init(std::time::Instant::now).elapsed()
+}

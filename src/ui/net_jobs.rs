@@ -32,14 +32,16 @@ impl WalscopeApp {
         self.dashboards.iter_mut().find(|d| d.id == id)
     }
 
-    fn dashboard_profile(&mut self, id: u64) -> Result<ConnectionProfile, String> {
+    /// The dashboard's SyncTool profile; when there is none, the dashboard says so.
+    fn dashboard_profile(&mut self, id: u64) -> Option<ConnectionProfile> {
         let name = self.dashboard_mut(id).map(|d| d.profile.clone()).unwrap_or_default();
-        self.connections
-            .profiles()
-            .into_iter()
-            .map(|(p, _)| p)
-            .find(|p| p.name == name)
-            .ok_or_else(|| format!("no SyncTool profile named \"{name}\""))
+        let found = self.connections.profiles().into_iter().map(|(p, _)| p).find(|p| p.name == name);
+        if found.is_none()
+            && let Some(d) = self.dashboard_mut(id)
+        {
+            d.last_action = Some(Err(format!("no SyncTool profile named \"{name}\"")));
+        }
+        found
     }
 
     /// Opens another sync-task dashboard.
@@ -55,15 +57,7 @@ impl WalscopeApp {
 
     /// Starts polling the dashboard's SyncTool (a poller already running for it stops).
     pub(super) fn watch_tasks(&mut self, id: u64) {
-        let profile = match self.dashboard_profile(id) {
-            Ok(p) => p,
-            Err(e) => {
-                if let Some(d) = self.dashboard_mut(id) {
-                    d.last_action = Some(Err(e));
-                }
-                return;
-            }
-        };
+        let Some(profile) = self.dashboard_profile(id) else { return };
         let owner = JobOwner::Tasks(id);
         self.jobs.cancel_owner(&owner);
         if let Some(d) = self.dashboard_mut(id) {
@@ -103,15 +97,7 @@ impl WalscopeApp {
     }
 
     pub(super) fn task_call(&mut self, id: u64, method: &'static str, request: serde_json::Value) {
-        let profile = match self.dashboard_profile(id) {
-            Ok(p) => p,
-            Err(e) => {
-                if let Some(d) = self.dashboard_mut(id) {
-                    d.last_action = Some(Err(e));
-                }
-                return;
-            }
-        };
+        let Some(profile) = self.dashboard_profile(id) else { return };
         if method == "CreateSyncTask"
             && let Some(p) = self.dashboard_mut(id).and_then(|d| d.poller.as_ref())
         {

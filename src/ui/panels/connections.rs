@@ -23,6 +23,14 @@ pub enum CheckResult {
 }
 
 impl CheckResult {
+    /// The result as a label: plain when it answered, in the error colour when it did not.
+    pub fn show(&self, ui: &mut egui::Ui) {
+        let text = self.text();
+        let colour =
+            if text.starts_with("Failed") { ui.visuals().error_fg_color } else { ui.visuals().text_color() };
+        ui.colored_label(colour, text);
+    }
+
     /// In words: "OK: …" or "Failed: …".
     pub fn text(&self) -> String {
         match self {
@@ -161,15 +169,7 @@ pub fn show(
                         ui.label("testing...");
                     });
                 }
-                Some(r @ CheckResult::Done(_)) => {
-                    let text = r.text();
-                    let colour = if text.starts_with("Failed") {
-                        ui.visuals().error_fg_color
-                    } else {
-                        ui.visuals().text_color()
-                    };
-                    ui.colored_label(colour, text);
-                }
+                Some(r @ CheckResult::Done(_)) => r.show(ui),
             }
         });
     }

@@ -196,15 +196,7 @@ fn connections_menu(app: &mut WalscopeApp, ui: &mut egui::Ui) {
                 Some(CheckResult::Running) => {
                     ui.spinner();
                 }
-                Some(r) => {
-                    let text = r.text();
-                    let colour = if text.starts_with("Failed") {
-                        ui.visuals().error_fg_color
-                    } else {
-                        ui.visuals().text_color()
-                    };
-                    ui.colored_label(colour, text);
-                }
+                Some(r) => r.show(ui),
             }
             ui.end_row();
         }
