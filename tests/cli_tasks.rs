@@ -145,27 +145,46 @@ async fn status_watch_prints_rates() {
     .await
     .unwrap();
     assert!(ok, "{err}");
-    let found = tokio::task::spawn_blocking(move || {
+    // The child's lines arrive through a channel, so a line that never comes fails the test at a
+    // deadline instead of hanging it.
+    let rate = tokio::task::spawn_blocking(move || {
         let mut child = Command::new(env!("CARGO_BIN_EXE_walscope"))
             .args(["tasks", "status", "--endpoint", &ep, "--watch", "1"])
             .stdout(Stdio::piped())
             .spawn()
             .unwrap();
-        let lines = BufReader::new(child.stdout.take().unwrap()).lines();
-        let mut found = false;
-        for line in lines.map_while(Result::ok) {
-            if line.contains("rows/s") {
-                found = true;
+        let stdout = child.stdout.take().unwrap();
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+                if tx.send(line).is_err() {
+                    return;
+                }
+            }
+        });
+        let deadline = std::time::Instant::now() + Duration::from_secs(30);
+        let mut rate = None;
+        while let Some(left) = deadline.checked_duration_since(std::time::Instant::now()) {
+            let Ok(line) = rx.recv_timeout(left) else { break };
+            // "  7/0: 123.4 rows/s": the rate of a partition that is receiving rows.
+            let value = line
+                .strip_suffix(" rows/s")
+                .and_then(|l| l.rsplit(' ').next())
+                .and_then(|v| v.parse::<f64>().ok());
+            if let Some(v) = value.filter(|v| *v > 0.0) {
+                rate = Some(v);
                 break;
             }
         }
         let _ = child.kill();
         let _ = child.wait();
-        found
+        rate
     })
     .await
     .unwrap();
-    assert!(found, "--watch printed a rate");
+    // The collector sends a batch every 20 ms: a moving partition shows a real, nonzero rate.
+    let rate = rate.expect("--watch printed a nonzero rate within 30 s");
+    assert!(rate > 1.0 && rate < 1e6, "a plausible rate: {rate}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -6,7 +6,7 @@ use std::path::Path;
 use std::time::Duration;
 use walscope::dump::framing::write_frame;
 use walscope::dump::{Framing, Manifest, SyncPolicy, manifest_path};
-use walscope::jobs::salvage::{self, SalvageSpec};
+use walscope::jobs::salvage::{self, SalvageSpec, SalvageState};
 use walscope::net::grpc::GrpcSettings;
 use walscope::schema::SchemaSet;
 use walscope::sim::milvus::{Faults, MilvusDemo, MilvusDemoConfig, OLD_CLUSTER_ID};
@@ -99,9 +99,28 @@ async fn dropped_stream_reconnects_without_duplicates_or_gaps() {
     let demo = demo(Faults { drop_after: Some(1_500), ..Default::default() }).await;
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("salvage.dump");
-    let outcome = salvage::spawn(spec(&demo.addr().to_string(), &out, end, false, 3)).wait().await.unwrap();
+    let handle = salvage::spawn(spec(&demo.addr().to_string(), &out, end, false, 3));
+    // Watch the states the job goes through: the drop must have been seen and survived.
+    let mut progress = handle.progress.clone();
+    let watcher = tokio::spawn(async move {
+        let mut reconnects = Vec::new();
+        while progress.changed().await.is_ok() {
+            let p = progress.borrow_and_update().clone();
+            if let SalvageState::Reconnecting { attempt, reason } = p.state {
+                reconnects.push((attempt, reason, p.frames));
+            }
+        }
+        reconnects
+    });
+    let outcome = handle.wait().await.unwrap();
+    let reconnects = watcher.await.unwrap();
     assert!(outcome.manifest.complete);
     assert!(std::fs::read(&out).unwrap() == want, "the dump differs from an uninterrupted run");
+    assert_eq!(reconnects.len(), 1, "exactly one reconnect, after the drop: {reconnects:?}");
+    let (attempt, reason, frames) = &reconnects[0];
+    assert_eq!(*attempt, 1);
+    assert!(reason.contains("UNAVAILABLE") || reason.to_lowercase().contains("unavailable"), "{reason}");
+    assert!(*frames >= 1_400, "the drop came after the 1,500th message was sent: {frames} written");
     demo.shutdown().await;
 }
 
