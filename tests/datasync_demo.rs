@@ -136,6 +136,7 @@ async fn stalled_subtask_is_reassigned_with_a_new_token() {
 async fn many_calls_in_flight_on_one_connection() {
     let d = demo(Duration::from_secs(30)).await;
     let t = BrpcTransport::new(d.synctool.addr().to_string());
+    let before = d.synctool.connections_accepted();
     let calls = (0..64).map(|i| {
         let t = &t;
         async move {
@@ -152,6 +153,7 @@ async fn many_calls_in_flight_on_one_connection() {
             "answer {i} went to the right caller"
         );
     }
+    assert_eq!(d.synctool.connections_accepted() - before, 1, "the 64 calls shared one connection");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -39,6 +39,21 @@ fn render_changes_only_the_edited_frames() {
         if i == 7 || i == 40 {
             assert_ne!(old, new);
             assert_eq!(new, s.message(&d, i).unwrap());
+            // The edited frame decodes, holds the new value, and every other field kept.
+            let before = walscope::codec::decode(&desc, &old).unwrap().message;
+            let after = walscope::codec::decode(&desc, &new).unwrap().message;
+            let json = |m: &prost_reflect::DynamicMessage| -> serde_json::Value {
+                serde_json::from_str(&walscope::codec::to_json(m, false)).unwrap()
+            };
+            let (mut b, a) = (json(&before), json(&after));
+            if i == 7 {
+                assert_eq!(a["message"]["properties"]["_vc"], long_name);
+                b["message"]["properties"]["_vc"] = serde_json::Value::String(long_name.into());
+            } else {
+                assert_eq!(a["message"]["id"]["id"], "zz");
+                b["message"]["id"]["id"] = serde_json::Value::String("zz".into());
+            }
+            assert_eq!(a, b, "frame {i}: only the edited field changed");
         } else {
             assert_eq!(old, new, "frame {i} is untouched");
         }

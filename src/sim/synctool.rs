@@ -57,6 +57,11 @@ impl SyncToolSim {
         Ok(SyncToolSim { server, state, checker })
     }
 
+    /// How many connections the SyncTool has accepted (brpc and HTTP).
+    pub fn connections_accepted(&self) -> u64 {
+        self.server.connections_accepted()
+    }
+
     pub fn addr(&self) -> SocketAddr {
         self.server.addr()
     }

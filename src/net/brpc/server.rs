@@ -37,6 +37,8 @@ pub trait BrpcService: Send + Sync + 'static {
 pub struct BrpcServer {
     addr: SocketAddr,
     task: tokio::task::JoinHandle<()>,
+    /// Connections accepted so far (a client that multiplexes keeps this at one).
+    accepted: Arc<std::sync::atomic::AtomicU64>,
 }
 
 impl BrpcServer {
@@ -44,10 +46,13 @@ impl BrpcServer {
     pub async fn bind(addr: SocketAddr, service: Arc<dyn BrpcService>) -> std::io::Result<BrpcServer> {
         let listener = TcpListener::bind(addr).await?;
         let addr = listener.local_addr()?;
+        let accepted = Arc::new(std::sync::atomic::AtomicU64::new(0));
+        let counter = accepted.clone();
         let task = tokio::spawn(async move {
             loop {
                 match listener.accept().await {
                     Ok((stream, _)) => {
+                        counter.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                         let _ = stream.set_nodelay(true);
                         tokio::spawn(serve_connection(stream, service.clone()));
                     }
@@ -57,11 +62,16 @@ impl BrpcServer {
                 }
             }
         });
-        Ok(BrpcServer { addr, task })
+        Ok(BrpcServer { addr, task, accepted })
     }
 
     pub fn addr(&self) -> SocketAddr {
         self.addr
+    }
+
+    /// How many connections the server has accepted.
+    pub fn connections_accepted(&self) -> u64 {
+        self.accepted.load(std::sync::atomic::Ordering::Relaxed)
     }
 
     pub fn shutdown(&self) {
