@@ -321,10 +321,19 @@ fn calls_that_change_a_server_wait_for_a_confirmation() {
     settle(&mut h);
     assert!(matches!(composer(&h).response, Response::None), "nothing sent");
     assert_eq!(tasks(), 2, "the server still has the task");
+    // The request changed while the box was open: "Send it" asks again about the new call.
+    set_json(&mut h, r#"{"db": "demo_db", "name": "users"}"#);
+    h.get_by_label("Send it").click();
+    settle(&mut h);
+    h.get_by_label_contains("the call changed since you confirmed it");
+    h.get_by_label_contains("deletes the sync task of table demo_db.users");
+    assert!(matches!(composer(&h).response, Response::None), "nothing sent");
+    assert_eq!(tasks(), 2);
     h.get_by_label("Do not send").click();
     settle(&mut h);
     assert!(composer(&h).confirm.is_none());
     assert_eq!(tasks(), 2);
+    set_json(&mut h, r#"{"db": "demo_db", "name": "orders"}"#);
     h.get_by_label("Send Ctrl+Enter").click();
     settle(&mut h);
     h.get_by_label("Send it").click();

@@ -116,6 +116,33 @@ fn review_close_guard_save_as_and_keys() {
     settle(&mut h);
     h.get_by_label("frame 0 before");
     h.get_by_label("frame 0 after");
+    // What the diff shows is exactly the bytes that differ, found here independently.
+    let diff = h.state_mut().tabs[0].diff();
+    let (old, new) = {
+        let t = &h.state().tabs[0];
+        let loc = t.dump.frame(0).unwrap();
+        (t.dump.message_bytes(&loc).1.to_vec(), t.session.message(&t.dump, 0).unwrap())
+    };
+    let prefix = old.iter().zip(&new).take_while(|(a, b)| a == b).count();
+    let suffix = old
+        .iter()
+        .rev()
+        .zip(new.iter().rev())
+        .take_while(|(a, b)| a == b)
+        .count()
+        .min(old.len().min(new.len()) - prefix);
+    assert_eq!(
+        diff,
+        vec![(0, (prefix, old.len() - prefix - suffix, new.len() - prefix - suffix))],
+        "{old:02x?} -> {new:02x?}"
+    );
+    let edited = walscope::codec::decode(&h.state().tabs[0].decoder.message_type().unwrap().clone(), &new)
+        .unwrap()
+        .message;
+    assert!(
+        walscope::codec::to_json(&edited, false).contains("\"offset\":\"99\""),
+        "the edit is in the bytes"
+    );
 
     // Closing a file with unsaved edits asks; keeping it keeps the edits.
     h.key_press_modifiers(Modifiers::COMMAND, Key::W);

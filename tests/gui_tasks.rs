@@ -61,6 +61,12 @@ fn create_watch_trouble_and_delete_a_sync_task() {
     h.state_mut().tasks.dest = "/tmp/walscope-test/orders".into();
     settle(&mut h);
     h.get_by_label("Create task").click();
+    settle(&mut h);
+    // It says what it will do and waits for the second click.
+    h.get_by_label_contains("This creates a sync task for demo_db.orders on synctool, writing its rows to /tmp/walscope-test/orders");
+    std::thread::sleep(Duration::from_millis(200));
+    assert_eq!(rows_on_server(&rt, &endpoint), 0, "nothing sent before the confirmation");
+    h.get_by_label("Create it").click();
     let board = |h: &Harness<'static, WalscopeApp>| {
         h.state().tasks.poller.as_ref().map(|p| p.board()).unwrap_or_default()
     };

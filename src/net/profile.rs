@@ -262,6 +262,16 @@ impl ProfileStore {
         self.save(&all)
     }
 
+    /// Saves `profile`, replacing the one named `old` (a rename) or of its own name, in one
+    /// atomic write: the file never holds both or neither.
+    pub fn replace(&self, old: Option<&str>, profile: ConnectionProfile) -> Result<(), ProfileError> {
+        let mut all = self.load()?;
+        all.retain(|p| p.name != profile.name && Some(p.name.as_str()) != old);
+        all.push(profile);
+        all.sort_by(|a, b| a.name.cmp(&b.name));
+        self.save(&all)
+    }
+
     pub fn remove(&self, name: &str) -> Result<bool, ProfileError> {
         let mut all = self.load()?;
         let before = all.len();

@@ -31,11 +31,8 @@ impl WalscopeApp {
         let label = format!("saving profile {}", profile.name);
         let store = self.profile_store();
         self.jobs.spawn_blocking(label, JobOwner::Connections, move |_| {
-            if let Some(old) = original.as_deref().filter(|o| *o != profile.name) {
-                store.remove(old)?;
-            }
             let what = format!("saved profile {} in {}", profile.name, store.path().display());
-            store.upsert(profile)?;
+            store.replace(original.as_deref(), profile)?;
             Ok(JobOutput::ProfilesSaved { profiles: store.load()?, what })
         });
     }
@@ -159,7 +156,12 @@ impl WalscopeApp {
                     record(history, entry.with_stream(&o.summary, None)).await;
                     Ok(o.summary)
                 }
-                Err(e) => Err(e.to_string()),
+                Err(e) => {
+                    let words = e.to_string();
+                    let failed = crate::net::NetError::Unsupported(format!("the stream's dump: {words}"));
+                    record(history, entry.with_unary(&Err(failed), std::time::Duration::ZERO)).await;
+                    Err(words)
+                }
             };
             Ok(JobOutput::Streamed { composer, summary })
         });
@@ -194,10 +196,28 @@ impl WalscopeApp {
         );
     }
 
-    /// A composer's job ended: its reply, history, or failure goes to it.
-    pub(super) fn composer_result(&mut self, id: u64, result: Result<JobOutput, JobError>) {
+    /// A composer's job ended: its reply, history, or failure goes to it. A call's result counts
+    /// only if it is the call the composer is waiting for (`job`): a call overtaken by another
+    /// (a new method, a history entry opened) is dropped; the history has it.
+    pub(super) fn composer_result(
+        &mut self,
+        id: u64,
+        job: super::jobs::JobId,
+        result: Result<JobOutput, JobError>,
+    ) {
         let pool = self.schemas.pool().clone();
         let Some(c) = self.composers.iter_mut().find(|c| c.id == id) else { return };
+        let current = match &c.response {
+            Response::Waiting { job: j, .. } => Some(*j),
+            Response::Stream(s) => Some(s.job),
+            _ => None,
+        };
+        // A call overtaken by another (a new method, a history entry opened, a second Send)
+        // says nothing here.
+        let for_this_call = current == Some(job);
+        if matches!(result, Ok(JobOutput::Called { .. } | JobOutput::Streamed { .. })) && !for_this_call {
+            return;
+        }
         match result {
             Ok(JobOutput::Called { result: Ok(outcome), .. }) => {
                 let desc = c.method_desc(&pool).map(|m| m.output());
@@ -222,7 +242,7 @@ impl WalscopeApp {
             }
             Ok(_) => {}
             Err(JobError::Cancelled) => {
-                if matches!(c.response, Response::Waiting { .. }) {
+                if for_this_call && matches!(c.response, Response::Waiting { .. }) {
                     c.response = Response::Failed(FailureView {
                         kind: crate::net::FailureKind::Other,
                         error: "stopped before an answer came".into(),
@@ -230,7 +250,14 @@ impl WalscopeApp {
                 }
             }
             Err(e) => match &mut c.response {
+                Response::Stream(s) if for_this_call => s.summary = Some(Err(e.to_string())),
                 Response::Stream(s) => s.save_note = Some(Err(e.to_string())),
+                Response::Waiting { .. } if for_this_call => {
+                    c.response = Response::Failed(FailureView {
+                        kind: crate::net::FailureKind::Other,
+                        error: e.to_string(),
+                    });
+                }
                 _ => c.history = Some(Err(e.to_string())),
             },
         }

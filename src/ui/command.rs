@@ -356,7 +356,7 @@ impl WalscopeApp {
                 }
                 (JobOwner::Schemas, Err(e)) => self.schemas_state.last_load = Some(Err(e.to_string())),
                 (JobOwner::Connections, r) => self.connections.take(r),
-                (JobOwner::Composer(id), r) => self.composer_result(id, r),
+                (JobOwner::Composer(id), r) => self.composer_result(id, f.id, r),
                 (JobOwner::Salvage(id), r) => self.salvage_result(id, r),
                 (JobOwner::Tasks(id), r) => {
                     let watching = matches!(r, Ok(JobOutput::Watching(_)));

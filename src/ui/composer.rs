@@ -176,16 +176,17 @@ impl ComposerState {
             }
         }
         self.json = match input.as_ref().map(|d| crate::codec::decode(d, &self.request)) {
-            Some(Ok(m)) => crate::codec::to_json(&m.message, true),
+            Some(Ok(m)) => {
+                self.json_error = None;
+                crate::codec::to_json(&m.message, true)
+            }
             Some(Err(e)) => {
-                self.json_error = Some(e.to_string());
+                self.json_error =
+                    Some(format!("the request bytes are not a valid message of this type: {e}"));
                 String::new()
             }
             None => String::new(),
         };
-        if input.is_some() {
-            self.json_error = None;
-        }
         self.request_detail = Some(detail);
     }
 

@@ -32,9 +32,23 @@ impl WalscopeApp {
         self.dashboards.iter_mut().find(|d| d.id == id)
     }
 
-    /// The dashboard's SyncTool profile; when there is none, the dashboard says so.
+    /// The dashboard's SyncTool profile (the one watched, else the one chosen); when there is
+    /// none, the dashboard says so.
     fn dashboard_profile(&mut self, id: u64) -> Option<ConnectionProfile> {
         let name = self.dashboard_mut(id).map(|d| d.profile.clone()).unwrap_or_default();
+        self.profile_named(id, &name)
+    }
+
+    /// The profile a dashboard's calls go to: the one it watches (what its board shows).
+    fn watched_profile(&mut self, id: u64) -> Option<ConnectionProfile> {
+        let name = self
+            .dashboard_mut(id)
+            .and_then(|d| d.watched.clone().or_else(|| Some(d.profile.clone())))
+            .unwrap_or_default();
+        self.profile_named(id, &name)
+    }
+
+    fn profile_named(&mut self, id: u64, name: &str) -> Option<ConnectionProfile> {
         let found = self.connections.profiles().into_iter().map(|(p, _)| p).find(|p| p.name == name);
         if found.is_none()
             && let Some(d) = self.dashboard_mut(id)
@@ -59,9 +73,12 @@ impl WalscopeApp {
     pub(super) fn watch_tasks(&mut self, id: u64) {
         let Some(profile) = self.dashboard_profile(id) else { return };
         let owner = JobOwner::Tasks(id);
-        self.jobs.cancel_owner(&owner);
+        // Only the poller and its connection stop; a create or delete already sent goes on.
+        self.jobs
+            .cancel_where(&owner, |label| label == "sync-task poller" || label.starts_with("connecting to"));
         if let Some(d) = self.dashboard_mut(id) {
             d.poller = None;
+            d.watched = Some(profile.name.clone());
         }
         let Some(rt) = self.runtime() else { return };
         let every = Duration::from_secs(self.dashboard_mut(id).map_or(2, |d| d.interval_secs.max(1)));
@@ -97,7 +114,7 @@ impl WalscopeApp {
     }
 
     pub(super) fn task_call(&mut self, id: u64, method: &'static str, request: serde_json::Value) {
-        let Some(profile) = self.dashboard_profile(id) else { return };
+        let Some(profile) = self.watched_profile(id) else { return };
         if method == "CreateSyncTask"
             && let Some(p) = self.dashboard_mut(id).and_then(|d| d.poller.as_ref())
         {

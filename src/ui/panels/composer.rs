@@ -327,7 +327,20 @@ fn confirm_box(
     if cancel {
         st.confirm = None;
     } else if go && let Some(p) = profile {
-        send(st, p, method, out);
+        // What goes out must be what was confirmed: the request, profile or method may have
+        // changed while the box was open.
+        let now = crate::codec::decode(&method.input(), &st.request)
+            .ok()
+            .and_then(|d| crate::net::guard::assess(method, &d.message, &p.endpoint, &p.confirm_methods));
+        match now {
+            Some(g) if st.confirm.as_ref().is_some_and(|c| c.guard == g) => send(st, p, method, out),
+            Some(g) => {
+                st.confirm =
+                    Some(Confirm { guard: g, typed: String::new(), stream: method.is_server_streaming() });
+                st.refused = Some("the call changed since you confirmed it: read the box again".into());
+            }
+            None => send(st, p, method, out),
+        }
     }
 }
 

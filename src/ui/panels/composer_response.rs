@@ -88,10 +88,17 @@ fn stream(
     out: &mut Vec<AppCommand>,
 ) {
     let Some(live) = s.live.get() else {
-        ui.horizontal(|ui| {
-            ui.spinner();
-            ui.label("opening the stream...");
-        });
+        match &s.summary {
+            Some(Err(e)) => {
+                ui.colored_label(ui.visuals().error_fg_color, format!("The stream did not start: {e}"));
+            }
+            _ => {
+                ui.horizontal(|ui| {
+                    ui.spinner();
+                    ui.label("opening the stream...");
+                });
+            }
+        }
         return;
     };
     let p = live.progress.borrow().clone();

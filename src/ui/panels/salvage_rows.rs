@@ -81,7 +81,8 @@ pub fn show(st: &mut SalvageState, ui: &mut egui::Ui, out: &mut Vec<AppCommand>)
                 {
                     out.push(AppCommand::ResumeSalvage { pane: st.id, pchannel: Some(e.pchannel.clone()) });
                 }
-                if e.file.exists() {
+                // The job read the file back (a report): it is there. No disk check in a frame.
+                if e.report.as_ref().is_some_and(|r| r.is_ok()) {
                     open_all.push(e.file.clone());
                     if ui.button(format!("Open {}", e.pchannel)).clicked() {
                         out.push(AppCommand::Open(e.file.clone()));

@@ -21,8 +21,12 @@ pub const CLEAR_ALL_WORD: &str = crate::net::guard::CLEAR_ALL_WORD;
 pub struct TasksState {
     /// 0 for the dashboard of View > Sync tasks; others have their own pane.
     pub id: u64,
-    /// The SyncTool profile watched.
+    /// The SyncTool profile chosen in the picker.
     pub profile: String,
+    /// The profile being watched now: the board shows it, and the dashboard's calls go to it.
+    pub watched: Option<String>,
+    /// A create waiting for the second click, with what it will do.
+    pub confirm_create: Option<(String, serde_json::Value)>,
     pub poller: Option<TaskPoller>,
     pub interval_secs: u64,
     pub db: String,
@@ -48,6 +52,8 @@ impl Default for TasksState {
         TasksState {
             id: 0,
             profile: String::new(),
+            watched: None,
+            confirm_create: None,
             poller: None,
             interval_secs: 2,
             db: String::new(),
@@ -156,6 +162,15 @@ pub fn show(st: &mut TasksState, view: &DashboardView<'_>, ui: &mut egui::Ui, ou
         return;
     };
     let board: TaskBoard = poller.board();
+    if let Some(w) = st.watched.as_ref().filter(|w| **w != st.profile) {
+        ui.colored_label(
+            ui.visuals().warn_fg_color,
+            format!(
+                "Showing {w}: its tasks are what the buttons below act on. Press Watch to switch to {}.",
+                st.profile
+            ),
+        );
+    }
     status_line(&board, ui);
     let stale = board.error.is_some();
     super::tasks_table::show(st, &board, stale, ui, out);

@@ -35,11 +35,18 @@ pub fn show(st: &mut TasksState, board: &TaskBoard, ui: &mut egui::Ui, out: &mut
         start_time(st, ui);
     }
     ui.horizontal(|ui| {
-        if ui.button("Create task").clicked() {
+        if ui.add_enabled(st.confirm_create.is_none(), egui::Button::new("Create task")).clicked() {
             match st.create_request() {
                 Ok(req) => {
                     st.form_error = None;
-                    out.push(AppCommand::TaskCall { dashboard: id, method: "CreateSyncTask", request: req });
+                    let target = st.watched.clone().unwrap_or_default();
+                    let what = format!(
+                        "This creates a sync task for {}.{} on {target}, writing its rows to {}.",
+                        st.db.trim(),
+                        st.table.trim(),
+                        st.dest.trim()
+                    );
+                    st.confirm_create = Some((what, req));
                 }
                 Err(e) => st.form_error = Some(e),
             }
@@ -48,6 +55,18 @@ pub fn show(st: &mut TasksState, board: &TaskBoard, ui: &mut egui::Ui, out: &mut
             ui.colored_label(ui.visuals().error_fg_color, format!("Not sent: {e}"));
         }
     });
+    if let Some((what, req)) = st.confirm_create.clone() {
+        ui.horizontal_wrapped(|ui| {
+            ui.colored_label(ui.visuals().warn_fg_color, what);
+            if ui.button("Create it").clicked() {
+                out.push(AppCommand::TaskCall { dashboard: id, method: "CreateSyncTask", request: req });
+                st.confirm_create = None;
+            }
+            if ui.button("Do not create").clicked() {
+                st.confirm_create = None;
+            }
+        });
+    }
     match &st.last_action {
         Some(Ok(t)) => {
             ui.label(t);

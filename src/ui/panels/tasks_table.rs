@@ -103,14 +103,15 @@ pub fn show(
                     );
                     ui.monospace(&r.sync_point);
                     ui.label(board.health.get(*i).map_or("-".into(), age));
+                    // No disk check in a frame: opening says so when the file is not on this machine.
                     match &r.progress_path {
-                        Some(p) if std::path::Path::new(p).is_file() => {
-                            if ui.link(p).on_hover_text("open the progress file").clicked() {
+                        Some(p) => {
+                            let link = ui
+                                .link(p)
+                                .on_hover_text("open the progress file (when it is on this machine)");
+                            if link.clicked() {
                                 out.push(AppCommand::Open(p.into()));
                             }
-                        }
-                        Some(p) => {
-                            ui.weak(p).on_hover_text("not on this machine");
                         }
                         None => {
                             ui.label("-");
