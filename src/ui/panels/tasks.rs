@@ -148,7 +148,7 @@ pub fn show(st: &mut TasksState, view: &DashboardView<'_>, ui: &mut egui::Ui, ou
             p.set_interval(std::time::Duration::from_secs(st.interval_secs));
         }
         if let Some(p) = &st.poller {
-            let paused = p.board().paused;
+            let paused = p.subscribe().borrow().paused;
             if ui.button(if paused { "Resume polling" } else { "Pause polling" }).clicked() {
                 p.set_paused(!paused);
             }
