@@ -1,11 +1,11 @@
 //! `walscope call --history`, `history list|show|resend` and `call --save-dump`, the binary
 //! against in-process demo servers on 127.0.0.1, each run with its own config directory.
 
+mod common;
+
 use std::path::Path;
 use std::process::Output;
-use std::sync::{Arc, Mutex};
 use std::time::Duration;
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use walscope::net::CallOptions;
 use walscope::net::history::{HistoryEntry, HistoryStore};
 use walscope::net::profile::TransportKind;
@@ -39,36 +39,6 @@ fn ok(o: &Output) -> (String, String) {
 
 fn store(cfg: &Path) -> HistoryStore {
     HistoryStore::at(&cfg.join("history.jsonl"))
-}
-
-/// A TCP proxy on 127.0.0.1 to `to` that keeps every byte the client sent.
-async fn recording_proxy(to: std::net::SocketAddr) -> (String, Arc<Mutex<Vec<u8>>>) {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap().to_string();
-    let seen: Arc<Mutex<Vec<u8>>> = Arc::default();
-    let keep = seen.clone();
-    tokio::spawn(async move {
-        while let Ok((client, _)) = listener.accept().await {
-            let server = tokio::net::TcpStream::connect(to).await.unwrap();
-            let (mut cr, mut cw) = client.into_split();
-            let (mut sr, mut sw) = server.into_split();
-            let keep = keep.clone();
-            tokio::spawn(async move {
-                let mut buf = vec![0u8; 64 * 1024];
-                while let Ok(n) = cr.read(&mut buf).await {
-                    if n == 0 || sw.write_all(&buf[..n]).await.is_err() {
-                        break;
-                    }
-                    keep.lock().unwrap().extend_from_slice(&buf[..n]);
-                }
-                let _ = sw.shutdown().await;
-            });
-            tokio::spawn(async move {
-                let _ = tokio::io::copy(&mut sr, &mut cw).await;
-            });
-        }
-    });
-    (addr, seen)
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -130,7 +100,7 @@ async fn calls_are_recorded_shown_and_resent_byte_for_byte() {
         &opts,
     );
     let e3 = store(cfg).append(handmade).unwrap();
-    let (via, seen) = recording_proxy(ds.synctool.addr()).await;
+    let (via, seen) = common::recording_proxy(ds.synctool.addr()).await;
     let (out, _) =
         ok(&run(cfg, &["history", "resend", &e3.id.to_string(), "--endpoint", &via, "--history"], &[]).await);
     assert!(out.contains("{"), "{out}");

@@ -3,10 +3,10 @@
 //! HTTP/JSON says it cannot; `net::connect` with a profile's TLS, credentials and database;
 //! server streams to a sink, cancelled mid-way.
 
+mod common;
+
 use bytes::Bytes;
-use std::sync::{Arc, Mutex};
 use std::time::Duration;
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use walscope::net::profile::{AuthSettings, ConnectionProfile, SecretRef, TlsSettings, TransportKind};
 use walscope::net::{
     CallOptions, CallRequest, StreamEnd, call_server_stream, call_unary, connect, find_method,
@@ -15,36 +15,6 @@ use walscope::schema::SchemaSet;
 use walscope::sim::collector::CollectorConfig;
 use walscope::sim::datasync::DatasyncDemo;
 use walscope::sim::milvus::{MilvusDemo, MilvusDemoConfig, OLD_CLUSTER_ID};
-
-/// A TCP proxy on 127.0.0.1 to `to` that keeps every byte the client sent.
-async fn recording_proxy(to: std::net::SocketAddr) -> (String, Arc<Mutex<Vec<u8>>>) {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap().to_string();
-    let seen: Arc<Mutex<Vec<u8>>> = Arc::default();
-    let keep = seen.clone();
-    tokio::spawn(async move {
-        while let Ok((client, _)) = listener.accept().await {
-            let server = tokio::net::TcpStream::connect(to).await.unwrap();
-            let (mut cr, mut cw) = client.into_split();
-            let (mut sr, mut sw) = server.into_split();
-            let keep = keep.clone();
-            tokio::spawn(async move {
-                let mut buf = vec![0u8; 64 * 1024];
-                while let Ok(n) = cr.read(&mut buf).await {
-                    if n == 0 || sw.write_all(&buf[..n]).await.is_err() {
-                        break;
-                    }
-                    keep.lock().unwrap().extend_from_slice(&buf[..n]);
-                }
-                let _ = sw.shutdown().await;
-            });
-            tokio::spawn(async move {
-                let _ = tokio::io::copy(&mut sr, &mut cw).await;
-            });
-        }
-    });
-    (addr, seen)
-}
 
 fn contains(hay: &[u8], needle: &[u8]) -> bool {
     hay.windows(needle.len()).any(|w| w == needle)
@@ -62,7 +32,7 @@ fn odd_bytes(canonical: Vec<u8>) -> Bytes {
 async fn exact_request_bytes_reach_the_server() {
     let set = SchemaSet::shared_builtin();
     let demo = MilvusDemo::start(MilvusDemoConfig::default()).await.unwrap();
-    let (via, seen) = recording_proxy(demo.addr()).await;
+    let (via, seen) = common::recording_proxy(demo.addr()).await;
     let m = find_method(set.pool(), "MilvusService/GetReplicateInfo").unwrap();
     let msg = walscope::codec::from_json(
         &m.input(),
@@ -85,7 +55,7 @@ async fn exact_request_bytes_reach_the_server() {
     let any = "127.0.0.1:0".parse().unwrap();
     let ds =
         DatasyncDemo::start(any, any, Duration::from_secs(30), CollectorConfig::default()).await.unwrap();
-    let (via, seen) = recording_proxy(ds.synctool.addr()).await;
+    let (via, seen) = common::recording_proxy(ds.synctool.addr()).await;
     let m = find_method(set.pool(), "openmldb.datasync.SyncTool/TaskStatus").unwrap();
     let bytes = odd_bytes(Vec::new());
     let t = connect(&ConnectionProfile::plain("p", TransportKind::Brpc, via.clone())).await.unwrap();

@@ -232,3 +232,36 @@ pub fn decoded_wal_frames(set: &walscope::schema::SchemaSet, path: &std::path::P
     }
     out
 }
+
+/// A TCP proxy on 127.0.0.1 to `to` that keeps every byte the client sent.
+pub async fn recording_proxy(
+    to: std::net::SocketAddr,
+) -> (String, std::sync::Arc<std::sync::Mutex<Vec<u8>>>) {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap().to_string();
+    let seen: std::sync::Arc<std::sync::Mutex<Vec<u8>>> = Default::default();
+    let keep = seen.clone();
+    tokio::spawn(async move {
+        while let Ok((client, _)) = listener.accept().await {
+            let server = tokio::net::TcpStream::connect(to).await.unwrap();
+            let (mut cr, mut cw) = client.into_split();
+            let (mut sr, mut sw) = server.into_split();
+            let keep = keep.clone();
+            tokio::spawn(async move {
+                let mut buf = vec![0u8; 64 * 1024];
+                while let Ok(n) = cr.read(&mut buf).await {
+                    if n == 0 || sw.write_all(&buf[..n]).await.is_err() {
+                        break;
+                    }
+                    keep.lock().unwrap().extend_from_slice(&buf[..n]);
+                }
+                let _ = sw.shutdown().await;
+            });
+            tokio::spawn(async move {
+                let _ = tokio::io::copy(&mut sr, &mut cw).await;
+            });
+        }
+    });
+    (addr, seen)
+}
