@@ -98,6 +98,9 @@ pub struct ComposerState {
     pub show_history: bool,
     /// Why the last send was refused before it left (no profile, no method, bad metadata).
     pub refused: Option<String>,
+    /// The methods matching the search, for the search text and schema they were found in (the
+    /// list is not rebuilt every frame).
+    pub method_matches: Option<(String, usize, Vec<(String, String, bool)>)>,
 }
 
 impl ComposerState {
@@ -119,6 +122,7 @@ impl ComposerState {
             history: None,
             show_history: false,
             refused: None,
+            method_matches: None,
         }
     }
 
@@ -276,6 +280,23 @@ impl ComposerState {
             Response::Stream(s) => s.summary.is_none(),
             _ => false,
         }
+    }
+}
+
+impl ComposerState {
+    /// The methods whose full name contains `needle` (lower case), found once per search text
+    /// and schema set.
+    pub fn matching_methods(&mut self, pool: &DescriptorPool, needle: &str) -> &[(String, String, bool)] {
+        let services = pool.services().len();
+        let fresh = self.method_matches.as_ref().is_some_and(|(n, s, _)| n == needle && *s == services);
+        if !fresh {
+            let found = all_methods(pool)
+                .into_iter()
+                .filter(|(full, _, _)| full.to_ascii_lowercase().contains(needle))
+                .collect();
+            self.method_matches = Some((needle.to_string(), services, found));
+        }
+        self.method_matches.as_ref().map_or(&[], |(_, _, m)| m.as_slice())
     }
 }
 

@@ -10,7 +10,7 @@
 use super::detail_view;
 use crate::net::profile::{ConnectionProfile, TransportKind};
 use crate::ui::command::{AppCommand, CallSpec};
-use crate::ui::composer::{ComposerState, Confirm, Response, all_methods};
+use crate::ui::composer::{ComposerState, Confirm, Response};
 use crate::ui::detail::shell_quote;
 use eframe::egui;
 use prost_reflect::DescriptorPool;
@@ -138,27 +138,24 @@ fn method_picker(st: &mut ComposerState, pool: &DescriptorPool, ui: &mut egui::U
         return;
     }
     let mut chosen = None;
-    egui::ScrollArea::vertical().id_salt(("methods", st.id)).max_height(140.0).show(ui, |ui| {
-        let mut shown = 0;
-        for (full, short, streaming) in all_methods(pool) {
-            if !full.to_ascii_lowercase().contains(&needle) {
-                continue;
-            }
-            shown += 1;
-            if shown > 50 {
-                ui.weak("... more: narrow the search");
-                break;
-            }
-            let text = if streaming { format!("{short} (server stream)") } else { short.clone() };
+    let current = st.method.clone();
+    let id = st.id;
+    let matches = st.matching_methods(pool, &needle);
+    egui::ScrollArea::vertical().id_salt(("methods", id)).max_height(140.0).show(ui, |ui| {
+        for (full, short, streaming) in matches.iter().take(50) {
+            let text = if *streaming { format!("{short} (server stream)") } else { short.clone() };
             if ui
-                .selectable_label(st.method.as_deref() == Some(full.as_str()), text)
-                .on_hover_text(&full)
+                .selectable_label(current.as_deref() == Some(full.as_str()), text)
+                .on_hover_text(full)
                 .clicked()
             {
-                chosen = Some(full);
+                chosen = Some(full.clone());
             }
         }
-        if shown == 0 {
+        if matches.len() > 50 {
+            ui.weak("... more: narrow the search");
+        }
+        if matches.is_empty() {
             ui.weak(
                 "No loaded method matches. Load its schema in the Schemas panel, or fetch it by reflection.",
             );
