@@ -74,6 +74,9 @@ pub struct Confirm {
     pub stream: bool,
 }
 
+/// A method as the picker lists it: full name, `Service/Method`, server-streaming.
+pub type MethodEntry = (String, String, bool);
+
 pub struct ComposerState {
     pub id: u64,
     /// The profile to send with (its name).
@@ -100,7 +103,7 @@ pub struct ComposerState {
     pub refused: Option<String>,
     /// The methods matching the search, for the search text and schema they were found in (the
     /// list is not rebuilt every frame).
-    pub method_matches: Option<(String, usize, Vec<(String, String, bool)>)>,
+    pub method_matches: Option<(String, usize, Vec<MethodEntry>)>,
 }
 
 impl ComposerState {
@@ -286,7 +289,7 @@ impl ComposerState {
 impl ComposerState {
     /// The methods whose full name contains `needle` (lower case), found once per search text
     /// and schema set.
-    pub fn matching_methods(&mut self, pool: &DescriptorPool, needle: &str) -> &[(String, String, bool)] {
+    pub fn matching_methods(&mut self, pool: &DescriptorPool, needle: &str) -> &[MethodEntry] {
         let services = pool.services().len();
         let fresh = self.method_matches.as_ref().is_some_and(|(n, s, _)| n == needle && *s == services);
         if !fresh {
@@ -301,8 +304,8 @@ impl ComposerState {
 }
 
 /// Every method of every loaded service, as (full name, `Service/Method`, streaming), sorted.
-pub fn all_methods(pool: &DescriptorPool) -> Vec<(String, String, bool)> {
-    let mut out: Vec<(String, String, bool)> = pool
+pub fn all_methods(pool: &DescriptorPool) -> Vec<MethodEntry> {
+    let mut out: Vec<MethodEntry> = pool
         .services()
         .flat_map(|s| {
             s.methods()
