@@ -129,13 +129,7 @@ impl Layout {
                 .or_else(|| tiles.iter().find(|(_, t)| matches!(t, Tile::Pane(Pane::File(_) | Pane::Start))))
                 .map(|(id, _)| *id);
             let new = tiles.insert_pane(pane);
-            if let Some(parent) = sibling.and_then(|s| tiles.parent_of(s))
-                && let Some(Tile::Container(c @ Container::Tabs(_))) = tiles.get_mut(parent)
-            {
-                c.add_child(new);
-                if let Container::Tabs(t) = c {
-                    t.set_active(new);
-                }
+            if add_as_tab_beside(tiles, sibling, new) {
                 return;
             }
             match self.tree.root {
@@ -161,13 +155,7 @@ impl Layout {
                     .find(|(_, t)| matches!(t, Tile::Pane(Pane::File(_) | Pane::Start)))
                     .map(|(id, _)| *id)
             });
-            if let Some(parent) = sibling.and_then(|s| tiles.parent_of(s))
-                && let Some(Tile::Container(c @ Container::Tabs(_))) = tiles.get_mut(parent)
-            {
-                c.add_child(new);
-                if let Container::Tabs(t) = c {
-                    t.set_active(new);
-                }
+            if add_as_tab_beside(tiles, sibling, new) {
                 return;
             }
             let tabs = tiles.insert_tab_tile(vec![new]);
@@ -259,6 +247,16 @@ impl Layout {
             self.focused = Some(want.clone());
         }
     }
+}
+
+/// Adds `new` as the active tab of the tab container holding `sibling`. False (nothing added)
+/// when there is no sibling or it does not sit in tabs: the caller then splits instead.
+fn add_as_tab_beside(tiles: &mut Tiles<Pane>, sibling: Option<TileId>, new: TileId) -> bool {
+    let Some(parent) = sibling.and_then(|s| tiles.parent_of(s)) else { return false };
+    let Some(Tile::Container(Container::Tabs(tabs))) = tiles.get_mut(parent) else { return false };
+    tabs.add_child(new);
+    tabs.set_active(new);
+    true
 }
 
 /// What happened in the panes this frame, applied once the tree is drawn.
