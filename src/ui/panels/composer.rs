@@ -98,11 +98,7 @@ fn profile_picker(st: &mut ComposerState, view: &ComposerView<'_>, ui: &mut egui
         .selected_text(shown)
         .show_ui(ui, |ui| {
             for (p, demo) in view.profiles {
-                let kind = match p.transport {
-                    TransportKind::Grpc => "gRPC",
-                    TransportKind::Brpc => "brpc",
-                    TransportKind::Http => "HTTP/JSON",
-                };
+                let kind = super::connections::transport_name(p.transport);
                 let mark = if p.is_insecure() { " INSECURE" } else { "" };
                 let demo = if *demo { " (demo)" } else { "" };
                 ui.selectable_value(

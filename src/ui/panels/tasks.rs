@@ -127,7 +127,7 @@ pub fn show(st: &mut TasksState, view: &DashboardView<'_>, ui: &mut egui::Ui, ou
             .selected_text(shown)
             .show_ui(ui, |ui| {
                 for (p, _) in view.profiles.iter().filter(|(p, _)| p.transport != TransportKind::Grpc) {
-                    let kind = if p.transport == TransportKind::Http { "HTTP/JSON" } else { "brpc" };
+                    let kind = super::connections::transport_name(p.transport);
                     ui.selectable_value(
                         &mut st.profile,
                         p.name.clone(),
