@@ -12,8 +12,9 @@ use criterion::{Criterion, criterion_group, criterion_main};
 use std::io::Read;
 use std::path::Path;
 use std::time::{Duration, Instant};
+use std::ops::ControlFlow;
 use walscope::dump::view::FrameDecoder;
-use walscope::dump::{DumpFile, Framing, OpenOptions};
+use walscope::dump::{DumpFile, Framing, IndexCache, OpenOptions, scan};
 use walscope::schema::SchemaSet;
 
 fn sequential_read(path: &Path) -> u64 {
@@ -31,9 +32,14 @@ fn sequential_read(path: &Path) -> u64 {
 }
 
 fn open_indexed(path: &Path, set: &SchemaSet) -> DumpFile {
+    open_with_cache(path, set, IndexCache::Off)
+}
+
+fn open_with_cache(path: &Path, set: &SchemaSet, index_cache: IndexCache) -> DumpFile {
     let opts = OpenOptions {
         framing: Some(Framing::VarintDelimited),
         message_type: Some(set.message(T).expect("type")),
+        index_cache,
         ..Default::default()
     };
     let d = DumpFile::open(path, opts).expect("open dump");
@@ -41,9 +47,22 @@ fn open_indexed(path: &Path, set: &SchemaSet) -> DumpFile {
     d
 }
 
+/// Every row as `inspect --stats` reads it: the fast summary reader on every core.
 fn summarise_all(d: &DumpFile, set: &SchemaSet) -> usize {
     let decoder = FrameDecoder::new(set.pool().clone(), Some(set.message(T).expect("type")), 1024);
-    (0..d.frame_count()).filter_map(|i| decoder.view(d, i)).map(|v| v.summary.len()).sum()
+    let mut total = 0;
+    let _ = scan::for_each_view(d, &decoder, 0..d.frame_count(), |v| v.summary.len(), |n| {
+        total += n;
+        ControlFlow::Continue(())
+    });
+    total
+}
+
+/// The baseline: every row through the full analysis on one core, as before the fast reader.
+fn summarise_all_full(d: &DumpFile, set: &SchemaSet) -> usize {
+    let decoder = FrameDecoder::new(set.pool().clone(), Some(set.message(T).expect("type")), 1024)
+        .without_fast_summaries();
+    (0..d.frame_count()).filter_map(|i| decoder.view_uncached(d, i)).map(|v| v.summary.len()).sum()
 }
 
 fn time<F: FnMut()>(mut f: F, runs: usize) -> Duration {
@@ -76,6 +95,10 @@ fn benches(c: &mut Criterion) {
         5,
     );
     let index = time(|| drop(open_indexed(&path, &set)), 5);
+    let cache_dir = tempfile::tempdir().expect("temp dir");
+    let cached = || IndexCache::At { dir: cache_dir.path().to_path_buf(), min_bytes: 0 };
+    drop(open_with_cache(&path, &set, cached()));
+    let reopen = time(|| drop(open_with_cache(&path, &set, cached())), 5);
     let d = open_indexed(&path, &set);
     let heap = d.index().heap_bytes();
     let decode = time(
@@ -83,6 +106,12 @@ fn benches(c: &mut Criterion) {
             summarise_all(&d, &set);
         },
         3,
+    );
+    let full = time(
+        || {
+            summarise_all_full(&d, &set);
+        },
+        1,
     );
     println!("\n== walscope dump benchmark: {} frames, {} MiB ==", d.frame_count(), size >> 20);
     println!("sequential read (baseline): {:>9.3} s", read.as_secs_f64());
@@ -92,10 +121,21 @@ fn benches(c: &mut Criterion) {
         index.as_secs_f64() / read.as_secs_f64()
     );
     println!(
-        "decode + summarise all:     {:>9.3} s   = {:.2}x the sequential read ({:.0} frames/s)",
+        "reopen with stored index:   {:>9.3} s   = {:.2}x the sequential read",
+        reopen.as_secs_f64(),
+        reopen.as_secs_f64() / read.as_secs_f64()
+    );
+    println!(
+        "summarise all (fast):       {:>9.3} s   = {:.2}x the sequential read ({:.0} frames/s)",
         decode.as_secs_f64(),
         decode.as_secs_f64() / read.as_secs_f64(),
         d.frame_count() as f64 / decode.as_secs_f64()
+    );
+    println!(
+        "summarise all (full, 1 core): {:>7.3} s   = {:.2}x the fast reader ({:.0} frames/s)",
+        full.as_secs_f64(),
+        full.as_secs_f64() / decode.as_secs_f64(),
+        d.frame_count() as f64 / full.as_secs_f64()
     );
     println!("index memory beyond the mapping: {:.1} MiB", heap as f64 / (1 << 20) as f64);
 }

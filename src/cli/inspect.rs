@@ -12,6 +12,7 @@ use anyhow::{Context, Result, anyhow, bail};
 use serde_json::json;
 use std::collections::BTreeMap;
 use std::io::Write;
+use std::ops::ControlFlow;
 use std::path::Path;
 
 /// How to open a dump, as given on the command line.
@@ -29,6 +30,10 @@ pub struct DumpArgs {
     /// Only frames matching, e.g. type=Insert,vchannel=dml_0,tt=FROM..TO,status=bad.
     #[arg(long, value_name = "SPEC")]
     pub filter: Option<String>,
+    /// Read every row with the full analysis instead of the fast summary reader: the same
+    /// output, several times slower (for comparisons and benchmarks).
+    #[arg(long)]
+    pub full_analysis: bool,
     #[command(flatten)]
     pub schema: SchemaArgs,
 }
@@ -65,9 +70,17 @@ pub fn open(file: &Path, args: &DumpArgs) -> Result<Opened> {
     };
     let filter =
         FrameFilter::parse(args.filter.as_deref().unwrap_or("")).map_err(|e| anyhow!("--filter: {e}"))?;
-    let opts = OpenOptions { framing: framing.or(name_framing), encoding, message_type: desc.clone() };
+    let opts = OpenOptions {
+        framing: framing.or(name_framing),
+        encoding,
+        message_type: desc.clone(),
+        ..OpenOptions::default()
+    };
     let dump = DumpFile::open(file, opts)?;
-    let decoder = FrameDecoder::new(set.pool().clone(), desc, 4096);
+    let mut decoder = FrameDecoder::new(set.pool().clone(), desc, 4096);
+    if args.full_analysis {
+        decoder = decoder.without_fast_summaries();
+    }
     Ok(Opened { dump, decoder, why_type, filter })
 }
 
@@ -103,7 +116,8 @@ pub fn inspect(file: &Path, args: &DumpArgs, jsonl: bool, stats: bool, limit: Op
     let o = open(file, args)?;
     o.dump.wait_indexed();
     let d = &o.dump;
-    let mut out = std::io::stdout().lock();
+    // Block-buffered: stdout is line-buffered, a write per row.
+    let mut out = std::io::BufWriter::with_capacity(1 << 16, std::io::stdout().lock());
     let type_name = o.decoder.message_type().map_or("(none)".to_string(), |t| t.full_name().to_string());
     if !jsonl {
         writeln!(out, "file:    {} ({} bytes, {} encoding)", file.display(), d.len(), d.encoding.name())?;
@@ -121,36 +135,56 @@ pub fn inspect(file: &Path, args: &DumpArgs, jsonl: bool, stats: bool, limit: Op
     if !jsonl && !stats {
         writeln!(out, "{:>8} {:>12} {:>8} {:<9} {:<22} summary", "#", "offset", "size", "status", "id")?;
     }
-    for i in 0..d.frame_count() {
-        let Some(v) = o.decoder.view(d, i) else { continue };
-        while let Some(p) = problems.next_if(|p| p.offset < v.offset) {
-            st.problem(&p);
-            if !stats && o.filter.status != Some(crate::dump::filter::StatusFilter::Ok) {
-                print_problem(&mut out, &p, jsonl)?;
+    // Rows are read (and, for --jsonl, rendered) on every core; written here in frame order.
+    let render = |v: FrameView| {
+        let keep = o.filter.matches(&v);
+        let json = (jsonl && keep && !stats).then(|| view_json(&o, &v).to_string());
+        (v, keep, json)
+    };
+    let mut failed = None;
+    let _ = crate::dump::scan::for_each_view(d, &o.decoder, 0..d.frame_count(), render, |(v, keep, json)| {
+        let write = || -> Result<ControlFlow<()>> {
+            while let Some(p) = problems.next_if(|p| p.offset < v.offset) {
+                st.problem(&p);
+                if !stats && o.filter.status != Some(crate::dump::filter::StatusFilter::Ok) {
+                    print_problem(&mut out, &p, jsonl)?;
+                }
             }
-        }
-        if !o.filter.matches(&v) {
-            continue;
-        }
-        st.add(&v);
-        if stats || limit.is_some_and(|l| shown >= l) {
-            continue;
-        }
-        shown += 1;
-        if jsonl {
-            writeln!(out, "{}", view_json(&o, &v))?;
-        } else {
-            let status = match &v.status {
-                FrameStatus::Undecodable { offset, .. } => format!("bad@{offset}"),
-                s => s.label().to_string(),
-            };
-            let id = v.wal.as_ref().map_or("", |w| w.message_id.as_str());
-            writeln!(
-                out,
-                "{:>8} {:>12} {:>8} {:<9} {id:<22} {}",
-                v.index, v.offset, v.size, status, v.summary
-            )?;
-        }
+            if !keep {
+                return Ok(ControlFlow::Continue(()));
+            }
+            st.add(&v);
+            if stats {
+                return Ok(ControlFlow::Continue(()));
+            }
+            if limit.is_some_and(|l| shown >= l) {
+                // Nothing more is shown: the damaged ranges left are printed after the loop.
+                return Ok(ControlFlow::Break(()));
+            }
+            shown += 1;
+            if let Some(json) = json {
+                writeln!(out, "{json}")?;
+            } else {
+                let status = match &v.status {
+                    FrameStatus::Undecodable { offset, .. } => format!("bad@{offset}"),
+                    s => s.label().to_string(),
+                };
+                let id = v.wal.as_ref().map_or("", |w| w.message_id.as_str());
+                writeln!(
+                    out,
+                    "{:>8} {:>12} {:>8} {:<9} {id:<22} {}",
+                    v.index, v.offset, v.size, status, v.summary
+                )?;
+            }
+            Ok(ControlFlow::Continue(()))
+        };
+        write().unwrap_or_else(|e| {
+            failed = Some(e);
+            ControlFlow::Break(())
+        })
+    });
+    if let Some(e) = failed {
+        return Err(e);
     }
     for p in problems {
         st.problem(&p);
@@ -161,6 +195,7 @@ pub fn inspect(file: &Path, args: &DumpArgs, jsonl: bool, stats: bool, limit: Op
     if stats {
         st.print(&mut out, jsonl)?;
     }
+    out.flush()?;
     Ok(())
 }
 
@@ -176,6 +211,16 @@ fn print_problem(out: &mut impl Write, p: &crate::dump::Problem, jsonl: bool) ->
         writeln!(out, "{:>8} {:>12} {:>8} {:<9} {:<22} {}", "!", p.offset, p.len, label, "", p.reason)?;
     }
     Ok(())
+}
+
+/// Counts `key` without allocating a key that is already there (the common case).
+fn bump(counts: &mut BTreeMap<String, u64>, key: &str) {
+    match counts.get_mut(key) {
+        Some(n) => *n += 1,
+        None => {
+            counts.insert(key.to_string(), 1);
+        }
+    }
 }
 
 #[derive(Default)]
@@ -202,9 +247,9 @@ impl Stats {
             self.encrypted += 1;
         }
         if let Some(w) = &v.wal {
-            *self.per_type.entry(w.type_name.clone()).or_default() += 1;
+            bump(&mut self.per_type, &w.type_name);
             if !w.vchannel.is_empty() {
-                *self.per_vchannel.entry(w.vchannel.clone()).or_default() += 1;
+                bump(&mut self.per_vchannel, &w.vchannel);
             }
             if let Some(t) = w.timetick {
                 self.tt = Some(self.tt.map_or((t, t), |(a, b)| (a.min(t), b.max(t))));
@@ -272,9 +317,12 @@ pub fn export(file: &Path, args: &DumpArgs, to: ExportFormat, out: &Path) -> Res
     let o = open(file, args)?;
     o.dump.wait_indexed();
     let d = &o.dump;
-    let selected: Vec<usize> = (0..d.frame_count())
-        .filter(|i| o.decoder.view(d, *i).is_some_and(|v| o.filter.matches(&v)))
-        .collect();
+    let mut selected = Vec::new();
+    let keep = |v: FrameView| o.filter.matches(&v).then_some(v.index);
+    let _ = crate::dump::scan::for_each_view(d, &o.decoder, 0..d.frame_count(), keep, |i| {
+        selected.extend(i);
+        ControlFlow::Continue(())
+    });
     match to {
         ExportFormat::Jsonl => {
             let mut text = Vec::new();

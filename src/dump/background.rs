@@ -4,8 +4,8 @@
 
 use super::filter::FrameFilter;
 use super::reader::DumpFile;
-use super::view::FrameDecoder;
-use std::ops::Range;
+use super::view::{FrameDecoder, FrameView};
+use std::ops::{ControlFlow, Range};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::mpsc;
 use std::sync::{Arc, Mutex};
@@ -88,19 +88,19 @@ impl FilterScan {
                     std::thread::sleep(std::time::Duration::from_millis(5));
                     continue;
                 }
-                if let Some(v) = decoder.view(&dump, i)
-                    && filter.matches(&v)
-                {
-                    batch.push(i);
+                // One chunk of the indexed frames at a time, on every core, in order.
+                let end = indexed.min(i + super::scan::CHUNK);
+                let keep = |v: FrameView| filter.matches(&v).then_some(v.index);
+                let _ = super::scan::for_each_view(&dump, &decoder, i..end, keep, |m| {
+                    batch.extend(m);
+                    ControlFlow::Continue(())
+                });
+                i = end;
+                if let Ok(mut m) = matches.lock() {
+                    m.append(&mut batch);
                 }
-                i += 1;
-                if i % 2048 == 0 {
-                    if let Ok(mut m) = matches.lock() {
-                        m.append(&mut batch);
-                    }
-                    scanned.store(i, Ordering::Relaxed);
-                    wake();
-                }
+                scanned.store(i, Ordering::Relaxed);
+                wake();
             }
             if let Ok(mut m) = matches.lock() {
                 m.append(&mut batch);

@@ -7,9 +7,10 @@
 //! intact frame after a bad one is never lost. Costs 8 bytes of memory per frame.
 
 use super::framing::{Framing, HeaderFault, read_header};
-use super::validate::{check_message, first_key_plausible, message_range};
+use super::index_cache::{self, FileKey};
+use super::validate::{FirstKeys, check_message, message_range};
 use prost_reflect::MessageDescriptor;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, Ordering};
 use std::sync::{Arc, RwLock};
 
 /// A damaged byte range no frame covers.
@@ -37,6 +38,21 @@ pub struct IndexShared {
     scanned: AtomicU64,
     done: AtomicBool,
     cancel: AtomicBool,
+    /// A [`CacheUse`] as a number, set once the index thread has finished with the cache.
+    cache_use: AtomicU8,
+}
+
+/// What the persisted index did for this open.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CacheUse {
+    /// Still indexing, or storing the new index.
+    Pending,
+    /// This file is not cached (small, text, or caching off); or the scan was cancelled.
+    NotCached,
+    /// The index came from the cache: no scan ran.
+    Loaded,
+    /// Scanned, and the index was written to the cache (or the write failed: only a cache).
+    Stored,
 }
 
 impl IndexShared {
@@ -68,6 +84,23 @@ impl IndexShared {
     pub fn cancel(&self) {
         self.cancel.store(true, Ordering::Relaxed);
     }
+    pub fn cache_use(&self) -> CacheUse {
+        match self.cache_use.load(Ordering::Acquire) {
+            1 => CacheUse::NotCached,
+            2 => CacheUse::Loaded,
+            3 => CacheUse::Stored,
+            _ => CacheUse::Pending,
+        }
+    }
+    fn set_cache_use(&self, u: CacheUse) {
+        let n = match u {
+            CacheUse::Pending => 0,
+            CacheUse::NotCached => 1,
+            CacheUse::Loaded => 2,
+            CacheUse::Stored => 3,
+        };
+        self.cache_use.store(n, Ordering::Release);
+    }
     pub fn was_cancelled(&self) -> bool {
         self.cancel.load(Ordering::Relaxed)
     }
@@ -89,6 +122,7 @@ struct Scan<'a> {
     buf: &'a [u8],
     framing: Framing,
     desc: Option<&'a MessageDescriptor>,
+    first_keys: FirstKeys,
 }
 
 impl Scan<'_> {
@@ -97,7 +131,7 @@ impl Scan<'_> {
         let h = read_header(self.buf, pos, self.framing)?;
         let body = &self.buf[pos + h.header_len as usize..pos + h.total() as usize];
         let msg = &body[message_range(body, self.framing, &h)];
-        if first_key_plausible(msg, self.desc) {
+        if self.first_keys.plausible(msg) {
             Ok(h.total())
         } else {
             Err(HeaderFault::Invalid(format!("frame body does not start like a {}", self.type_name())))
@@ -134,7 +168,12 @@ impl Scan<'_> {
 
 /// Scans `buf` and publishes frames into `shared`; returns when done or cancelled.
 pub fn build(buf: &[u8], framing: Framing, desc: Option<&MessageDescriptor>, shared: &IndexShared) {
-    let scan = Scan { buf, framing, desc };
+    scan(buf, framing, desc, shared);
+    shared.done.store(true, Ordering::Release);
+}
+
+fn scan(buf: &[u8], framing: Framing, desc: Option<&MessageDescriptor>, shared: &IndexShared) {
+    let scan = Scan { buf, framing, desc, first_keys: FirstKeys::new(desc) };
     let len = buf.len();
     let mut pending: Vec<u64> = Vec::with_capacity(CHUNK + KEEP_BACK);
     if framing == Framing::Single {
@@ -153,6 +192,9 @@ pub fn build(buf: &[u8], framing: Framing, desc: Option<&MessageDescriptor>, sha
             Ok(total) => {
                 pending.push(pos as u64);
                 pos += total as usize;
+                if pending.len().is_multiple_of(4096) {
+                    shared.scanned.store(pos as u64, Ordering::Relaxed);
+                }
                 if pending.len() >= CHUNK + KEEP_BACK {
                     let keep = pending.split_off(pending.len() - KEEP_BACK);
                     shared.publish(&mut pending);
@@ -195,23 +237,54 @@ pub fn build(buf: &[u8], framing: Framing, desc: Option<&MessageDescriptor>, sha
     finish(shared, &mut pending, pos.min(len));
 }
 
+/// Publishes the rest; `done` is set by the caller once the cache is written too, so a
+/// process that exits as soon as the index is done leaves a complete cache behind.
 fn finish(shared: &IndexShared, pending: &mut Vec<u64>, pos: usize) {
     shared.publish(pending);
     shared.scanned.store(pos as u64, Ordering::Relaxed);
-    shared.done.store(true, Ordering::Release);
 }
 
-/// Starts the scan on its own thread over `source` (kept alive by the Arc).
+/// Bytes the helper prepares per step, and how far it may run ahead of the scan: well inside
+/// the last-level cache, so the lines it reads are still there when the scan arrives.
+const WARM_STEP: usize = 1 << 20;
+const WARM_AHEAD: usize = 8 << 20;
+
+/// Starts the scan on its own thread over `source` (kept alive by the Arc). With a `cache`
+/// key, a persisted index of the same file state is used instead, and a fresh one is stored.
 pub fn spawn(
     source: Arc<super::source::Source>,
     framing: Framing,
     desc: Option<MessageDescriptor>,
+    cache: Option<FileKey>,
 ) -> Arc<IndexShared> {
     let shared = Arc::new(IndexShared::default());
     let s = shared.clone();
-    let spawned = std::thread::Builder::new()
-        .name("walscope-index".into())
-        .spawn(move || build(source.bytes(), framing, desc.as_ref(), &s));
+    let spawned = std::thread::Builder::new().name("walscope-index".into()).spawn(move || {
+        if let Some((offsets, problems)) = cache.as_ref().and_then(index_cache::load) {
+            if let (Ok(mut o), Ok(mut p)) = (s.offsets.write(), s.problems.write()) {
+                *o = offsets;
+                *p = problems;
+            }
+            s.scanned.store(source.bytes().len() as u64, Ordering::Relaxed);
+            s.set_cache_use(CacheUse::Loaded);
+            s.done.store(true, Ordering::Release);
+            return;
+        }
+        let helper = warm_ahead(source.clone(), s.clone());
+        scan(source.bytes(), framing, desc.as_ref(), &s);
+        if let Some(h) = helper {
+            let _ = h.join();
+        }
+        if let (Some(key), false) = (&cache, s.was_cancelled())
+            && let (Ok(o), Ok(p)) = (s.offsets.read(), s.problems.read())
+        {
+            index_cache::store(key, &o, &p);
+            s.set_cache_use(CacheUse::Stored);
+        } else {
+            s.set_cache_use(CacheUse::NotCached);
+        }
+        s.done.store(true, Ordering::Release);
+    });
     if let Err(e) = spawned {
         if let Ok(mut p) = shared.problems.write() {
             p.push(Problem {
@@ -221,7 +294,41 @@ pub fn spawn(
                 reason: format!("cannot start indexing: {e}"),
             });
         }
+        shared.set_cache_use(CacheUse::NotCached);
         shared.done.store(true, Ordering::Release);
     }
     shared
+}
+
+/// The second core's share of indexing a mapped file. The scan reads one frame header, which
+/// gives the next one's place: a chain of dependent reads, each a page fault or a cache miss.
+/// A helper walks a little ahead reading every cache line (a sequential read, which the
+/// hardware prefetches), so the scan finds the pages mapped and the lines cached.
+fn warm_ahead(
+    source: Arc<super::source::Source>,
+    shared: Arc<IndexShared>,
+) -> Option<std::thread::JoinHandle<()>> {
+    let len = source.bytes().len();
+    if !source.is_mapped() || len < 4 * WARM_STEP {
+        return None;
+    }
+    let spawned = std::thread::Builder::new().name("walscope-prefetch".into()).spawn(move || {
+        let bytes = source.bytes();
+        let mut at = 0;
+        while at < len && !shared.was_cancelled() {
+            let scanned = shared.scanned_bytes() as usize;
+            if scanned >= len {
+                break;
+            }
+            if at > scanned + WARM_AHEAD {
+                std::thread::sleep(std::time::Duration::from_micros(50));
+                continue;
+            }
+            let n = WARM_STEP.min(len - at);
+            let lines: u64 = bytes[at..at + n].iter().step_by(64).map(|b| u64::from(*b)).sum();
+            std::hint::black_box(lines);
+            at += n;
+        }
+    });
+    spawned.ok()
 }

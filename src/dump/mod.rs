@@ -12,7 +12,9 @@ pub mod edit_session;
 pub mod filter;
 pub mod framing;
 pub mod index;
+pub mod index_cache;
 pub mod reader;
+pub mod scan;
 /// Atomic saves with a backup (the crate-wide [`crate::atomic`], under the name dumps knew it by).
 pub mod save {
     pub use crate::atomic::{atomic_write, backup_path};
@@ -25,6 +27,7 @@ pub mod writer;
 pub use detect::Detection;
 pub use framing::Framing;
 pub use index::Problem;
+pub use index_cache::IndexCache;
 pub use reader::{DumpFile, FrameLoc, OpenOptions};
 pub use source::TextEncoding;
 pub use writer::{DumpWriter, Manifest, ResumePoint, SyncPolicy, manifest_path};

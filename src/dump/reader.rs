@@ -5,6 +5,7 @@
 use super::detect::{Detection, detect};
 use super::framing::{FrameHeader, Framing, read_header};
 use super::index::{self, IndexShared, Problem};
+use super::index_cache::IndexCache;
 use super::source::{Source, TextEncoding, decode_text, sniff_text};
 use super::validate::message_range;
 use prost_reflect::MessageDescriptor;
@@ -19,6 +20,8 @@ pub struct OpenOptions {
     pub encoding: Option<TextEncoding>,
     /// The message type of each frame, when known: sharpens detection and resynchronisation.
     pub message_type: Option<MessageDescriptor>,
+    /// Whether the frame index is persisted and reused (large dumps, by default).
+    pub index_cache: IndexCache,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -87,7 +90,12 @@ impl DumpFile {
             None => detect(source.bytes(), desc.as_ref()),
         };
         let framing = detection.framing;
-        let index = index::spawn(source.clone(), framing, desc.clone());
+        let type_name = desc.as_ref().map_or("", |d| d.full_name());
+        let cache = match source.is_mapped() && encoding == TextEncoding::Raw {
+            true => opts.index_cache.key(path, source.bytes(), framing, type_name),
+            false => None,
+        };
+        let index = index::spawn(source.clone(), framing, desc.clone(), cache);
         DumpFile { path: path.to_path_buf(), source, encoding, framing, detection, message_type: desc, index }
     }
 

@@ -39,6 +39,10 @@ impl Source {
         }
     }
 
+    pub fn is_mapped(&self) -> bool {
+        matches!(self, Source::Mapped(_))
+    }
+
     /// Maps `path` read-only. An empty file cannot be mapped and becomes an empty buffer.
     pub fn map(path: &Path) -> std::io::Result<Source> {
         let file = File::open(path)?;

@@ -32,24 +32,64 @@ pub fn brpc_attachment_size(meta: &[u8]) -> usize {
 
 /// Cheap: does the body start like a message of `desc`? Reads at most one key.
 pub fn first_key_plausible(body: &[u8], desc: Option<&MessageDescriptor>) -> bool {
-    if body.is_empty() {
-        return true;
+    FirstKeys::new(desc).plausible(body)
+}
+
+/// [`first_key_plausible`] with the type's fields looked up once: the index asks it of every
+/// frame of a file.
+pub struct FirstKeys {
+    /// By field number: the wire types a first key of that field may have.
+    dense: Vec<Option<Accepts>>,
+    desc: Option<MessageDescriptor>,
+}
+
+#[derive(Clone, Copy)]
+struct Accepts {
+    expected: WireType,
+    list: bool,
+    group: bool,
+}
+
+impl Accepts {
+    fn of(fd: &prost_reflect::FieldDescriptor) -> Accepts {
+        Accepts { expected: crate::codec::value::wire_type_of(&fd.kind()), list: fd.is_list(), group: fd.is_group() }
     }
-    let Ok((key, _)) = read_varint(body, 0, body.len().min(5)) else { return false };
-    let Some(wt) = WireType::from_bits(key & 7) else { return false };
-    let number = key >> 3;
-    if number == 0 || wt == WireType::EndGroup {
-        return false;
+    fn allows(self, wt: WireType) -> bool {
+        wt == self.expected || (self.list && wt == WireType::Len) || (self.group && wt == WireType::StartGroup)
     }
-    match desc.and_then(|d| d.get_field(number as u32)) {
-        Some(fd) => {
-            let expected = crate::codec::value::wire_type_of(&fd.kind());
-            wt == expected
-                || (fd.is_list() && wt == WireType::Len)
-                || (fd.is_group() && wt == WireType::StartGroup)
+}
+
+impl FirstKeys {
+    pub fn new(desc: Option<&MessageDescriptor>) -> FirstKeys {
+        let mut dense = Vec::new();
+        if let Some(d) = desc {
+            for fd in d.fields().filter(|f| f.number() < 256) {
+                let n = fd.number() as usize;
+                if dense.len() <= n {
+                    dense.resize(n + 1, None);
+                }
+                dense[n] = Some(Accepts::of(&fd));
+            }
         }
+        FirstKeys { dense, desc: desc.cloned() }
+    }
+
+    pub fn plausible(&self, body: &[u8]) -> bool {
+        if body.is_empty() {
+            return true;
+        }
+        let Ok((key, _)) = read_varint(body, 0, body.len().min(5)) else { return false };
+        let Some(wt) = WireType::from_bits(key & 7) else { return false };
+        let number = key >> 3;
+        if number == 0 || wt == WireType::EndGroup {
+            return false;
+        }
+        let accepts = match self.dense.get(number as usize) {
+            Some(a) => *a,
+            None => self.desc.as_ref().and_then(|d| d.get_field(number as u32)).map(|fd| Accepts::of(&fd)),
+        };
         // With a schema, a first field it does not know is suspicious but legal; keep it.
-        None => true,
+        accepts.is_none_or(|a| a.allows(wt))
     }
 }
 

@@ -4,7 +4,7 @@
 
 use super::reader::DumpFile;
 use crate::codec;
-use crate::wal::{self, Encryption, WalMessage};
+use crate::wal::{self, RowFacts, SummaryReader, WalMessage};
 use lru::LruCache;
 use prost_reflect::{DescriptorPool, DynamicMessage, MessageDescriptor, ReflectMessage};
 use std::num::NonZeroUsize;
@@ -65,6 +65,9 @@ pub struct FrameView {
 pub struct FrameDecoder {
     pool: DescriptorPool,
     message_type: Option<MessageDescriptor>,
+    /// Reads list rows of WAL frames from the wire bytes; `None` for other types (and when
+    /// turned off, to measure against or to check it).
+    fast: Option<SummaryReader>,
     cache: Mutex<LruCache<usize, Arc<FrameView>>>,
 }
 
@@ -75,7 +78,26 @@ impl FrameDecoder {
         capacity: usize,
     ) -> FrameDecoder {
         let cap = NonZeroUsize::new(capacity.max(1)).unwrap_or(NonZeroUsize::MIN);
-        FrameDecoder { pool, message_type, cache: Mutex::new(LruCache::new(cap)) }
+        let fast = message_type.as_ref().and_then(|t| SummaryReader::new(&pool, t));
+        FrameDecoder { pool, message_type, fast, cache: Mutex::new(LruCache::new(cap)) }
+    }
+
+    /// Every row through the full analysis instead of the fast summary reader: the same
+    /// views, several times slower (the baseline of the benchmarks and the check of the tests).
+    pub fn without_fast_summaries(mut self) -> FrameDecoder {
+        self.fast = None;
+        self
+    }
+
+    /// Whether WAL rows are read by the fast summary reader.
+    pub fn has_fast_summaries(&self) -> bool {
+        self.fast.is_some()
+    }
+
+    /// The view of frame `i`, decoded now and not cached: for whole-file scans, which would
+    /// only churn the cache (and may run on several threads at once).
+    pub fn view_uncached(&self, dump: &DumpFile, i: usize) -> Option<FrameView> {
+        self.decode_view(dump, i)
     }
 
     pub fn message_type(&self) -> Option<&MessageDescriptor> {
@@ -138,6 +160,10 @@ impl FrameDecoder {
             }
             return Some(view);
         };
+        if let Some(facts) = self.fast.as_ref().and_then(|f| f.read(bytes)) {
+            apply_facts(facts, &mut view);
+            return Some(view);
+        }
         match codec::decode(desc, bytes) {
             Err(codec::CodecError::Malformed { offset, reason, .. }) => {
                 view.status =
@@ -188,26 +214,27 @@ impl FrameDecoder {
 }
 
 fn apply_wal(w: &WalMessage, view: &mut FrameView) {
-    view.summary = w.summary();
-    if matches!(w.encryption, Encryption::Encrypted { .. }) {
-        view.status = FrameStatus::Encrypted;
-    }
+    apply_facts(w.row_facts(), view);
     if !w.problems.is_empty() {
         view.status = FrameStatus::Warning(w.problems.join("; "));
     }
+}
+
+fn apply_facts(f: RowFacts, view: &mut FrameView) {
+    let time = f.timetick.map(wal::format_timetick);
+    view.summary = f.summary_at(time.as_deref());
+    if f.encrypted {
+        view.status = FrameStatus::Encrypted;
+    }
     view.wal = Some(WalRow {
-        message_id: match &w.id {
-            Some(Ok(r)) => r.display.clone(),
-            Some(Err(e)) => format!("invalid id: {e}"),
-            None => String::new(),
-        },
-        type_name: w.type_name.clone(),
-        vchannel: w.vchannel.clone().unwrap_or_default(),
-        timetick: w.timetick,
-        time: w.timetick.map(wal::format_timetick).unwrap_or_default(),
-        collection: w.collection_id,
-        rows: w.rows,
-        txn: w.txn.as_ref().and_then(|t| t.get_field_by_name("txn_id")).and_then(|v| v.as_i64()),
+        message_id: f.id,
+        type_name: f.type_name,
+        vchannel: f.vchannel.unwrap_or_default(),
+        timetick: f.timetick,
+        time: time.unwrap_or_default(),
+        collection: f.collection_id,
+        rows: f.rows,
+        txn: f.txn_id,
     });
 }
 

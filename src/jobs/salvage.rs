@@ -22,7 +22,7 @@
 
 use super::checkpoint::{Checkpoint, CheckpointProblem};
 use super::salvage_wire::{
-    explain_dump, fetch_checkpoint, json_u64, place, restart_request, retriable, wal_number,
+    FramePlacer, explain_dump, fetch_checkpoint, json_u64, restart_request, retriable, wal_number,
 };
 use crate::dump::{DumpWriter, Framing, Manifest, ResumePoint, SyncPolicy};
 use crate::net::grpc::{GrpcSettings, GrpcTransport};
@@ -30,7 +30,7 @@ use crate::net::{CallOptions, FailureKind, NetError, Transport};
 use crate::schema::SchemaSet;
 use crate::wal::{WalBackend, compare_message_ids};
 use futures::StreamExt;
-use prost_reflect::{DynamicMessage, MessageDescriptor, MethodDescriptor};
+use prost_reflect::{DynamicMessage, MethodDescriptor};
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
@@ -265,7 +265,7 @@ pub fn spawn_with(spec: SalvageSpec, options: SalvageOptions) -> SalvageHandle {
 
 struct Types {
     dump: MethodDescriptor,
-    response: MessageDescriptor,
+    placer: FramePlacer,
 }
 
 fn types(set: &SchemaSet) -> Result<Types, SalvageError> {
@@ -277,7 +277,7 @@ fn types(set: &SchemaSet) -> Result<Types, SalvageError> {
     let method = |n: &str| svc.methods().find(|m| m.name() == n).ok_or_else(|| missing(n));
     Ok(Types {
         dump: method("DumpMessages")?,
-        response: set.message(RESPONSE_TYPE).map_err(|_| missing(RESPONSE_TYPE))?,
+        placer: FramePlacer::new(&set.message(RESPONSE_TYPE).map_err(|_| missing(RESPONSE_TYPE))?),
     })
 }
 
@@ -401,7 +401,7 @@ pub async fn run_with(
                         Some(Err(e)) => break e,
                         Some(Ok(b)) => b,
                     };
-                    let Some((point, in_txn)) = place(&t.response, &bytes, &old)? else { continue };
+                    let Some((point, in_txn)) = t.placer.place(&bytes, &old)? else { continue };
                     if let Some(skip) = &cursor.skip_through {
                         let backend = WalBackend::from_number(wal_number(&skip.wal));
                         let past = compare_message_ids(backend, &point.message_id, &skip.message_id)

@@ -12,6 +12,7 @@ use crate::dump::ResumePoint;
 use crate::net::grpc::GrpcTransport;
 use crate::net::{NetError, Transport};
 use crate::wal::{WalBackend, format_timetick, parse_base36_u64};
+use crate::wire::scan::{self, Rules, TypeId};
 use prost_reflect::{DynamicMessage, MessageDescriptor, Value};
 use serde_json::json;
 
@@ -112,14 +113,134 @@ pub(super) fn wal_enum_name(backend_name: &str) -> &'static str {
     }
 }
 
-/// The resume point of one received frame and whether it belongs to a transaction (`_tx`);
-/// None for a success `status` frame (skipped).
-pub(super) fn place(
+/// Places received frames. Every frame the schema check accepts is read straight from its
+/// wire bytes (the stream is mostly Insert payloads, which need not be decoded to be placed);
+/// the rest take the full decode, whose errors say what is wrong.
+pub(super) struct FramePlacer {
+    response: MessageDescriptor,
+    fast: Option<(Rules, TypeId, Numbers)>,
+}
+
+/// Field numbers: DumpMessagesResponse.status/.message, ImmutableMessage.id/.properties,
+/// MessageID.id/.WAL_name.
+#[derive(Clone, Copy)]
+struct Numbers {
+    status: u32,
+    message: u32,
+    id: u32,
+    properties: u32,
+    id_text: u32,
+    id_wal: u32,
+}
+
+impl FramePlacer {
+    pub(super) fn new(response: &MessageDescriptor) -> FramePlacer {
+        let numbers = || {
+            let n = |d: &MessageDescriptor, name: &str| d.get_field_by_name(name).map(|f| f.number());
+            let sub = |d: &MessageDescriptor, name: &str| match d.get_field_by_name(name)?.kind() {
+                prost_reflect::Kind::Message(m) => Some(m),
+                _ => None,
+            };
+            let imm = sub(response, "message")?;
+            let id = sub(&imm, "id")?;
+            Some(Numbers {
+                status: n(response, "status")?,
+                message: n(response, "message")?,
+                id: n(&imm, "id")?,
+                properties: n(&imm, "properties")?,
+                id_text: n(&id, "id")?,
+                id_wal: n(&id, "WAL_name")?,
+            })
+        };
+        let fast = numbers().map(|numbers| {
+            let mut rules = Rules::default();
+            let frame = rules.add(response);
+            (rules, frame, numbers)
+        });
+        FramePlacer { response: response.clone(), fast }
+    }
+
+    /// The resume point of one received frame and whether it belongs to a transaction
+    /// (`_tx`); None for a success `status` frame (skipped).
+    pub(super) fn place(
+        &self,
+        bytes: &[u8],
+        from: &GrpcTransport,
+    ) -> Result<Option<(ResumePoint, bool)>, SalvageError> {
+        if let Some((rules, frame, numbers)) = &self.fast
+            && rules.accepts(*frame, bytes)
+            && let Some(placed) = place_from_wire(bytes, numbers)
+        {
+            return Ok(Some(placed));
+        }
+        place(&self.response, bytes, from.endpoint())
+    }
+}
+
+/// [`place`] for a frame that decodes: the same answer, or None when the full decode must
+/// give it (a status, a missing id or timetick, a field given twice).
+fn place_from_wire(bytes: &[u8], n: &Numbers) -> Option<(ResumePoint, bool)> {
+    let mut message = None;
+    for (number, value) in scan::fields(bytes).flatten() {
+        match (number, value) {
+            (x, _) if x == n.status => return None,
+            (x, scan::Value::Len(b)) if x == n.message => scan::set_once(&mut message, b)?,
+            _ => {}
+        }
+    }
+    let (mut id, mut props) = (None, Vec::with_capacity(12));
+    for (number, value) in scan::fields(message?).flatten() {
+        match (number, value) {
+            (x, scan::Value::Len(b)) if x == n.id => scan::set_once(&mut id, b)?,
+            (x, scan::Value::Len(entry)) if x == n.properties => {
+                let (mut k, mut v): (&[u8], &[u8]) = (&[], &[]);
+                for field in scan::fields(entry).flatten() {
+                    match field {
+                        (1, scan::Value::Len(b)) => k = b,
+                        (2, scan::Value::Len(b)) => v = b,
+                        _ => {}
+                    }
+                }
+                match props.iter_mut().find(|(key, _)| *key == k) {
+                    Some(slot) => *slot = (k, v),
+                    None => props.push((k, v)),
+                }
+            }
+            _ => {}
+        }
+    }
+    let (mut id_text, mut wal): (&[u8], i32) = (&[], 0);
+    for field in scan::fields(id?).flatten() {
+        match field {
+            (x, scan::Value::Len(b)) if x == n.id_text => id_text = b,
+            (x, scan::Value::Varint(v)) if x == n.id_wal => wal = v as i32,
+            _ => {}
+        }
+    }
+    let text = |b: &[u8]| std::str::from_utf8(b).ok().map(str::to_string);
+    let prop = |k: &str| props.iter().find(|(key, _)| *key == k.as_bytes()).map(|(_, v)| *v);
+    let id_text = text(id_text).filter(|t| !t.is_empty())?;
+    let timetick = parse_base36_u64(std::str::from_utf8(prop("_tt")?).ok()?).ok()?;
+    let last_confirmed_id = match prop("_lc") {
+        Some(lc) if prop("_lcs").is_none() && !lc.is_empty() => text(lc)?,
+        _ => id_text.clone(),
+    };
+    let point = ResumePoint {
+        message_id: id_text,
+        wal: WalBackend::from_number(wal).name().to_string(),
+        last_confirmed_id,
+        timetick,
+    };
+    Some((point, prop("_tx").is_some()))
+}
+
+/// The resume point of one received frame by the full decode (see [`FramePlacer::place`]).
+fn place(
     response: &MessageDescriptor,
     bytes: &[u8],
-    from: &GrpcTransport,
+    endpoint: &str,
 ) -> Result<Option<(ResumePoint, bool)>, SalvageError> {
-    let bad = |reason: String| SalvageError::Protocol { endpoint: from.endpoint().to_string(), reason };
+    let bad = |reason: String| SalvageError::Protocol { endpoint: endpoint.to_string(), reason };
     let msg = DynamicMessage::decode(response.clone(), bytes)
         .map_err(|e| bad(format!("not a DumpMessagesResponse: {e}")))?;
     if msg.has_field_by_name("status") {
@@ -178,4 +299,47 @@ pub(super) fn wal_number(backend_name: &str) -> i32 {
         .into_iter()
         .find(|b| b.name() == backend_name)
         .map_or(0, |b| b.number())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::schema::SchemaSet;
+    use crate::sim::rng::SimRng;
+    use crate::sim::{WalGenConfig, WalGenerator};
+
+    /// The wire reading places every generated frame (and every damaged one it accepts)
+    /// exactly where the full decode does.
+    #[test]
+    fn wire_placing_equals_the_full_decode() {
+        let set = SchemaSet::builtin();
+        let response = set.message("milvus.proto.milvus.DumpMessagesResponse").unwrap();
+        let placer = FramePlacer::new(&response);
+        let Some((rules, frame, numbers)) = &placer.fast else { panic!("no fast path") };
+        let cfg = WalGenConfig { seed: 3, total: Some(300), ..Default::default() };
+        let mut rng = SimRng::new(9);
+        let (mut fast, mut txn) = (0, 0);
+        for m in WalGenerator::new(set.pool(), cfg).take(300) {
+            let mut variants = vec![m.response.clone()];
+            for _ in 0..20 {
+                let mut b = m.response.clone();
+                let i = rng.range(0, b.len() as u64 - 1) as usize;
+                b[i] ^= 1 << rng.range(0, 7);
+                variants.push(b);
+            }
+            for (k, bytes) in variants.iter().enumerate() {
+                let full = place(&response, bytes, "test").ok().flatten();
+                let wire = rules.accepts(*frame, bytes).then(|| place_from_wire(bytes, numbers)).flatten();
+                if k == 0 {
+                    assert_eq!(wire.is_some(), full.is_some(), "sound frame {}", m.message_id);
+                    txn += usize::from(wire.as_ref().is_some_and(|w| w.1));
+                }
+                if let Some(w) = wire {
+                    assert_eq!(Some(&w), full.as_ref(), "variant {k} of {}", m.message_id);
+                    fast += 1;
+                }
+            }
+        }
+        assert!(fast > 300 && txn > 0, "fast {fast}, in transactions {txn}");
+    }
 }

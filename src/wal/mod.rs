@@ -7,6 +7,7 @@
 //! as corruption, or talk to a server (that is the network layer's job).
 
 pub mod analyze;
+pub mod fast;
 pub mod message_id;
 mod summary;
 pub mod timetick;
@@ -17,9 +18,11 @@ pub mod versions;
 mod tests;
 
 pub use analyze::{Encryption, WalMessage, analyze, analyze_bytes, analyze_row};
+pub use fast::SummaryReader;
 pub use message_id::{
     MessageIdParts, RenderedId, WalBackend, compare_message_ids, encode_message_id, render_message_id,
 };
+pub use summary::RowFacts;
 pub use timetick::{format_timetick, parse_base36_u64, timetick_to_millis, to_base36};
 pub use types::{header_body_types, is_dumped_type, message_type_name};
 pub use versions::MilvusVersion;

@@ -30,13 +30,31 @@ pub fn format_millis_utc(ms: u64) -> String {
     let days = secs / 86_400;
     let rem = secs % 86_400;
     let (y, m, d) = civil_from_days(days);
-    format!(
-        "{y:04}-{m:02}-{d:02} {:02}:{:02}:{:02}.{:03}",
-        rem / 3600,
-        (rem % 3600) / 60,
-        rem % 60,
-        ms % 1000
-    )
+    if y > 9999 {
+        return format!(
+            "{y:04}-{m:02}-{d:02} {:02}:{:02}:{:02}.{:03}",
+            rem / 3600,
+            (rem % 3600) / 60,
+            rem % 60,
+            ms % 1000
+        );
+    }
+    // Digits by hand: list rows format one of these per frame, and `format!` is most of that.
+    let mut out = *b"0000-00-00 00:00:00.000";
+    let mut put = |at: usize, width: usize, mut v: u64| {
+        for i in (at..at + width).rev() {
+            out[i] = b'0' + (v % 10) as u8;
+            v /= 10;
+        }
+    };
+    put(0, 4, y);
+    put(5, 2, m);
+    put(8, 2, d);
+    put(11, 2, rem / 3600);
+    put(14, 2, (rem % 3600) / 60);
+    put(17, 2, rem % 60);
+    put(20, 3, ms % 1000);
+    out.iter().map(|&b| b as char).collect()
 }
 
 /// Year, month (1..=12) and day (1..=31) of a count of days since 1970-01-01 (Howard Hinnant's

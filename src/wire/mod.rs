@@ -8,6 +8,7 @@
 
 mod decode;
 pub mod framing;
+pub mod scan;
 pub mod varint;
 
 pub use decode::{decode, decode_with};
