@@ -10,9 +10,9 @@ mod common;
 use common::{T, bench_file, frames_wanted};
 use criterion::{Criterion, criterion_group, criterion_main};
 use std::io::Read;
+use std::ops::ControlFlow;
 use std::path::Path;
 use std::time::{Duration, Instant};
-use std::ops::ControlFlow;
 use walscope::dump::view::FrameDecoder;
 use walscope::dump::{DumpFile, Framing, IndexCache, OpenOptions, scan};
 use walscope::schema::SchemaSet;
@@ -51,10 +51,16 @@ fn open_with_cache(path: &Path, set: &SchemaSet, index_cache: IndexCache) -> Dum
 fn summarise_all(d: &DumpFile, set: &SchemaSet) -> usize {
     let decoder = FrameDecoder::new(set.pool().clone(), Some(set.message(T).expect("type")), 1024);
     let mut total = 0;
-    let _ = scan::for_each_view(d, &decoder, 0..d.frame_count(), |v| v.summary.len(), |n| {
-        total += n;
-        ControlFlow::Continue(())
-    });
+    let _ = scan::for_each_view(
+        d,
+        &decoder,
+        0..d.frame_count(),
+        |v| v.summary.len(),
+        |n| {
+            total += n;
+            ControlFlow::Continue(())
+        },
+    );
     total
 }
 

@@ -5,6 +5,7 @@ use std::process::ExitCode;
 use walscope::cli::{Cli, run};
 
 fn main() -> ExitCode {
+    ignore_file_size_signal();
     #[cfg(feature = "gui")]
     walscope::ui::startup::mark();
     let cli = Cli::parse();
@@ -19,6 +20,18 @@ fn main() -> ExitCode {
             }
         },
         None => open_window(cli.files, cli.demo),
+    }
+}
+
+/// A write past the file-size limit (`ulimit -f`) kills a process by default (SIGXFSZ). Ignored,
+/// the write fails with EFBIG instead, which the writers report like a full disk: the dump stays
+/// resumable and the error says which file.
+fn ignore_file_size_signal() {
+    #[cfg(unix)]
+    // SAFETY: setting a signal's disposition to SIG_IGN at startup, before any thread exists,
+    // has no memory effects.
+    unsafe {
+        libc::signal(libc::SIGXFSZ, libc::SIG_IGN);
     }
 }
 

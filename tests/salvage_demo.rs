@@ -2,64 +2,12 @@
 //! (count, order, bytes), also after a dropped stream (automatic reconnect, or a later resume
 //! from the manifest), and a cancelled run leaves a file its manifest describes.
 
-use std::path::Path;
-use std::time::Duration;
-use walscope::dump::framing::write_frame;
-use walscope::dump::{Framing, Manifest, SyncPolicy, manifest_path};
-use walscope::jobs::salvage::{self, SalvageSpec, SalvageState};
-use walscope::net::grpc::GrpcSettings;
-use walscope::schema::SchemaSet;
-use walscope::sim::milvus::{Faults, MilvusDemo, MilvusDemoConfig, OLD_CLUSTER_ID};
-use walscope::sim::{GeneratedMessage, WalGenConfig, WalGenerator};
+mod common;
 
-const PCHANNEL: &str = "by-dev-rootcoord-dml_1";
-const CHECKPOINT_INDEX: usize = 5;
-
-fn wal() -> WalGenConfig {
-    WalGenConfig { seed: 11, rows: (1, 1), total: None }
-}
-
-fn plain(m: &GeneratedMessage) -> bool {
-    m.last_confirmed_id == m.message_id && m.type_name != "BeginTxn" && m.type_name != "CommitTxn"
-}
-
-/// What a salvage of about `n` messages must hold, and the end timetick that bounds it: the
-/// messages after the demo's checkpoint, ending on a whole transaction.
-fn expected(n: usize) -> (Vec<u8>, u64, usize) {
-    let set = SchemaSet::builtin();
-    let all: Vec<GeneratedMessage> =
-        WalGenerator::new(set.pool(), wal()).filter(|m| m.pchannel == PCHANNEL).take(n + 200).collect();
-    let ckpt = (CHECKPOINT_INDEX..).find(|&i| plain(&all[i])).expect("checkpoint");
-    let after = &all[ckpt + 1..];
-    let last =
-        (n - 1..after.len()).find(|&i| plain(&after[i]) || after[i].type_name == "CommitTxn").expect("end");
-    let mut bytes = Vec::new();
-    for m in &after[..=last] {
-        write_frame(Framing::VarintDelimited, &m.response, &mut bytes);
-    }
-    (bytes, after[last].timetick, last + 1)
-}
-
-fn spec(addr: &str, out: &Path, end: u64, resume: bool, retries: u32) -> SalvageSpec {
-    SalvageSpec {
-        new_primary: GrpcSettings::new(addr),
-        old_primary: GrpcSettings::new(addr),
-        source_cluster_id: OLD_CLUSTER_ID.into(),
-        pchannel: PCHANNEL.into(),
-        out: out.to_path_buf(),
-        end_timetick: end,
-        resume,
-        max_retries: retries,
-        timeout: Duration::from_secs(30),
-        sync: SyncPolicy { every_frames: 1000, every: Duration::from_secs(5) },
-    }
-}
-
-async fn demo(faults: Faults) -> MilvusDemo {
-    let config =
-        MilvusDemoConfig { wal: wal(), checkpoint_index: CHECKPOINT_INDEX, faults, ..Default::default() };
-    MilvusDemo::start(config).await.expect("demo starts")
-}
+use common::salvage::{demo, expected, spec};
+use walscope::dump::{Manifest, manifest_path};
+use walscope::jobs::salvage::{self, SalvageState};
+use walscope::sim::milvus::Faults;
 
 async fn salvage_equals_wal(n: usize) {
     let (want, end, count) = expected(n);

@@ -10,7 +10,7 @@ use super::framing::{Framing, HeaderFault, read_header};
 use super::index_cache::{self, FileKey};
 use super::validate::{FirstKeys, check_message, message_range};
 use prost_reflect::MessageDescriptor;
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU8, AtomicU64, Ordering};
 use std::sync::{Arc, RwLock};
 
 /// A damaged byte range no frame covers.

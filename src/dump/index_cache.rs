@@ -22,7 +22,10 @@ pub enum IndexCache {
     Auto,
     Off,
     /// Dumps of `min_bytes` or more, in `dir`.
-    At { dir: PathBuf, min_bytes: u64 },
+    At {
+        dir: PathBuf,
+        min_bytes: u64,
+    },
 }
 
 /// Below this, scanning is as fast as reading a cache file.

@@ -52,10 +52,16 @@ struct Accepts {
 
 impl Accepts {
     fn of(fd: &prost_reflect::FieldDescriptor) -> Accepts {
-        Accepts { expected: crate::codec::value::wire_type_of(&fd.kind()), list: fd.is_list(), group: fd.is_group() }
+        Accepts {
+            expected: crate::codec::value::wire_type_of(&fd.kind()),
+            list: fd.is_list(),
+            group: fd.is_group(),
+        }
     }
     fn allows(self, wt: WireType) -> bool {
-        wt == self.expected || (self.list && wt == WireType::Len) || (self.group && wt == WireType::StartGroup)
+        wt == self.expected
+            || (self.list && wt == WireType::Len)
+            || (self.group && wt == WireType::StartGroup)
     }
 }
 

@@ -161,6 +161,8 @@ pub struct SalvageOutcome {
     /// The server ended the stream (OK) while the end time was still in the future: its
     /// scanner or channel closed, so the dump may stop short of the end (see [`SalvageRecord`]).
     pub ended_before_end: bool,
+    /// Times this run reconnected after a dropped stream.
+    pub reconnects: u32,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -385,14 +387,20 @@ pub async fn run_with(
             Err(e) => e,
             Ok(reply) => {
                 let mut messages = reply.messages;
+                let mut last_message = Instant::now();
                 loop {
                     let next = tokio::select! {
                         _ = cancel.cancelled() => break 'stream true,
                         n = messages.next() => n,
-                        // A quiet stream still reports, and makes what it holds durable.
+                        // A quiet stream still reports, and makes what it holds durable; one
+                        // quiet for the whole timeout has stalled (the call's own deadline
+                        // covers only its first message).
                         _ = tokio::time::sleep(Duration::from_millis(250)) => {
                             writer.sync_if_due().map_err(|e| file_err(e.to_string()))?;
                             report(&writer, &last, SalvageState::Dumping, run_first, skipped);
+                            if last_message.elapsed() >= spec.timeout {
+                                break NetError::Timeout { method: t.dump.name().to_string(), after: spec.timeout };
+                            }
                             continue;
                         }
                     };
@@ -401,6 +409,7 @@ pub async fn run_with(
                         Some(Err(e)) => break e,
                         Some(Ok(b)) => b,
                     };
+                    last_message = Instant::now();
                     let Some((point, in_txn)) = t.placer.place(&bytes, &old)? else { continue };
                     if let Some(skip) = &cursor.skip_through {
                         let backend = WalBackend::from_number(wal_number(&skip.wal));
@@ -472,7 +481,7 @@ pub async fn run_with(
     }
     let manifest = writer.finish(!cancelled).map_err(|e| file_err(e.to_string()))?;
     report_final(progress, &manifest, if cancelled { SalvageState::Cancelled } else { SalvageState::Done });
-    Ok(SalvageOutcome { manifest, written, cancelled, ended_before_end })
+    Ok(SalvageOutcome { manifest, written, cancelled, ended_before_end, reconnects: retries })
 }
 
 fn report_final(progress: &watch::Sender<SalvageProgress>, m: &Manifest, state: SalvageState) {

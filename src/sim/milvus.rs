@@ -131,13 +131,22 @@ impl MilvusDemo {
     }
 
     /// Changes the fault switches of the running server (calls already running keep theirs).
+    /// New fault switches; a `drop_after` applies again to the next stream.
     pub fn set_faults(&self, faults: Faults) {
         if let Ok(mut f) = self.state.faults.write() {
             *f = faults;
         }
+        self.state.dropped_once.store(false, Ordering::SeqCst);
     }
 
     /// Stops accepting, ends open streams, and waits for the server task.
+    /// Stops as a crashing or restarting server does: open streams end with UNAVAILABLE
+    /// (where [`MilvusDemo::shutdown`] lets them finish), then the port is closed.
+    pub async fn kill(self) {
+        self.state.killed.store(true, Ordering::Relaxed);
+        self.shutdown().await;
+    }
+
     pub async fn shutdown(mut self) {
         if let Some(s) = self.stop.take() {
             let _ = s.send(());
@@ -175,6 +184,8 @@ struct State {
     wal: Arc<DemoWal>,
     types: Types,
     dropped_once: AtomicBool,
+    /// Set by [`MilvusDemo::kill`]: open streams end at once with UNAVAILABLE.
+    killed: Arc<AtomicBool>,
 }
 
 fn desc(pool: &DescriptorPool, name: &str) -> Result<MessageDescriptor, DemoError> {
@@ -200,6 +211,7 @@ impl State {
             config: config.clone(),
             addr,
             dropped_once: AtomicBool::new(false),
+            killed: Arc::default(),
         })
     }
 
@@ -397,6 +409,7 @@ impl State {
         let opaque = faults.opaque_txn.then(|| self.types.dump_resp.clone());
         let (tx, rx) = tokio::sync::mpsc::channel::<Result<Bytes, Status>>(256);
         let mut cursor = DumpCursor::new(self.wal.clone(), request);
+        let killed = self.killed.clone();
         // Generation is CPU work: a thread of its own keeps the runtime's workers free.
         std::thread::spawn(move || {
             let mut sent = 0u64;
@@ -407,6 +420,10 @@ impl State {
                     None => group,
                 };
                 for e in group {
+                    if killed.load(Ordering::Relaxed) {
+                        let _ = tx.blocking_send(Err(Status::unavailable("demo: the server is going down")));
+                        return;
+                    }
                     if drop_after == Some(sent) {
                         let _ = tx.blocking_send(Err(Status::unavailable(format!(
                             "demo fault: stream dropped after {sent} messages"
