@@ -93,15 +93,28 @@ fn demo_servers_answer_on_every_transport() {
 /// read the addresses it needed and dropped the pipe while the demo was still printing.)
 #[test]
 fn demo_keeps_serving_after_its_stdout_closes() {
-    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
     let mut child = Command::new(BIN)
-        .args(["demo", "--milvus-port", &port.to_string(), "--synctool-port", "0", "--collector-port", "0"])
+        .args([
+            "demo",
+            "--milvus-port",
+            "0",
+            "--old-milvus-port",
+            "0",
+            "--synctool-port",
+            "0",
+            "--collector-port",
+            "0",
+        ])
         .stdout(Stdio::piped())
         .spawn()
         .unwrap();
-    // Close the reading end before the demo has printed anything.
-    drop(child.stdout.take());
-    let milvus = format!("127.0.0.1:{port}");
+    // Read the first address the demo prints (port 0: it chose the port), then close the
+    // reading end while it is still printing the others.
+    let mut lines = std::io::BufRead::lines(std::io::BufReader::new(child.stdout.take().unwrap()));
+    let first = lines.next().expect("a banner line").unwrap();
+    drop(lines);
+    let milvus = first.split_whitespace().last().expect("an address").to_string();
+    assert!(milvus.starts_with("127.0.0.1:"), "{first}");
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
     while std::net::TcpStream::connect(&milvus).is_err() {
         assert!(child.try_wait().unwrap().is_none(), "the demo exited when its stdout closed");

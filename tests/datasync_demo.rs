@@ -2,6 +2,8 @@
 //! method, several calls in flight on one connection, the real rules, HTTP/JSON, and malformed
 //! frames ending in errors, never hangs.
 
+mod common;
+
 use bytes::Bytes;
 use prost_reflect::DynamicMessage;
 use std::time::{Duration, Instant};
@@ -360,7 +362,8 @@ async fn synctool_client_over_brpc_and_http() {
     brpc.clear_all().await.unwrap();
     assert!(http.task_status().await.unwrap().0.is_empty());
 
-    let dead = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().to_string();
+    let (_held, dead) = common::refused_address();
+    let dead = dead.to_string();
     let gone = SyncToolClient::new(Arc::new(BrpcTransport::new(dead)), opts);
     let e = gone.task_status().await.unwrap_err();
     assert_eq!(e.kind(), Some(walscope::net::FailureKind::Refused), "{e}");

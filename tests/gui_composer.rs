@@ -416,9 +416,8 @@ fn connections_create_test_edit_and_delete() {
     h.get_by_label_contains("OK: Milvus v2.6.20-walscope-demo (GetVersion) in ");
 
     // Edit: a dead port, tested before saving, fails in words.
-    let dead = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    let dead_addr = dead.local_addr().unwrap().to_string();
-    drop(dead);
+    let (_held, dead) = common::refused_address();
+    let dead_addr = dead.to_string();
     h.get_by_label("Edit primary").click();
     settle(&mut h);
     h.state_mut().connections.form.as_mut().unwrap().endpoint = dead_addr.clone();

@@ -2,6 +2,8 @@
 //! .proto file (a syntax error is explained with file:line:column; a good file adds its types).
 #![cfg(feature = "gui")]
 
+mod common;
+
 use egui_kittest::Harness;
 use egui_kittest::kittest::{NodeT, Queryable};
 use std::time::{Duration, Instant};
@@ -113,7 +115,8 @@ async fn package_tree_and_reflection() {
             "server reflection at {endpoint}: milvus.proto.milvus.MilvusService"
         ));
 
-        let dead = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().to_string();
+        let (_held, dead) = common::refused_address();
+        let dead = dead.to_string();
         fetch(&mut h, &dead);
         h.get_by_label_contains("Not loaded:");
         h.get_by_label_contains(&dead);

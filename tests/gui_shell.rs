@@ -235,7 +235,8 @@ fn demo_profiles_are_listed_and_checked_against_the_demo_servers() {
 
 #[test]
 fn a_check_against_a_closed_port_fails_in_words() {
-    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let (_held, closed) = common::refused_address();
+    let port = closed.port();
     let mut app = WalscopeApp::new();
     app.connections.demo.push(walscope::net::profile::ConnectionProfile::plain(
         "nobody",

@@ -3,6 +3,8 @@
 //! wrong, an unknown method, a deadline; each error's text and its [`FailureKind`] (run with
 //! `--nocapture` to see the texts).
 
+mod common;
+
 use rcgen::{BasicConstraints, CertificateParams, IsCa, Issuer, KeyPair};
 use std::time::Duration;
 use walscope::net::grpc::Auth;
@@ -49,10 +51,8 @@ fn grpc(endpoint: String) -> ConnectionProfile {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_failure_kind_from_real_sockets() {
-    let closed = {
-        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-        l.local_addr().unwrap().to_string()
-    };
+    let (_held, closed) = common::refused_address();
+    let closed = closed.to_string();
     const VERSION: &str = "milvus.proto.milvus.MilvusService/GetVersion";
     const STATUS: &str = "openmldb.datasync.SyncTool/TaskStatus";
     for transport in [TransportKind::Grpc, TransportKind::Brpc, TransportKind::Http] {

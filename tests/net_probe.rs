@@ -2,6 +2,8 @@
 //! on and off), the demo SyncTool (brpc and HTTP) and DataCollector, a dead port, TLS against a
 //! plaintext server, the wrong protocol, and credentials refused.
 
+mod common;
+
 use std::time::Duration;
 use walscope::net::grpc::Auth;
 use walscope::net::probe::test_connection_within;
@@ -51,7 +53,7 @@ async fn probes_say_what_answered_or_why_not() {
     println!("collector: {}", r.summary());
     assert!(r.ok() && r.answered.as_deref().unwrap_or("").contains("DataCollector"), "{r:?}");
 
-    let dead = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap();
+    let (_held, dead) = common::refused_address();
     for t in [TransportKind::Grpc, TransportKind::Brpc, TransportKind::Http] {
         let r = test_connection(&p(t, dead), pool).await;
         println!("dead port over {t:?}: {}", r.summary());

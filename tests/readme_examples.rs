@@ -34,8 +34,29 @@ fn readme_cli_examples_run_as_written() {
     let script = readme_block("readme-examples");
     assert!(script.lines().filter(|l| l.starts_with("walscope ")).count() >= 10);
     let dir = tempfile::tempdir().unwrap();
-    let (stdout, _) = run_script(script, dir.path());
-    // The examples did what their comments say.
+    let (stdout, stderr) = run_script(script, dir.path());
+    // The examples did what their comments say, in order.
+    let said = [
+        "offset: 1200",
+        "status: \"REASSIGNING\"",
+        "openmldb.datasync.Task",
+        "frames:  200, damaged ranges: 0",
+        "\"type\":\"Delete\"",
+        "matching frames: 200",
+        "resynchronised on the next valid frame",
+        "\"version\": \"v2.6.20-walscope-demo\"",
+        "\"salvageCheckpoint\": {",
+        "file:    salvage.dump",
+        " RUNNING ",
+        "\"status\": \"RUNNING\"",
+    ];
+    let mut at = 0;
+    for s in said {
+        let found = stdout[at..].find(s).unwrap_or_else(|| panic!("no {s:?} after byte {at} of\n{stdout}"));
+        at += found;
+    }
+    assert!(stderr.contains("exported ") && stderr.contains(" of 200 frames to deletes.dump"), "{stderr}");
+    assert!(stdout.contains("skipped"), "the damaged range is listed: {stdout}");
     assert!(stdout.contains("offset: 1200"), "{stdout}");
     assert!(stdout.contains("status: \"REASSIGNING\""), "{stdout}");
     assert!(stdout.contains("offset: 43"), "{stdout}");

@@ -251,3 +251,35 @@ fn sigkill_during_a_save_leaves_the_old_or_the_new_file_whole() {
     // Kills came both before and after the rename, or the trials proved nothing.
     assert!(saw_old > 0 && saw_new > 0, "old {saw_old}, new {saw_new}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ctrl_c_leaves_a_resumable_file_that_the_resume_completes() {
+    let (want, end, _) = expected(8_000);
+    let demo = demo(Faults::default()).await;
+    let addr = demo.addr().to_string();
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("interrupted.dump");
+    let child = salvage_child(&addr, &out, end, false, None);
+    let started = Instant::now();
+    while std::fs::metadata(&out).map_or(0, |m| m.len()) < want.len() as u64 / 4 {
+        assert!(started.elapsed() < Duration::from_secs(120), "no progress");
+        tokio::time::sleep(Duration::from_millis(1)).await;
+    }
+    // SAFETY: kill(2) with the pid of a child we own.
+    assert_eq!(unsafe { libc::kill(child.id() as i32, libc::SIGINT) }, 0);
+    let (ok, stderr) = tokio::task::spawn_blocking(move || finish(child)).await.unwrap();
+    let frames = check_interrupted(&out, &want);
+    if std::fs::read(&out).unwrap() != want {
+        assert!(!ok, "an interrupted salvage does not claim success");
+        assert!(stderr.contains("--resume"), "the way on is said: {stderr}");
+        let m = Manifest::load(&manifest_path(&out)).unwrap();
+        assert_eq!(m.bytes, std::fs::metadata(&out).unwrap().len(), "Ctrl-C syncs the manifest to the data");
+        assert!(frames > 0);
+    }
+    let (a, o) = (addr.clone(), out.clone());
+    let (ok, stderr) =
+        tokio::task::spawn_blocking(move || finish(salvage_child(&a, &o, end, true, None))).await.unwrap();
+    assert!(ok, "{stderr}");
+    assert!(std::fs::read(&out).unwrap() == want);
+    demo.shutdown().await;
+}

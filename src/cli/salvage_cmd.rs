@@ -116,6 +116,9 @@ fn single(args: &SalvageArgs, conn: &ConnArgs, out: &Path) -> Result<()> {
             out.display(),
             if outcome.manifest.complete { "; complete" } else { "; resumable with --resume" }
         );
+        if outcome.cancelled {
+            bail!("interrupted: {} is not complete; continue it with --resume", out.display());
+        }
         Ok(())
     })
 }
@@ -204,6 +207,11 @@ async fn watch(jobs: Vec<SetJob>) -> Ends {
         })
         .collect();
     let mut ends = Vec::new();
+    // Ctrl-C cancels the jobs rather than killing the process: each syncs its dump and
+    // manifest and ends cancelled, resumable with --resume.
+    let interrupt = tokio::signal::ctrl_c();
+    tokio::pin!(interrupt);
+    let mut interrupted = false;
     while !running.is_empty() {
         for (job, bar) in &running {
             draw(bar, &job.handle.progress.borrow());
@@ -220,7 +228,16 @@ async fn watch(jobs: Vec<SetJob>) -> Ends {
             }
         }
         running = still;
-        tokio::time::sleep(Duration::from_millis(200)).await;
+        tokio::select! {
+            _ = tokio::time::sleep(Duration::from_millis(200)) => {}
+            _ = &mut interrupt, if !interrupted => {
+                interrupted = true;
+                let _ = bars.println("interrupted: stopping; what was received stays on disk, resumable with --resume");
+                for (job, _) in &running {
+                    job.handle.cancel.cancel();
+                }
+            }
+        }
     }
     ends
 }

@@ -266,3 +266,13 @@ pub async fn recording_proxy(
     });
     (addr, seen)
 }
+
+/// An address on 127.0.0.1 where nothing listens for as long as the socket lives: bound, so no
+/// other test or process can take the port (a listener bound and dropped can be reused at once),
+/// but not listening, so every connection is refused.
+pub fn refused_address() -> (tokio::net::TcpSocket, std::net::SocketAddr) {
+    let socket = tokio::net::TcpSocket::new_v4().expect("socket");
+    socket.bind("127.0.0.1:0".parse().expect("address")).expect("bind");
+    let addr = socket.local_addr().expect("bound address");
+    (socket, addr)
+}

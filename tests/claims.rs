@@ -1,0 +1,212 @@
+//! Claims the README makes that no other test proved: the filters `collection=`, `text=` and
+//! `status=encrypted` select exactly the frames they name; `decode --input hex|base64` reads
+//! what `raw` reads; a password from an environment variable authenticates a call (and a
+//! missing one says which variable); the Milvus database travels as the `dbname` header,
+//! whether from `--db` or `-H`; a garbage manifest does not stop `inspect`; a truncated real
+//! descriptor set is refused in words.
+
+use std::process::{Command, Output};
+use walscope::dump::SyncPolicy;
+use walscope::net::grpc::Auth;
+use walscope::schema::SchemaSet;
+use walscope::sim::milvus::{MilvusDemo, MilvusDemoConfig};
+use walscope::sim::sample::write_milvus_dump;
+
+fn walscope(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_walscope"))
+        .args(args)
+        .env("WALSCOPE_INDEX_CACHE", "off")
+        .output()
+        .unwrap()
+}
+
+fn ok(args: &[&str]) -> String {
+    let out = walscope(args);
+    assert!(out.status.success(), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8(out.stdout).unwrap()
+}
+
+fn rows(jsonl: &str) -> Vec<serde_json::Value> {
+    jsonl
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .filter(|v: &serde_json::Value| v.get("frame").is_some())
+        .collect()
+}
+
+#[test]
+fn filters_select_exactly_the_frames_they_name() {
+    let set = SchemaSet::builtin();
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("d.dump");
+    write_milvus_dump(set.pool(), &path, 1500, 9, SyncPolicy::default(), None).unwrap();
+    let file = path.to_str().unwrap();
+    let all = rows(&ok(&["inspect", file, "--jsonl"]));
+    assert_eq!(all.len(), 1500);
+    let pick = |spec: &str| -> Vec<u64> {
+        rows(&ok(&["inspect", file, "--jsonl", "--filter", spec]))
+            .iter()
+            .map(|r| r["frame"].as_u64().unwrap())
+            .collect()
+    };
+    let expect = |keep: &dyn Fn(&serde_json::Value) -> bool| -> Vec<u64> {
+        all.iter().filter(|r| keep(r)).map(|r| r["frame"].as_u64().unwrap()).collect()
+    };
+
+    let by_collection = expect(&|r| r["collection"] == 4492);
+    assert!(!by_collection.is_empty() && by_collection.len() < all.len());
+    assert_eq!(pick("collection=4492"), by_collection);
+
+    let by_text = expect(&|r| r["summary"].as_str().unwrap().to_lowercase().contains("rows=3 "));
+    assert!(!by_text.is_empty());
+    assert_eq!(pick("text=ROWS=3 "), by_text, "text= is a case-insensitive substring of the summary");
+
+    let encrypted = expect(&|r| r["status"] == "encrypted");
+    assert!(!encrypted.is_empty(), "the sample holds encrypted frames");
+    assert_eq!(pick("status=encrypted"), encrypted);
+    assert!(encrypted.iter().all(|i| all[*i as usize]["summary"].as_str().unwrap().contains("(encrypted)")));
+    let stats: serde_json::Value =
+        serde_json::from_str(&ok(&["inspect", file, "--stats", "--jsonl"])).unwrap();
+    assert_eq!(stats["encrypted"], encrypted.len());
+
+    let both = expect(&|r| r["collection"] == 4492 && r["type"] == "Insert");
+    assert_eq!(pick("collection=4492,type=Insert"), both);
+}
+
+#[test]
+fn decode_reads_hex_and_base64_input_as_raw() {
+    let set = SchemaSet::builtin();
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("d.dump");
+    write_milvus_dump(set.pool(), &path, 20, 4, SyncPolicy::default(), None).unwrap();
+    let raw = dir.path().join("frame.bin");
+    let extract = ["export", path.to_str().unwrap(), "--to", "raw", "--filter", "type=Insert"];
+    let out_dir = dir.path().join("raw");
+    let mut args = extract.to_vec();
+    args.extend(["--out", out_dir.to_str().unwrap()]);
+    ok(&args);
+    let first = std::fs::read_dir(&out_dir).unwrap().map(|e| e.unwrap().path()).min().unwrap();
+    std::fs::copy(&first, &raw).unwrap();
+    let bytes = std::fs::read(&raw).unwrap();
+    let hex: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
+    let b64 = base64::Engine::encode(&base64::engine::general_purpose::STANDARD, &bytes);
+    let (hex_file, b64_file) = (dir.path().join("frame.hex"), dir.path().join("frame.b64"));
+    std::fs::write(&hex_file, format!("{hex}\n")).unwrap();
+    std::fs::write(&b64_file, format!("{b64}\n")).unwrap();
+    let t = "milvus.proto.milvus.DumpMessagesResponse";
+    let want = ok(&["decode", "--type", t, "--format", "json", raw.to_str().unwrap()]);
+    assert!(want.contains("\"payload\""), "{want}");
+    for (input, file) in [("hex", &hex_file), ("base64", &b64_file)] {
+        let got = ok(&["decode", "--type", t, "--format", "json", "--input", input, file.to_str().unwrap()]);
+        assert_eq!(got, want, "--input {input}");
+    }
+    let bad = walscope(&["decode", "--type", t, "--input", "hex", b64_file.to_str().unwrap()]);
+    assert!(!bad.status.success());
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("hex"), "{}", String::from_utf8_lossy(&bad.stderr));
+}
+
+fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap()
+}
+
+#[test]
+fn a_password_from_the_environment_authenticates_a_call() {
+    let rt = runtime();
+    let auth = Auth::UserPassword { user: "root".into(), password: "Milvus".into() };
+    let demo =
+        rt.block_on(MilvusDemo::start(MilvusDemoConfig { auth: Some(auth), ..Default::default() })).unwrap();
+    let addr = demo.addr().to_string();
+    let call = |pw: Option<&str>| {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_walscope"));
+        cmd.args(["call", &addr, "milvus.proto.milvus.MilvusService/GetVersion"]);
+        cmd.args(["--user", "root", "--password-env", "WALSCOPE_TEST_PW"]).env_remove("WALSCOPE_TEST_PW");
+        if let Some(pw) = pw {
+            cmd.env("WALSCOPE_TEST_PW", pw);
+        }
+        cmd.output().unwrap()
+    };
+    let good = call(Some("Milvus"));
+    assert!(good.status.success(), "{}", String::from_utf8_lossy(&good.stderr));
+    assert!(String::from_utf8_lossy(&good.stdout).contains("walscope-demo"));
+    let wrong = call(Some("nope"));
+    assert!(!wrong.status.success());
+    assert!(
+        String::from_utf8_lossy(&wrong.stderr).contains("UNAUTHENTICATED"),
+        "{}",
+        String::from_utf8_lossy(&wrong.stderr)
+    );
+    let unset = call(None);
+    assert!(!unset.status.success());
+    let text = String::from_utf8_lossy(&unset.stderr);
+    assert!(text.contains("WALSCOPE_TEST_PW"), "the missing variable is named: {text}");
+    rt.block_on(demo.shutdown());
+}
+
+#[test]
+fn the_database_travels_as_the_dbname_header() {
+    let rt = runtime();
+    let demo = rt.block_on(MilvusDemo::start(MilvusDemoConfig::default())).unwrap();
+    let addr = demo.addr().to_string();
+    let connect = |extra: &[&str]| -> serde_json::Value {
+        let mut args = vec!["call", &addr, "milvus.proto.milvus.MilvusService/Connect", "-d", "{}"];
+        args.extend_from_slice(extra);
+        serde_json::from_str(&ok(&args)).unwrap()
+    };
+    let plain = connect(&[]);
+    assert!(plain["status"].get("code").is_none(), "the default database is served: {plain}");
+    for extra in [&["--db", "nosuch"][..], &["-H", "dbname:nosuch"]] {
+        let other = connect(extra);
+        assert_eq!(other["status"]["code"], 800, "{extra:?}: {other}");
+        assert!(other["status"].to_string().contains("nosuch"), "{extra:?}: {other}");
+    }
+    rt.block_on(demo.shutdown());
+}
+
+#[test]
+fn a_garbage_manifest_does_not_stop_inspect_and_a_resume_explains_it() {
+    let set = SchemaSet::builtin();
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("d.dump");
+    write_milvus_dump(set.pool(), &path, 50, 2, SyncPolicy::default(), None).unwrap();
+    let manifest = walscope::dump::manifest_path(&path);
+    std::fs::write(&manifest, b"{\"format_version\": 1, \"frames\": \"lots\"").unwrap();
+    let listed = ok(&["inspect", path.to_str().unwrap(), "--stats"]);
+    assert!(listed.contains("matching frames: 50"), "{listed}");
+    // A manifest that lies about the data: more frames than the file holds.
+    let out = walscope(&[
+        "salvage",
+        "--new-primary",
+        "127.0.0.1:1",
+        "--old-primary",
+        "127.0.0.1:1",
+        "--source-cluster-id",
+        "x",
+        "--pchannel",
+        "p",
+        "--out",
+        path.to_str().unwrap(),
+        "--resume",
+    ]);
+    assert!(!out.status.success());
+    let text = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        text.contains("manifest") && text.contains(manifest.file_name().unwrap().to_str().unwrap()),
+        "{text}"
+    );
+}
+
+#[test]
+fn a_truncated_real_descriptor_set_is_refused_in_words() {
+    let dir = tempfile::tempdir().unwrap();
+    let full = dir.path().join("full.pb");
+    ok(&["schema", "export", "--out", full.to_str().unwrap()]);
+    let bytes = std::fs::read(&full).unwrap();
+    assert!(bytes.len() > 10_000, "a real descriptor set");
+    let cut = dir.path().join("cut.pb");
+    std::fs::write(&cut, &bytes[..bytes.len() / 2]).unwrap();
+    let out = walscope(&["schema", "list", "--descriptor-set", cut.to_str().unwrap()]);
+    assert!(!out.status.success());
+    let text = String::from_utf8_lossy(&out.stderr);
+    assert!(text.contains("cut.pb"), "the file is named: {text}");
+    assert!(!text.contains("panicked"), "{text}");
+}
