@@ -18,12 +18,11 @@ use walscope::dump::{Framing, SyncPolicy};
 use walscope::jobs::salvage::{self, SalvageSpec};
 use walscope::net::grpc::GrpcSettings;
 use walscope::schema::SchemaSet;
+use walscope::sim::WalGenConfig;
 use walscope::sim::milvus::{MilvusDemo, MilvusDemoConfig, OLD_CLUSTER_ID, SESSION_IDENTIFIER};
-use walscope::sim::{GeneratedMessage, WalGenConfig, WalGenerator};
 
 /// Pulsar ids: the backend whose message id encoding is the least trivial.
-const PCHANNEL: &str = "by-dev-rootcoord-dml_1";
-const CHECKPOINT_INDEX: usize = 5;
+use common::salvage::{CHECKPOINT_INDEX, PCHANNEL};
 /// About this many messages in the window.
 const MESSAGES: usize = 150;
 const PYMILVUS_VERSION: &str = "3.0.2";
@@ -36,21 +35,11 @@ fn wal() -> WalGenConfig {
     WalGenConfig { seed: 23, rows: (1, 2), total: None }
 }
 
-fn plain(m: &GeneratedMessage) -> bool {
-    m.last_confirmed_id == m.message_id && m.type_name != "BeginTxn" && m.type_name != "CommitTxn"
-}
-
 /// The end timetick of a window of about `n` messages after the demo's checkpoint, ending on a
 /// whole transaction, and how many messages it holds.
 fn window(n: usize) -> (u64, usize) {
-    let set = SchemaSet::builtin();
-    let all: Vec<GeneratedMessage> =
-        WalGenerator::new(set.pool(), wal()).filter(|m| m.pchannel == PCHANNEL).take(n + 200).collect();
-    let ckpt = (CHECKPOINT_INDEX..).find(|&i| plain(&all[i])).expect("checkpoint");
-    let after = &all[ckpt + 1..];
-    let last =
-        (n - 1..after.len()).find(|&i| plain(&after[i]) || after[i].type_name == "CommitTxn").expect("end");
-    (after[last].timetick, last + 1)
+    let window = common::salvage::window_of(wal(), n);
+    (window.last().map_or(0, |m| m.timetick), window.len())
 }
 
 /// The bodies of a varint-delimited file, in order.

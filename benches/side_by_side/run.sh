@@ -20,7 +20,7 @@ cd "$REPO"
 HERE="$REPO/benches/side_by_side"
 WORK="$(mktemp -d)"
 trap 'kill "${DEMO_PID:-0}" 2>/dev/null || true; rm -rf "$WORK"' EXIT
-SALVAGE_SECONDS="${SALVAGE_SECONDS:-40}"
+SALVAGE_SECONDS="${SALVAGE_SECONDS:-600}"
 DECODE_MESSAGES="${DECODE_MESSAGES:-200000}"
 INSERT_ROWS="${INSERT_ROWS:-50000}"
 

@@ -221,16 +221,11 @@ fn place_from_wire(bytes: &[u8], n: &Numbers) -> Option<(ResumePoint, bool)> {
     let prop = |k: &str| props.iter().find(|(key, _)| *key == k.as_bytes()).map(|(_, v)| *v);
     let id_text = text(id_text).filter(|t| !t.is_empty())?;
     let timetick = parse_base36_u64(std::str::from_utf8(prop("_tt")?).ok()?).ok()?;
-    let last_confirmed_id = match prop("_lc") {
-        Some(lc) if prop("_lcs").is_none() && !lc.is_empty() => text(lc)?,
-        _ => id_text.clone(),
+    let lc = match prop("_lc") {
+        Some(lc) => Some(text(lc)?),
+        None => None,
     };
-    let point = ResumePoint {
-        message_id: id_text,
-        wal: WalBackend::from_number(wal).name().to_string(),
-        last_confirmed_id,
-        timetick,
-    };
+    let point = resume_point(id_text, wal, lc, prop("_lcs").is_some(), timetick);
     Some((point, prop("_tx").is_some()))
 }
 
@@ -280,17 +275,23 @@ fn place(
     }
     let tt_text = prop("_tt").ok_or_else(|| bad(format!("message {id_text} has no _tt")))?;
     let timetick = parse_base36_u64(&tt_text).map_err(|e| bad(format!("message {id_text}: _tt: {e}")))?;
-    let last_confirmed_id = match prop("_lc") {
-        Some(lc) if prop("_lcs").is_none() && !lc.is_empty() => lc,
-        _ => id_text.clone(),
+    let point = resume_point(id_text, wal, prop("_lc"), prop("_lcs").is_some(), timetick);
+    Ok(Some((point, prop("_tx").is_some())))
+}
+
+/// Where a frame leaves the dump: its id, and the last-confirmed id a restart must start from
+/// (`_lc`, or the id itself when `_lcs` says it confirms itself or `_lc` is empty).
+fn resume_point(id: String, wal: i32, lc: Option<String>, lc_is_self: bool, timetick: u64) -> ResumePoint {
+    let last_confirmed_id = match lc {
+        Some(lc) if !lc_is_self && !lc.is_empty() => lc,
+        _ => id.clone(),
     };
-    let point = ResumePoint {
-        message_id: id_text,
+    ResumePoint {
+        message_id: id,
         wal: WalBackend::from_number(wal).name().to_string(),
         last_confirmed_id,
         timetick,
-    };
-    Ok(Some((point, prop("_tx").is_some())))
+    }
 }
 
 /// The WALName number of a backend name as [`ResumePoint::wal`] stores it.

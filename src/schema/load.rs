@@ -24,6 +24,19 @@ impl SchemaSet {
         files: Vec<FileDescriptorProto>,
         origin: Origin,
     ) -> Result<usize, SchemaError> {
+        // prost-reflect panics (index out of bounds) on a file whose `syntax` it does not know
+        // ("editions", "", anything else), so such files are refused here, before the pool.
+        if let Some(f) =
+            files.iter().find(|f| !matches!(f.syntax.as_deref(), None | Some("proto2" | "proto3")))
+        {
+            return Err(SchemaError::Invalid {
+                location: format!("{} ({origin})", f.name()),
+                message: format!(
+                    "syntax \"{}\" is not supported: walscope reads proto2 and proto3 files only",
+                    f.syntax()
+                ),
+            });
+        }
         let mut next = self.clone();
         let added = if origin == Origin::BuiltIn {
             let n = files.len();

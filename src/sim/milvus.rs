@@ -207,7 +207,7 @@ impl State {
                 dump_resp: desc(pool, "milvus.proto.milvus.DumpMessagesResponse")?,
             },
             faults: RwLock::new(config.faults.clone()),
-            wal: Arc::new(DemoWal::new(pool, config.wal.clone())),
+            wal: Arc::new(DemoWal::new(pool, config.wal.clone()).cycling(config.wal_cycle)),
             config: config.clone(),
             addr,
             dropped_once: AtomicBool::new(false),

@@ -85,6 +85,9 @@ pub struct MilvusDemoConfig {
     /// With `reflection`: serve this encoded FileDescriptorSet instead of the built-in schemas,
     /// as a real server serves the upstream milvus-proto files it was built from.
     pub reflection_schemas: Option<Vec<u8>>,
+    /// For soak runs: each pchannel's WAL is its first N messages over and over (ids and
+    /// timeticks repeat), so a stream of any length costs the demo N messages of memory.
+    pub wal_cycle: Option<usize>,
     pub faults: Faults,
 }
 
@@ -103,6 +106,7 @@ impl Default for MilvusDemoConfig {
             tls: None,
             reflection: false,
             reflection_schemas: None,
+            wal_cycle: None,
             faults: Faults::default(),
         }
     }

@@ -60,12 +60,20 @@ pub struct DemoWal {
     pool: DescriptorPool,
     config: WalGenConfig,
     channels: HashMap<String, Arc<Mutex<Option<ChannelWal>>>>,
+    /// See [`super::milvus::MilvusDemoConfig::wal_cycle`].
+    cycle: Option<usize>,
 }
 
 impl DemoWal {
     pub fn new(pool: &DescriptorPool, config: WalGenConfig) -> DemoWal {
         let channels = PCHANNELS.iter().map(|(p, _)| (p.to_string(), Arc::new(Mutex::new(None)))).collect();
-        DemoWal { pool: pool.clone(), config, channels }
+        DemoWal { pool: pool.clone(), config, channels, cycle: None }
+    }
+
+    /// A WAL that repeats its first `n` messages per pchannel (soak runs).
+    pub fn cycling(mut self, n: Option<usize>) -> DemoWal {
+        self.cycle = n.filter(|n| *n > 0);
+        self
     }
 
     pub fn backend(pchannel: &str) -> Option<WalBackend> {
@@ -74,6 +82,7 @@ impl DemoWal {
 
     /// Entry `index` of `pchannel`, generating up to it. None for an unknown pchannel.
     pub fn entry(&self, pchannel: &str, index: usize) -> Option<Entry> {
+        let index = self.cycle.map_or(index, |n| index % n);
         let slot = self.channels.get(pchannel)?;
         let mut guard = slot.lock().unwrap_or_else(|p| p.into_inner());
         let wal = guard.get_or_insert_with(|| ChannelWal {
@@ -209,10 +218,12 @@ impl DumpCursor {
             }
             self.next += group.len();
             let judge = group.last().map_or(0, |e| e.timetick);
-            if self.req.end_timetick != 0 && judge > self.req.end_timetick {
+            // A cycling WAL's timeticks repeat: no window can be judged on them.
+            let windowed = self.wal.cycle.is_none();
+            if windowed && self.req.end_timetick != 0 && judge > self.req.end_timetick {
                 return Some(Step::End);
             }
-            if judge < self.req.start_timetick {
+            if windowed && judge < self.req.start_timetick {
                 continue;
             }
             group.retain(|e| is_dumped_type(e.type_number) && e.type_name != "RollbackTxn");

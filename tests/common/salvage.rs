@@ -22,21 +22,28 @@ fn plain(m: &GeneratedMessage) -> bool {
     m.last_confirmed_id == m.message_id && m.type_name != "BeginTxn" && m.type_name != "CommitTxn"
 }
 
-/// What a salvage of about `n` messages must hold, and the end timetick that bounds it: the
-/// messages after the demo's checkpoint, ending on a whole transaction. Also the count.
-pub fn expected(n: usize) -> (Vec<u8>, u64, usize) {
+/// The messages of a window of about `n` after the demo's checkpoint on [`PCHANNEL`] of the
+/// WAL `wal` generates, ending on a whole transaction.
+pub fn window_of(wal: WalGenConfig, n: usize) -> Vec<GeneratedMessage> {
     let set = SchemaSet::builtin();
     let all: Vec<GeneratedMessage> =
-        WalGenerator::new(set.pool(), wal()).filter(|m| m.pchannel == PCHANNEL).take(n + 200).collect();
+        WalGenerator::new(set.pool(), wal).filter(|m| m.pchannel == PCHANNEL).take(n + 200).collect();
     let ckpt = (CHECKPOINT_INDEX..).find(|&i| plain(&all[i])).expect("checkpoint");
     let after = &all[ckpt + 1..];
     let last =
         (n - 1..after.len()).find(|&i| plain(&after[i]) || after[i].type_name == "CommitTxn").expect("end");
+    after[..=last].to_vec()
+}
+
+/// What a salvage of about `n` messages must hold, and the end timetick that bounds it: the
+/// messages after the demo's checkpoint, ending on a whole transaction. Also the count.
+pub fn expected(n: usize) -> (Vec<u8>, u64, usize) {
+    let window = window_of(wal(), n);
     let mut bytes = Vec::new();
-    for m in &after[..=last] {
+    for m in &window {
         write_frame(Framing::VarintDelimited, &m.response, &mut bytes);
     }
-    (bytes, after[last].timetick, last + 1)
+    (bytes, window.last().map_or(0, |m| m.timetick), window.len())
 }
 
 pub fn spec(addr: &str, out: &Path, end: u64, resume: bool, retries: u32) -> SalvageSpec {
