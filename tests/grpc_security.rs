@@ -94,3 +94,60 @@ async fn auth_required_gives_unauthenticated_without_the_header() {
     assert!(version(&t, &set).await.unwrap().contains("demo"));
     demo.shutdown().await;
 }
+
+/// A client certificate signed by a CA of its own: (client ca pem, cert pem, key pem).
+fn client_pki() -> (String, String, String) {
+    let ca_key = KeyPair::generate().unwrap();
+    let mut ca_params = CertificateParams::new(Vec::<String>::new()).unwrap();
+    ca_params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+    let ca = ca_params.self_signed(&ca_key).unwrap();
+    let key = KeyPair::generate().unwrap();
+    let params = CertificateParams::new(vec!["walscope-client".to_string()]).unwrap();
+    let cert = params.signed_by(&key, &Issuer::from_params(&ca_params, &ca_key)).unwrap();
+    (ca.pem(), cert.pem(), key.serialize_pem())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn mutual_tls_needs_the_client_certificate() {
+    let (ca, cert, key) = test_pki();
+    let (client_ca, client_cert, client_key) = client_pki();
+    let (_, stranger_cert, stranger_key) = client_pki();
+    let dir = tempfile::tempdir().unwrap();
+    let write = |name: &str, text: &str| {
+        let p = dir.path().join(name);
+        std::fs::write(&p, text).unwrap();
+        p
+    };
+    let ca_file = write("ca.pem", &ca);
+    let config = MilvusDemoConfig {
+        tls: Some((cert.into_bytes(), key.into_bytes())),
+        client_ca: Some(client_ca.into_bytes()),
+        ..Default::default()
+    };
+    let demo = MilvusDemo::start(config).await.unwrap();
+    let set = SchemaSet::builtin();
+    let mut s = GrpcSettings::new(demo.addr().to_string());
+    s.tls = TlsMode::CaFile(ca_file);
+
+    s.client_cert = Some((write("client.pem", &client_cert), write("client.key", &client_key)));
+    let t = GrpcTransport::connect(&s).await.expect("connects with the client certificate");
+    assert!(version(&t, &set).await.unwrap().contains("demo"), "answered over mutual TLS");
+
+    for (what, cert) in [
+        ("no client certificate", None),
+        (
+            "a certificate of another CA",
+            Some((write("s.pem", &stranger_cert), write("s.key", &stranger_key))),
+        ),
+    ] {
+        s.client_cert = cert;
+        let refused = match GrpcTransport::connect(&s).await {
+            Err(e) => e.to_string(),
+            Ok(t) => version(&t, &set).await.expect_err(what).to_string(),
+        };
+        // The server ends the handshake (a CertificateRequired or DecryptError alert, or the
+        // connection closed when the alert loses the race): the call fails, it never answers.
+        assert!(refused.contains("GetVersion failed") || refused.contains("connect"), "{what}: {refused}");
+    }
+    demo.shutdown().await;
+}

@@ -85,9 +85,11 @@ impl MilvusDemo {
         let state = Arc::new(State::new(schemas.pool(), &config, addr)?);
         let mut builder = Server::builder();
         if let Some((cert, key)) = &config.tls {
-            builder = builder
-                .tls_config(ServerTlsConfig::new().identity(Identity::from_pem(cert, key)))
-                .map_err(|e| DemoError::Setup(format!("TLS: {e}")))?;
+            let mut tls = ServerTlsConfig::new().identity(Identity::from_pem(cert, key));
+            if let Some(ca) = &config.client_ca {
+                tls = tls.client_ca_root(tonic::transport::Certificate::from_pem(ca));
+            }
+            builder = builder.tls_config(tls).map_err(|e| DemoError::Setup(format!("TLS: {e}")))?;
         }
         let (v1, v1alpha) = if config.reflection {
             let set = config.reflection_schemas.as_deref().unwrap_or(crate::schema::builtin_descriptor_set());

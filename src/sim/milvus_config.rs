@@ -80,6 +80,9 @@ pub struct MilvusDemoConfig {
     pub auth: Option<Auth>,
     /// PEM certificate chain and key: serve TLS.
     pub tls: Option<(Vec<u8>, Vec<u8>)>,
+    /// With `tls`: a PEM CA that client certificates must chain to (mutual TLS); clients
+    /// without one are refused in the handshake.
+    pub client_ca: Option<Vec<u8>>,
     /// Serve gRPC reflection (v1 and v1alpha) with the built-in schemas.
     pub reflection: bool,
     /// With `reflection`: serve this encoded FileDescriptorSet instead of the built-in schemas,
@@ -104,6 +107,7 @@ impl Default for MilvusDemoConfig {
             checkpoint_lag: 0,
             auth: None,
             tls: None,
+            client_ca: None,
             reflection: false,
             reflection_schemas: None,
             wal_cycle: None,
