@@ -210,3 +210,62 @@ fn a_truncated_real_descriptor_set_is_refused_in_words() {
     assert!(text.contains("cut.pb"), "the file is named: {text}");
     assert!(!text.contains("panicked"), "{text}");
 }
+
+/// The HTTP/JSON client's limits against a server that answers badly: each is an error in
+/// words, at once, never a hang or an allocation of what the server claims.
+#[test]
+fn the_http_json_client_refuses_bad_answers_in_words() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    use walscope::net::http_json::HttpJsonTransport;
+    use walscope::net::{CallOptions, Transport};
+    let rt = runtime();
+    let set = SchemaSet::builtin();
+    let svc = set.pool().get_service_by_name("openmldb.datasync.SyncTool").unwrap();
+    let method = svc.methods().find(|m| m.name() == "TaskStatus").unwrap();
+    let request = prost_reflect::DynamicMessage::new(method.input());
+    let long_head = format!("HTTP/1.1 200 OK\r\nX-Pad: {}\r\n\r\n{{}}", "a".repeat(70 * 1024));
+    let cases: Vec<(&str, Vec<u8>, &str)> = vec![
+        (
+            "a Content-Length that is no number",
+            b"HTTP/1.1 200 OK\r\nContent-Length: abc\r\n\r\n{}".to_vec(),
+            "bad Content-Length",
+        ),
+        (
+            "a body claimed past the limit",
+            b"HTTP/1.1 200 OK\r\nContent-Length: 999999999999\r\n\r\n{}".to_vec(),
+            "exceeds",
+        ),
+        ("a head past the limit", long_head.into_bytes(), "HTTP head longer than"),
+        (
+            "a body cut short",
+            b"HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\n{\"task\"".to_vec(),
+            "connection closed inside the HTTP body",
+        ),
+        (
+            "a head cut short",
+            b"HTTP/1.1 200 OK\r\nContent-Le".to_vec(),
+            "connection closed before the HTTP head ended",
+        ),
+    ];
+    rt.block_on(async {
+        for (what, answer, words) in cases {
+            let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+            let addr = listener.local_addr().unwrap();
+            let server = tokio::spawn(async move {
+                let (mut s, _) = listener.accept().await.unwrap();
+                let mut buf = vec![0u8; 4096];
+                let _ = s.read(&mut buf).await;
+                let _ = s.write_all(&answer).await;
+                let _ = s.shutdown().await;
+            });
+            let t = HttpJsonTransport::new(addr.to_string());
+            let opts =
+                CallOptions { timeout: Some(std::time::Duration::from_secs(10)), ..Default::default() };
+            let started = std::time::Instant::now();
+            let e = t.call_unary(&method, &request, &opts).await.expect_err(what).to_string();
+            assert!(e.contains(words) && e.contains(&addr.to_string()), "{what}: {e}");
+            assert!(started.elapsed() < std::time::Duration::from_secs(5), "{what}: answered at once");
+            server.await.unwrap();
+        }
+    });
+}

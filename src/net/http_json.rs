@@ -37,7 +37,11 @@ impl Message {
 /// Reads one HTTP message; `buf` may already hold its first bytes.
 async fn read_message(stream: &mut TcpStream, mut buf: BytesMut, until_eof: bool) -> Result<Message, String> {
     let head_end = loop {
+        // A head that arrived whole in one read is held to the limit too.
         if let Some(i) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
+            if i > MAX_HEAD {
+                return Err(format!("HTTP head longer than {MAX_HEAD} bytes"));
+            }
             break i;
         }
         if buf.len() > MAX_HEAD {
