@@ -269,3 +269,64 @@ fn the_http_json_client_refuses_bad_answers_in_words() {
         }
     });
 }
+
+/// brpc errors come back in words: 1001 (a SyncTool call to the DataCollector: unknown
+/// service) and 1002 (a method the DataCollector does not have: unknown method), each with
+/// what to check.
+#[test]
+fn brpc_errors_1001_and_1002_are_said_in_words() {
+    use prost_reflect::DescriptorPool;
+    use prost_types::{
+        DescriptorProto, FileDescriptorProto, FileDescriptorSet, MethodDescriptorProto,
+        ServiceDescriptorProto,
+    };
+    use walscope::net::brpc::BrpcTransport;
+    use walscope::net::{CallOptions, Transport};
+    use walscope::sim::collector::CollectorConfig;
+    use walscope::sim::datasync::DatasyncDemo;
+    let rt = runtime();
+    let any = "127.0.0.1:0".parse().unwrap();
+    let cfg = CollectorConfig { batch_interval: std::time::Duration::from_millis(30), full_mode_batches: 4 };
+    let demo =
+        rt.block_on(DatasyncDemo::start(any, any, std::time::Duration::from_millis(100), cfg)).unwrap();
+    let collector = demo.collector.addr().to_string();
+    // The DataCollector service as a client that believes it has a GetTaskInfo method.
+    let file = FileDescriptorProto {
+        name: Some("believed.proto".into()),
+        package: Some("openmldb.datasync".into()),
+        message_type: vec![DescriptorProto { name: Some("Empty".into()), ..Default::default() }],
+        service: vec![ServiceDescriptorProto {
+            name: Some("DataCollector".into()),
+            method: vec![MethodDescriptorProto {
+                name: Some("GetTaskInfo".into()),
+                input_type: Some(".openmldb.datasync.Empty".into()),
+                output_type: Some(".openmldb.datasync.Empty".into()),
+                ..Default::default()
+            }],
+            ..Default::default()
+        }],
+        ..Default::default()
+    };
+    let pool = DescriptorPool::from_file_descriptor_set(FileDescriptorSet { file: vec![file] }).unwrap();
+    let believed =
+        pool.get_service_by_name("openmldb.datasync.DataCollector").unwrap().methods().next().unwrap();
+    let set = SchemaSet::builtin();
+    let status = set.pool().get_service_by_name("openmldb.datasync.SyncTool").unwrap();
+    let status = status.methods().find(|m| m.name() == "TaskStatus").unwrap();
+    let t = BrpcTransport::new(collector);
+    let opts = CallOptions { timeout: Some(std::time::Duration::from_secs(10)), ..Default::default() };
+    rt.block_on(async {
+        let e = t
+            .call_unary(&status, &prost_reflect::DynamicMessage::new(status.input()), &opts)
+            .await
+            .unwrap_err();
+        let e = e.to_string();
+        assert!(e.contains("1001") && e.contains("unknown service") && e.contains("SyncTool"), "{e}");
+        let e = t
+            .call_unary(&believed, &prost_reflect::DynamicMessage::new(believed.input()), &opts)
+            .await
+            .unwrap_err();
+        let e = e.to_string();
+        assert!(e.contains("1002") && e.contains("unknown method") && e.contains("GetTaskInfo"), "{e}");
+    });
+}
