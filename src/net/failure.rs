@@ -57,8 +57,10 @@ impl FailureKind {
             }
             FailureKind::Tls => {
                 "TLS does not match: the server speaks TLS and the profile does not (or the other \
-                 way round), or its certificate is not trusted. Switch TLS on or off as the server \
-                 is set up, or give the CA that signed its certificate."
+                 way round), its certificate is not trusted, or it wants a client certificate \
+                 (mutual TLS) that was not given or that it does not trust. Switch TLS on or off as \
+                 the server is set up, give the CA that signed its certificate, or give a client \
+                 certificate and key (--cert, --key) signed by the CA it trusts."
             }
             FailureKind::Auth => {
                 "The server wants credentials and did not accept the ones sent (or none were \
