@@ -21,6 +21,33 @@ async fn reflection_loads_services_and_every_import() {
     demo.shutdown().await;
 }
 
+/// A server with only the older `grpc.reflection.v1alpha` (built before v1 existed): the load
+/// falls back to it and gets the same services and files.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn reflection_falls_back_to_v1alpha() {
+    let config = MilvusDemoConfig { reflection: true, reflection_v1alpha_only: true, ..Default::default() };
+    let demo = MilvusDemo::start(config).await.unwrap();
+    let t = GrpcTransport::connect(&GrpcSettings::new(demo.addr().to_string())).await.unwrap();
+    let mut set = SchemaSet::empty();
+    let services = reflection::load(&t, &mut set).await.unwrap();
+    assert!(services.iter().any(|s| s == "milvus.proto.milvus.MilvusService"), "{services:?}");
+    assert!(set.message("milvus.proto.common.ImmutableMessage").is_ok());
+    // The server really lacks v1: a v1 client is told UNIMPLEMENTED.
+    let mut v1 = tonic_reflection::pb::v1::server_reflection_client::ServerReflectionClient::new(t.channel());
+    let ask = tonic_reflection::pb::v1::ServerReflectionRequest {
+        host: String::new(),
+        message_request: Some(
+            tonic_reflection::pb::v1::server_reflection_request::MessageRequest::ListServices(String::new()),
+        ),
+    };
+    let status = match v1.server_reflection_info(tokio_stream::iter(vec![ask])).await {
+        Err(s) => s,
+        Ok(mut r) => r.get_mut().message().await.expect_err("no v1 answers"),
+    };
+    assert_eq!(status.code(), tonic::Code::Unimplemented, "{status}");
+    demo.shutdown().await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn reflection_off_is_a_clear_error() {
     let demo = MilvusDemo::start(MilvusDemoConfig::default()).await.unwrap();

@@ -101,7 +101,7 @@ impl MilvusDemo {
                 .register_encoded_file_descriptor_set(set)
                 .build_v1alpha()
                 .map_err(|e| DemoError::Setup(format!("reflection: {e}")))?;
-            (Some(v1), Some(v1alpha))
+            ((!config.reflection_v1alpha_only).then_some(v1), Some(v1alpha))
         } else {
             (None, None)
         };

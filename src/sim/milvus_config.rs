@@ -85,6 +85,8 @@ pub struct MilvusDemoConfig {
     pub client_ca: Option<Vec<u8>>,
     /// Serve gRPC reflection (v1 and v1alpha) with the built-in schemas.
     pub reflection: bool,
+    /// With `reflection`: serve only v1alpha, as servers built before grpc.reflection.v1 do.
+    pub reflection_v1alpha_only: bool,
     /// With `reflection`: serve this encoded FileDescriptorSet instead of the built-in schemas,
     /// as a real server serves the upstream milvus-proto files it was built from.
     pub reflection_schemas: Option<Vec<u8>>,
@@ -109,6 +111,7 @@ impl Default for MilvusDemoConfig {
             tls: None,
             client_ca: None,
             reflection: false,
+            reflection_v1alpha_only: false,
             reflection_schemas: None,
             wal_cycle: None,
             faults: Faults::default(),
