@@ -180,46 +180,19 @@ impl FramePlacer {
 /// [`place`] for a frame that decodes: the same answer, or None when the full decode must
 /// give it (a status, a missing id or timetick, a field given twice).
 fn place_from_wire(bytes: &[u8], n: &Numbers) -> Option<(ResumePoint, bool)> {
-    let mut message = None;
-    for (number, value) in scan::fields(bytes).flatten() {
-        match (number, value) {
-            (x, _) if x == n.status => return None,
-            (x, scan::Value::Len(b)) if x == n.message => scan::set_once(&mut message, b)?,
-            _ => {}
-        }
-    }
-    let (mut id, mut props) = (None, Vec::with_capacity(12));
-    for (number, value) in scan::fields(message?).flatten() {
+    let message = scan::single_len(bytes, n.message, Some(n.status))?;
+    let (mut id, mut props) = (None, scan::StringMap::default());
+    for (number, value) in scan::fields(message).flatten() {
         match (number, value) {
             (x, scan::Value::Len(b)) if x == n.id => scan::set_once(&mut id, b)?,
-            (x, scan::Value::Len(entry)) if x == n.properties => {
-                let (mut k, mut v): (&[u8], &[u8]) = (&[], &[]);
-                for field in scan::fields(entry).flatten() {
-                    match field {
-                        (1, scan::Value::Len(b)) => k = b,
-                        (2, scan::Value::Len(b)) => v = b,
-                        _ => {}
-                    }
-                }
-                match props.iter_mut().find(|(key, _)| *key == k) {
-                    Some(slot) => *slot = (k, v),
-                    None => props.push((k, v)),
-                }
-            }
+            (x, scan::Value::Len(entry)) if x == n.properties => props.insert_entry(entry)?,
             _ => {}
         }
     }
-    let (mut id_text, mut wal): (&[u8], i32) = (&[], 0);
-    for field in scan::fields(id?).flatten() {
-        match field {
-            (x, scan::Value::Len(b)) if x == n.id_text => id_text = b,
-            (x, scan::Value::Varint(v)) if x == n.id_wal => wal = v as i32,
-            _ => {}
-        }
-    }
+    let (id_text, wal) = crate::wal::fast::message_id(id?, n.id_text, n.id_wal)?;
     let text = |b: &[u8]| std::str::from_utf8(b).ok().map(str::to_string);
-    let prop = |k: &str| props.iter().find(|(key, _)| *key == k.as_bytes()).map(|(_, v)| *v);
-    let id_text = text(id_text).filter(|t| !t.is_empty())?;
+    let prop = |k: &str| props.get(k);
+    let id_text = Some(id_text.to_string()).filter(|t| !t.is_empty())?;
     let timetick = parse_base36_u64(std::str::from_utf8(prop("_tt")?).ok()?).ok()?;
     let lc = match prop("_lc") {
         Some(lc) => Some(text(lc)?),

@@ -74,7 +74,8 @@ struct TypeEntry {
 #[derive(Debug)]
 struct SideHeader {
     key: &'static str,
-    ty: TypeId,
+    /// None when the schema lacks the type: a message carrying the header goes slow.
+    ty: Option<TypeId>,
     int: Option<IntField>,
 }
 
@@ -156,11 +157,9 @@ impl SummaryReader {
             ("_tc", "TraceContextHeader", None),
             ("_ch", "CipherHeader", Some("collection_id")),
         ] {
-            // A side header whose type the schema lacks is a problem: those messages go slow.
-            if let Some(desc) = pool.get_message_by_name(&format!("milvus.proto.messages.{name}")) {
-                let int = int.and_then(|n| IntField::of(&desc, n));
-                side.push(SideHeader { key, ty: rules.add(&desc), int });
-            }
+            let desc = pool.get_message_by_name(&format!("milvus.proto.messages.{name}"));
+            let int = desc.as_ref().zip(int).and_then(|(d, n)| IntField::of(d, n));
+            side.push(SideHeader { key, ty: desc.map(|d| rules.add(&d)), int });
         }
         Some(SummaryReader { rules, envelope, types, side })
     }
@@ -173,7 +172,7 @@ impl SummaryReader {
         }
         let imm = match self.envelope.response {
             None => frame,
-            Some((status, message)) => single_len(frame, message, Some(status))?,
+            Some((status, message)) => scan::single_len(frame, message, Some(status))?,
         };
         self.read_message(imm)
     }
@@ -184,22 +183,16 @@ impl SummaryReader {
         let mut payload: &[u8] = &[];
         // Keys and values stay bytes (the frame check made sure they are UTF-8); only the values
         // read as text are converted.
-        let mut props: Vec<(&[u8], &[u8])> = Vec::with_capacity(12);
+        let mut props = scan::StringMap::default();
         for item in scan::fields(imm) {
             match item.ok()? {
                 (n, Value::Len(b)) if n == env.id => scan::set_once(&mut id, b)?,
                 (n, Value::Len(b)) if n == env.payload => payload = b,
-                (n, Value::Len(b)) if n == env.properties => {
-                    let (k, v) = map_entry(b)?;
-                    match props.iter_mut().find(|(key, _)| *key == k) {
-                        Some(slot) => slot.1 = v,
-                        None => props.push((k, v)),
-                    }
-                }
+                (n, Value::Len(b)) if n == env.properties => props.insert_entry(b)?,
                 _ => {}
             }
         }
-        let raw_prop = |k: &str| props.iter().find(|(key, _)| *key == k.as_bytes()).map(|(_, v)| *v);
+        let raw_prop = |k: &str| props.get(k);
         let prop = |k: &str| raw_prop(k).map(|v| std::str::from_utf8(v).unwrap_or_default());
         let mut facts = RowFacts { payload_len: payload.len(), ..RowFacts::default() };
 
@@ -254,7 +247,7 @@ impl SummaryReader {
             let Some(value) = raw_prop(side.key) else { continue };
             let mut buf = [0u8; 192];
             let bytes = decode_base64(value, &mut buf)?;
-            if !self.rules.accepts(side.ty, bytes) {
+            if !self.rules.accepts(side.ty?, bytes) {
                 return None;
             }
             match side.key {
@@ -272,15 +265,6 @@ impl SummaryReader {
                 }
                 _ => {}
             }
-        }
-        if prop("_ch").is_some() && !facts.encrypted {
-            return None; // the schema lacks CipherHeader: a problem the analysis names
-        }
-        if ["_tx", "_bh", "_rh", "_tc"]
-            .iter()
-            .any(|k| prop(k).is_some() && !self.side.iter().any(|s| s.key == *k))
-        {
-            return None;
         }
 
         let (header, body) = match (entry, version) {
@@ -336,35 +320,8 @@ fn decode_base64<'b>(text: &[u8], buf: &'b mut [u8]) -> Option<&'b [u8]> {
     Some(&buf[..n])
 }
 
-/// The one occurrence of length-delimited field `number`; `None` when it is absent, repeated
-/// (prost would merge the copies) or when field `refuse` is present.
-fn single_len(bytes: &[u8], number: u32, refuse: Option<u32>) -> Option<&[u8]> {
-    let mut found = None;
-    for item in scan::fields(bytes) {
-        match item.ok()? {
-            (n, _) if Some(n) == refuse => return None,
-            (n, Value::Len(b)) if n == number => scan::set_once(&mut found, b)?,
-            _ => {}
-        }
-    }
-    found
-}
-
-/// A `map<string, string>` entry (already checked to be UTF-8); missing parts are empty.
-fn map_entry(bytes: &[u8]) -> Option<(&[u8], &[u8])> {
-    let (mut k, mut v): (&[u8], &[u8]) = (&[], &[]);
-    for item in scan::fields(bytes) {
-        match item.ok()? {
-            (1, Value::Len(b)) => k = b,
-            (2, Value::Len(b)) => v = b,
-            _ => {}
-        }
-    }
-    Some((k, v))
-}
-
 /// `MessageID.id` and `.WAL_name` (last occurrence of each, as prost reads them).
-fn message_id(bytes: &[u8], text: u32, wal: u32) -> Option<(&str, i32)> {
+pub(crate) fn message_id(bytes: &[u8], text: u32, wal: u32) -> Option<(&str, i32)> {
     let (mut raw, mut number): (&[u8], i32) = (&[], 0);
     for item in scan::fields(bytes) {
         match item.ok()? {

@@ -290,6 +290,50 @@ pub fn set_once<'a>(slot: &mut Option<&'a [u8]>, value: &'a [u8]) -> Option<()> 
     }
 }
 
+/// The one occurrence of length-delimited field `number`; `None` when it is absent, repeated
+/// (prost would merge the copies) or when field `refuse` is present.
+pub fn single_len(bytes: &[u8], number: u32, refuse: Option<u32>) -> Option<&[u8]> {
+    let mut found = None;
+    for item in fields(bytes) {
+        match item.ok()? {
+            (n, _) if Some(n) == refuse => return None,
+            (n, Value::Len(b)) if n == number => set_once(&mut found, b)?,
+            _ => {}
+        }
+    }
+    found
+}
+
+/// A `map<string, string>` read as prost reads it (a later entry for a key replaces an
+/// earlier one; a missing key or value is empty), keys and values left as bytes.
+#[derive(Debug, Default)]
+pub struct StringMap<'a> {
+    entries: Vec<(&'a [u8], &'a [u8])>,
+}
+
+impl<'a> StringMap<'a> {
+    /// Adds one encoded map entry; `None` when its fields cannot be read.
+    pub fn insert_entry(&mut self, entry: &'a [u8]) -> Option<()> {
+        let (mut k, mut v): (&[u8], &[u8]) = (&[], &[]);
+        for item in fields(entry) {
+            match item.ok()? {
+                (1, Value::Len(b)) => k = b,
+                (2, Value::Len(b)) => v = b,
+                _ => {}
+            }
+        }
+        match self.entries.iter_mut().find(|(key, _)| *key == k) {
+            Some(slot) => slot.1 = v,
+            None => self.entries.push((k, v)),
+        }
+        Some(())
+    }
+
+    pub fn get(&self, key: &str) -> Option<&'a [u8]> {
+        self.entries.iter().find(|(k, _)| *k == key.as_bytes()).map(|(_, v)| *v)
+    }
+}
+
 /// Reads a varint field's value as the signed 64-bit kinds prost-reflect keeps as `I64`.
 pub fn as_i64(kind: &Kind, v: Value<'_>) -> Option<i64> {
     match (kind, v) {
