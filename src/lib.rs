@@ -10,6 +10,7 @@ pub mod datasync;
 pub mod dump;
 pub mod jobs;
 pub mod net;
+pub mod replay;
 pub mod schema;
 pub mod sim;
 pub mod wal;

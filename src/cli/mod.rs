@@ -8,6 +8,7 @@ pub mod history_cmd;
 pub mod inspect;
 pub mod net_cmd;
 mod render;
+pub mod replay_cmd;
 pub mod salvage_cmd;
 pub mod sample;
 mod schema_cmd;
@@ -253,6 +254,14 @@ pub enum Command {
         #[command(flatten)]
         conn: net_cmd::ConnArgs,
     },
+    /// Replay a salvage into the new primary: plan (the default, a dry run), --apply, --resume,
+    /// --verify.
+    Replay {
+        #[command(flatten)]
+        args: replay_cmd::ReplayArgs,
+        #[command(flatten)]
+        conn: net_cmd::ConnArgs,
+    },
     /// Run the demo servers on 127.0.0.1 until Ctrl-C: a Milvus failover pair (gRPC), OpenMLDB SyncTool and DataCollector (brpc).
     Demo {
         /// Port for the Milvus gRPC server, the new primary (0: any free port).
@@ -323,6 +332,7 @@ pub fn run(command: Command) -> Result<()> {
         }
         Command::History { action } => history_cmd::run(action),
         Command::Salvage { args, conn } => salvage_cmd::salvage(&args, &conn),
+        Command::Replay { args, conn } => replay_cmd::replay(&args, &conn),
         Command::Demo { milvus_port, old_milvus_port, synctool_port, collector_port } => {
             net_cmd::demo(milvus_port, old_milvus_port, synctool_port, collector_port)
         }

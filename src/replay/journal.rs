@@ -1,0 +1,152 @@
+//! The journal of a replay, `replay.journal` beside the dumps: one JSON line per event, fsynced
+//! before the next call — `start` before a unit's first call, `done` after its last — under a
+//! header naming the plan it belongs to. The plan itself is saved beside it
+//! (`replay-plan.json`) when the first apply starts, so a resume or a second run uses the same
+//! conflicts and expectations rather than ones computed over its own writes.
+//!
+//! Must never: record a unit as done before the new primary acknowledged its every call, or
+//! rewrite a line (the file is only appended to).
+
+use super::ReplayError;
+use super::plan::Plan;
+use serde::{Deserialize, Serialize};
+use std::collections::HashSet;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+pub const JOURNAL_FILE: &str = "replay.journal";
+pub const PLAN_FILE: &str = "replay-plan.json";
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(tag = "event", rename_all = "lowercase")]
+pub enum Entry {
+    Header { journal: u32, plan: String, endpoint: String, at: String },
+    Start { unit: String, at: String },
+    Done { unit: String, calls: u64, rows: u64, at: String },
+}
+
+/// What a journal says happened.
+#[derive(Debug, Default, Clone)]
+pub struct JournalState {
+    pub plan: Option<String>,
+    pub endpoint: Option<String>,
+    pub done: HashSet<String>,
+    /// Started, not done: the process stopped in the middle of it.
+    pub uncertain: HashSet<String>,
+    pub lines: usize,
+}
+
+pub struct Journal {
+    path: PathBuf,
+    file: std::fs::File,
+}
+
+fn io_err(path: &Path, e: impl std::fmt::Display) -> ReplayError {
+    ReplayError::File { path: path.display().to_string(), reason: e.to_string() }
+}
+
+impl Journal {
+    pub fn path_in(dir: &Path) -> PathBuf {
+        dir.join(JOURNAL_FILE)
+    }
+
+    /// Reads a journal; a missing file is an empty state. A cut last line (the process died
+    /// writing it) is ignored; any other bad line is an error naming it.
+    pub fn read(dir: &Path) -> Result<JournalState, ReplayError> {
+        let path = Self::path_in(dir);
+        let text = match std::fs::read_to_string(&path) {
+            Ok(t) => t,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(JournalState::default()),
+            Err(e) => return Err(io_err(&path, e)),
+        };
+        let mut st = JournalState::default();
+        let lines: Vec<&str> = text.lines().collect();
+        for (i, line) in lines.iter().enumerate() {
+            if line.trim().is_empty() {
+                continue;
+            }
+            let entry: Entry = match serde_json::from_str(line) {
+                Ok(e) => e,
+                Err(_) if i + 1 == lines.len() && !text.ends_with('\n') => break,
+                Err(e) => return Err(io_err(&path, format!("line {}: {e}", i + 1))),
+            };
+            st.lines += 1;
+            match entry {
+                Entry::Header { plan, endpoint, .. } => {
+                    st.plan = Some(plan);
+                    st.endpoint = Some(endpoint);
+                }
+                Entry::Start { unit, .. } => {
+                    st.uncertain.insert(unit);
+                }
+                Entry::Done { unit, .. } => {
+                    st.uncertain.remove(&unit);
+                    st.done.insert(unit);
+                }
+            }
+        }
+        Ok(st)
+    }
+
+    /// Opens the journal for appending, writing the header when it is new.
+    pub fn open(dir: &Path, plan: &Plan) -> Result<Journal, ReplayError> {
+        let path = Self::path_in(dir);
+        let fresh = !path.exists();
+        let file = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&path)
+            .map_err(|e| io_err(&path, e))?;
+        let mut j = Journal { path, file };
+        if fresh {
+            j.write(&Entry::Header {
+                journal: 1,
+                plan: plan.fingerprint.clone(),
+                endpoint: plan.endpoint.clone(),
+                at: crate::dump::writer::now_text(),
+            })?;
+        }
+        Ok(j)
+    }
+
+    pub fn write(&mut self, e: &Entry) -> Result<(), ReplayError> {
+        let mut line = serde_json::to_vec(e).map_err(|e| io_err(&self.path, e))?;
+        line.push(b'\n');
+        self.file.write_all(&line).map_err(|e| io_err(&self.path, e))?;
+        self.file.sync_data().map_err(|e| io_err(&self.path, e))
+    }
+
+    pub fn start(&mut self, unit: &str) -> Result<(), ReplayError> {
+        self.write(&Entry::Start { unit: unit.to_string(), at: crate::dump::writer::now_text() })
+    }
+
+    pub fn done(&mut self, unit: &str, calls: u64, rows: u64) -> Result<(), ReplayError> {
+        self.write(&Entry::Done { unit: unit.to_string(), calls, rows, at: crate::dump::writer::now_text() })
+    }
+}
+
+/// The plan an apply started with, saved beside the journal.
+pub struct SavedPlan;
+
+impl SavedPlan {
+    pub fn path_in(dir: &Path) -> PathBuf {
+        dir.join(PLAN_FILE)
+    }
+
+    pub fn save(dir: &Path, plan: &Plan) -> Result<(), ReplayError> {
+        let path = Self::path_in(dir);
+        let bytes = serde_json::to_vec(plan).map_err(|e| io_err(&path, e))?;
+        crate::atomic::atomic_write(&path, &bytes, false).map(drop).map_err(|e| io_err(&path, e))
+    }
+
+    pub fn load(dir: &Path) -> Result<Option<Plan>, ReplayError> {
+        let path = Self::path_in(dir);
+        match std::fs::read(&path) {
+            Ok(b) => serde_json::from_slice(&b)
+                .map(Some)
+                .map_err(|e| io_err(&path, format!("not a replay plan: {e}"))),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+            Err(e) => Err(io_err(&path, e)),
+        }
+    }
+}

@@ -1,0 +1,536 @@
+//! The replay rules (reference `milvus-replay.md` §3): per pchannel, messages become units — a
+//! plain message, or a whole transaction buffered to its CommitTxn and judged by the commit's
+//! timetick — and every message that is not replayed becomes a [`Skipped`] with its reason.
+//! Units of every pchannel are then merged by `_tt`; a DDL seen on several pchannels is kept once.
+//!
+//! Must never: split a transaction, keep an incomplete one, or drop a message without a reason.
+
+use super::Pk;
+use super::source::{Salvage, SourceMessage};
+use prost_reflect::{DynamicMessage, Value};
+use serde::{Deserialize, Serialize};
+use std::collections::{BTreeMap, HashSet};
+
+/// Where a body is in the salvage (read again when the call is sent).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FrameAt {
+    pub dump: usize,
+    pub offset: u64,
+    pub len: u32,
+}
+
+/// One public-API call of the replay (before batching).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "call")]
+pub enum Op {
+    CreateCollection {
+        db: String,
+        collection: String,
+        at: FrameAt,
+    },
+    DropCollection {
+        db: String,
+        collection: String,
+    },
+    CreatePartition {
+        db: String,
+        collection: String,
+        partition: String,
+    },
+    Insert {
+        db: String,
+        collection: String,
+        partition: String,
+        at: FrameAt,
+        rows: u64,
+        keys: Vec<Pk>,
+    },
+    Delete {
+        db: String,
+        collection: String,
+        partition: String,
+        keys: Vec<Pk>,
+    },
+    /// An Insert and a Delete of the same keys in one transaction: Milvus's own upsert.
+    Upsert {
+        db: String,
+        collection: String,
+        partition: String,
+        at: FrameAt,
+        rows: u64,
+        keys: Vec<Pk>,
+    },
+}
+
+impl Op {
+    pub fn collection(&self) -> &str {
+        match self {
+            Op::CreateCollection { collection, .. }
+            | Op::DropCollection { collection, .. }
+            | Op::CreatePartition { collection, .. }
+            | Op::Insert { collection, .. }
+            | Op::Delete { collection, .. }
+            | Op::Upsert { collection, .. } => collection,
+        }
+    }
+
+    pub fn name(&self) -> &'static str {
+        match self {
+            Op::CreateCollection { .. } => "CreateCollection",
+            Op::DropCollection { .. } => "DropCollection",
+            Op::CreatePartition { .. } => "CreatePartition",
+            Op::Insert { .. } => "Insert",
+            Op::Delete { .. } => "Delete",
+            Op::Upsert { .. } => "Upsert",
+        }
+    }
+}
+
+/// What is applied as one: one message, or one transaction. `key` names it in the journal.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Unit {
+    pub key: String,
+    pub pchannel: String,
+    pub tt: u64,
+    pub txn: Option<i64>,
+    pub ops: Vec<Op>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+pub enum SkipReason {
+    /// `_tt` at or below the pchannel's checkpoint: the new primary has it.
+    Replicated,
+    /// `_t=999` from a server before the fix: the transaction's data is not in the dump.
+    OpaqueTxn,
+    Encrypted,
+    /// `_ur`: a DDL whose replay is not deterministic.
+    Unreplicable,
+    ReplicateConfig,
+    /// TimeTick, Flush, CreateSegment: the server's own bookkeeping.
+    SelfControlled,
+    RolledBack,
+    ManualFlush,
+    /// Import/CommitImport: files in the old primary's object storage.
+    Import,
+    /// A delete carrying only a predicate plan: no keys to build `pk in [...]` from.
+    PredicateDelete,
+    /// No CommitTxn before the end of the dump.
+    IncompleteTxn,
+    /// A broadcast DDL already taken from another pchannel.
+    DuplicateBroadcast,
+    /// CreateCollection / CreatePartition of something the new primary has.
+    AlreadyExists,
+    /// A type walscope does not replay (DDL such as CreateIndex, RBAC, databases).
+    NotReplayed,
+    /// The body could not be read.
+    Unreadable,
+}
+
+impl SkipReason {
+    pub fn describe(self) -> &'static str {
+        match self {
+            SkipReason::Replicated => "at or below the checkpoint: already on the new primary",
+            SkipReason::OpaqueTxn => {
+                "Txn (999) frame with an empty body: DATA MISSING, dump again from a fixed server (2.6.20+)"
+            }
+            SkipReason::Encrypted => "encrypted payload (_ch): cannot be read",
+            SkipReason::Unreplicable => "marked unreplicable (_ur)",
+            SkipReason::ReplicateConfig => "AlterReplicateConfig: cluster configuration, never replayed",
+            SkipReason::SelfControlled => "self-controlled (TimeTick, Flush, CreateSegment)",
+            SkipReason::RolledBack => "part of a rolled-back transaction",
+            SkipReason::ManualFlush => "ManualFlush: the new primary flushes on its own",
+            SkipReason::Import => {
+                "Import refers to files in the old primary's object storage: re-import by hand"
+            }
+            SkipReason::PredicateDelete => {
+                "delete by predicate plan without keys: cannot be replayed as pk in [...]"
+            }
+            SkipReason::IncompleteTxn => "transaction without CommitTxn at the end of the dump: dropped",
+            SkipReason::DuplicateBroadcast => "broadcast DDL already taken from another pchannel",
+            SkipReason::AlreadyExists => "the new primary already has it",
+            SkipReason::NotReplayed => "not replayed by walscope: apply it by hand",
+            SkipReason::Unreadable => "body unreadable",
+        }
+    }
+}
+
+/// One message that is not sent, and why.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Skipped {
+    pub pchannel: String,
+    pub message_id: String,
+    pub tt: u64,
+    pub type_name: String,
+    pub reason: SkipReason,
+    /// Collection, when known.
+    pub collection: Option<String>,
+    pub detail: Option<String>,
+}
+
+/// The name of the primary key field of a collection, when known.
+pub type PkOf<'a> = dyn FnMut(&str) -> Option<String> + 'a;
+
+fn text(m: &DynamicMessage, f: &str) -> String {
+    m.get_field_by_name(f).and_then(|v| v.as_str().map(str::to_string)).unwrap_or_default()
+}
+
+/// The keys of an IDs message.
+pub fn ids_keys(ids: &DynamicMessage) -> Vec<Pk> {
+    let list = |f: &str| -> Option<Vec<Value>> {
+        let arr = ids.get_field_by_name(f)?.as_message()?.clone();
+        match arr.get_field_by_name("data").as_deref() {
+            Some(Value::List(l)) => Some(l.clone()),
+            _ => None,
+        }
+    };
+    if ids.has_field_by_name("int_id") {
+        return list("int_id").unwrap_or_default().iter().filter_map(|v| v.as_i64()).map(Pk::Int).collect();
+    }
+    if ids.has_field_by_name("str_id") {
+        return list("str_id")
+            .unwrap_or_default()
+            .iter()
+            .filter_map(|v| v.as_str().map(|s| Pk::Str(s.to_string())))
+            .collect();
+    }
+    Vec::new()
+}
+
+/// The keys in column `pk` of a WAL InsertRequest's `fields_data`.
+pub fn insert_keys(body: &DynamicMessage, pk: &str) -> Option<Vec<Pk>> {
+    let Some(Value::List(fields)) = body.get_field_by_name("fields_data").as_deref().cloned() else {
+        return None;
+    };
+    let field = fields.iter().filter_map(|v| v.as_message()).find(|f| text(f, "field_name") == pk)?.clone();
+    let keys = insert_keys_of_field(&field);
+    let present = field.get_field_by_name("scalars").and_then(|s| {
+        s.as_message().map(|s| s.has_field_by_name("long_data") || s.has_field_by_name("string_data"))
+    });
+    present.unwrap_or(false).then_some(keys)
+}
+
+/// The Int64 or VarChar values of one FieldData column.
+pub fn insert_keys_of_field(field: &DynamicMessage) -> Vec<Pk> {
+    let Some(scalars) = field.get_field_by_name("scalars").and_then(|v| v.as_message().cloned()) else {
+        return Vec::new();
+    };
+    let data = |f: &str| -> Option<Vec<Value>> {
+        let arr = scalars.get_field_by_name(f)?.as_message()?.clone();
+        match arr.get_field_by_name("data").as_deref() {
+            Some(Value::List(l)) => Some(l.clone()),
+            _ => None,
+        }
+    };
+    if scalars.has_field_by_name("long_data") {
+        return data("long_data")
+            .unwrap_or_default()
+            .iter()
+            .filter_map(|v| v.as_i64())
+            .map(Pk::Int)
+            .collect();
+    }
+    if scalars.has_field_by_name("string_data") {
+        return data("string_data")
+            .unwrap_or_default()
+            .iter()
+            .filter_map(|v| v.as_str().map(|s| Pk::Str(s.to_string())))
+            .collect();
+    }
+    Vec::new()
+}
+
+/// The result of reading a salvage.
+#[derive(Debug, Default)]
+pub struct Units {
+    pub units: Vec<Unit>,
+    pub skipped: Vec<Skipped>,
+    /// Problems that stop an apply (an Insert whose keys cannot be found, ...).
+    pub problems: Vec<String>,
+    /// Frames read per dump.
+    pub frames: Vec<u64>,
+}
+
+struct Walk<'s, 'p> {
+    pchannel: String,
+    checkpoint: Option<u64>,
+    pk_of: &'p mut PkOf<'s>,
+    out: Units,
+    seq: Vec<(u64, usize, usize)>,
+    open: BTreeMap<i64, Vec<SourceMessage>>,
+}
+
+impl Walk<'_, '_> {
+    fn skip(&mut self, m: &SourceMessage, reason: SkipReason, detail: Option<String>) {
+        let collection = m.body.as_ref().map(|b| collection_of(b)).filter(|c| !c.is_empty());
+        self.out.skipped.push(Skipped {
+            pchannel: self.pchannel.clone(),
+            message_id: m.message_id.clone(),
+            tt: m.tt,
+            type_name: m.type_name.clone(),
+            reason,
+            collection,
+            detail,
+        });
+    }
+
+    /// The call a message becomes, or why it is skipped.
+    fn op(&mut self, m: &SourceMessage) -> Result<Option<Op>, (SkipReason, Option<String>)> {
+        if m.encrypted {
+            return Err((SkipReason::Encrypted, None));
+        }
+        if m.unreplicable {
+            return Err((SkipReason::Unreplicable, None));
+        }
+        let t = m.type_name.as_str();
+        match t {
+            "TimeTick" | "Flush" | "CreateSegment" => return Err((SkipReason::SelfControlled, None)),
+            "AlterReplicateConfig" => return Err((SkipReason::ReplicateConfig, None)),
+            "ManualFlush" => return Err((SkipReason::ManualFlush, None)),
+            "Import" | "CommitImport" => return Err((SkipReason::Import, None)),
+            _ => {}
+        }
+        if m.type_number == 999 || t == "Txn" {
+            return Err((SkipReason::OpaqueTxn, None));
+        }
+        let Some(body) = &m.body else {
+            return match &m.body_error {
+                Some(e) => Err((SkipReason::Unreadable, Some(e.clone()))),
+                None => Err((SkipReason::NotReplayed, None)),
+            };
+        };
+        let db = Some(text(body, "db_name")).filter(|d| !d.is_empty()).unwrap_or_else(|| "default".into());
+        let collection = collection_of(body);
+        let at = FrameAt { dump: m.dump, offset: m.offset, len: m.len };
+        Ok(Some(match t {
+            "Insert" => {
+                let Some(pk) = (self.pk_of)(&collection) else {
+                    let why = format!(
+                        "collection {collection}: its primary key is unknown (not on the new primary, no CreateCollection in the dump)"
+                    );
+                    self.out.problems.push(why.clone());
+                    return Err((SkipReason::Unreadable, Some(why)));
+                };
+                let Some(keys) = insert_keys(body, &pk) else {
+                    return Err((
+                        SkipReason::Unreadable,
+                        Some(format!("no column {pk} (the primary key) in fields_data")),
+                    ));
+                };
+                let rows =
+                    body.get_field_by_name("num_rows").and_then(|v| v.as_u64()).unwrap_or(keys.len() as u64);
+                Op::Insert { db, collection, partition: text(body, "partition_name"), at, rows, keys }
+            }
+            "Delete" => {
+                let mut keys = body
+                    .get_field_by_name("primary_keys")
+                    .and_then(|v| v.as_message().map(ids_keys))
+                    .unwrap_or_default();
+                if keys.is_empty()
+                    && let Some(Value::List(l)) = body.get_field_by_name("int64_primary_keys").as_deref()
+                {
+                    keys = l.iter().filter_map(|v| v.as_i64()).map(Pk::Int).collect();
+                }
+                if keys.is_empty() {
+                    return Err((SkipReason::PredicateDelete, Some(format!("collection {collection}"))));
+                }
+                Op::Delete { db, collection, partition: String::new(), keys }
+            }
+            "CreateCollection" => Op::CreateCollection { db, collection, at },
+            "DropCollection" => Op::DropCollection { db, collection },
+            "CreatePartition" => {
+                Op::CreatePartition { db, collection, partition: text(body, "partition_name") }
+            }
+            _ => return Err((SkipReason::NotReplayed, None)),
+        }))
+    }
+
+    fn push_unit(&mut self, key: String, tt: u64, txn: Option<i64>, ops: Vec<Op>) {
+        if ops.is_empty() {
+            return;
+        }
+        let i = self.out.units.len();
+        self.out.units.push(Unit { key, pchannel: self.pchannel.clone(), tt, txn, ops });
+        self.seq.push((tt, 0, i));
+    }
+
+    fn message(&mut self, m: SourceMessage) {
+        let replicated = self.checkpoint.is_some_and(|c| m.tt <= c);
+        match m.type_name.as_str() {
+            "BeginTxn" => {
+                if let Some(id) = m.txn_id {
+                    self.open.insert(id, vec![m]);
+                } else {
+                    self.skip(&m, SkipReason::Unreadable, Some("BeginTxn without a readable _tx".into()));
+                }
+                return;
+            }
+            "CommitTxn" | "RollbackTxn" => {
+                let Some(id) = m.txn_id else {
+                    self.skip(&m, SkipReason::Unreadable, Some("no readable _tx".into()));
+                    return;
+                };
+                let mut group = self.open.remove(&id).unwrap_or_default();
+                let commit = m.type_name == "CommitTxn";
+                let tt = m.tt;
+                group.push(m);
+                self.transaction(id, group, commit, tt);
+                return;
+            }
+            _ => {}
+        }
+        if let Some(id) = m.txn_id
+            && let Some(group) = self.open.get_mut(&id)
+        {
+            group.push(m);
+            return;
+        }
+        if replicated {
+            self.skip(&m, SkipReason::Replicated, None);
+            return;
+        }
+        match self.op(&m) {
+            Ok(Some(op)) => {
+                let key = format!("{}/{}", self.pchannel, m.message_id);
+                self.push_unit(key, m.tt, None, vec![op]);
+            }
+            Ok(None) => {}
+            Err((reason, detail)) => self.skip(&m, reason, detail),
+        }
+    }
+
+    /// A whole transaction, judged by its commit (reference §3): deletes first, then inserts;
+    /// an Insert and a Delete of the same keys become one Upsert.
+    fn transaction(&mut self, id: i64, group: Vec<SourceMessage>, commit: bool, tt: u64) {
+        let replicated = self.checkpoint.is_some_and(|c| tt <= c);
+        if !commit || replicated {
+            let reason = if replicated { SkipReason::Replicated } else { SkipReason::RolledBack };
+            for m in &group {
+                self.skip(m, reason, Some(format!("transaction {id}")));
+            }
+            return;
+        }
+        let mut ops = Vec::new();
+        for m in &group {
+            if matches!(m.type_name.as_str(), "BeginTxn" | "CommitTxn") {
+                continue;
+            }
+            match self.op(m) {
+                Ok(Some(op)) => ops.push(op),
+                Ok(None) => {}
+                Err((reason, detail)) => self.skip(m, reason, detail.or(Some(format!("transaction {id}")))),
+            }
+        }
+        let ops = fuse_upserts(ops);
+        let commit_id = group.last().map(|m| m.message_id.clone()).unwrap_or_default();
+        let key = format!("{}/txn{id}@{commit_id}", self.pchannel);
+        self.push_unit(key, tt, Some(id), ops);
+    }
+}
+
+fn collection_of(body: &DynamicMessage) -> String {
+    let c = text(body, "collection_name");
+    if c.is_empty() { text(body, "collectionName") } else { c }
+}
+
+/// Deletes before inserts; a delete whose keys an insert of the same collection re-writes is
+/// folded into that insert, which becomes an Upsert.
+fn fuse_upserts(ops: Vec<Op>) -> Vec<Op> {
+    let (mut deletes, mut rest): (Vec<Op>, Vec<Op>) =
+        ops.into_iter().partition(|o| matches!(o, Op::Delete { .. }));
+    for op in &mut rest {
+        let Op::Insert { db, collection, partition, at, rows, keys } = op else { continue };
+        let written: HashSet<&Pk> = keys.iter().collect();
+        let mut folded = false;
+        for d in &mut deletes {
+            if let Op::Delete { collection: dc, keys: dk, .. } = d
+                && dc == collection
+                && dk.iter().any(|k| written.contains(k))
+            {
+                dk.retain(|k| !written.contains(k));
+                folded = true;
+            }
+        }
+        if folded {
+            *op = Op::Upsert {
+                db: db.clone(),
+                collection: collection.clone(),
+                partition: partition.clone(),
+                at: *at,
+                rows: *rows,
+                keys: keys.clone(),
+            };
+        }
+    }
+    deletes.retain(|d| !matches!(d, Op::Delete { keys, .. } if keys.is_empty()));
+    deletes.extend(rest);
+    deletes
+}
+
+/// Reads every dump, applies the rules, merges by `_tt`, keeps each DDL once.
+pub fn read_units(salvage: &Salvage, pk_of: &mut PkOf<'_>) -> Result<Units, super::ReplayError> {
+    let mut all = Units::default();
+    let mut order: Vec<(u64, usize, usize)> = Vec::new();
+    let mut per_dump: Vec<Vec<Unit>> = Vec::new();
+    for (d, dump) in salvage.dumps.iter().enumerate() {
+        let mut walk = Walk {
+            pchannel: dump.pchannel.clone(),
+            checkpoint: dump.checkpoint_tt,
+            pk_of: &mut *pk_of,
+            out: Units::default(),
+            seq: Vec::new(),
+            open: BTreeMap::new(),
+        };
+        let mut frames = 0u64;
+        salvage.for_each(d, |m| {
+            frames += 1;
+            walk.message(m);
+        })?;
+        for (id, group) in std::mem::take(&mut walk.open) {
+            for m in &group {
+                walk.skip(m, SkipReason::IncompleteTxn, Some(format!("transaction {id}")));
+            }
+        }
+        order.extend(walk.seq.iter().map(|(tt, _, i)| (*tt, d, *i)));
+        all.skipped.append(&mut walk.out.skipped);
+        all.problems.append(&mut walk.out.problems);
+        all.frames.push(frames);
+        per_dump.push(walk.out.units);
+    }
+    order.sort();
+    let mut seen_ddl: HashSet<(String, String)> = HashSet::new();
+    for (_, d, i) in order {
+        let mut unit = per_dump[d][i].clone();
+        if let [op @ (Op::CreateCollection { .. } | Op::DropCollection { .. } | Op::CreatePartition { .. })] =
+            unit.ops.as_slice()
+        {
+            let id = (op.name().to_string(), format!("{}/{}", op.collection(), partition_of(op)));
+            if !seen_ddl.insert(id) {
+                all.skipped.push(Skipped {
+                    pchannel: unit.pchannel.clone(),
+                    message_id: unit.key.split_once('/').map_or(String::new(), |(_, id)| id.to_string()),
+                    tt: unit.tt,
+                    type_name: op.name().to_string(),
+                    reason: SkipReason::DuplicateBroadcast,
+                    collection: Some(op.collection().to_string()),
+                    detail: None,
+                });
+                continue;
+            }
+            // A DropCollection ends what came before: a later CreateCollection is new again.
+            if let Op::DropCollection { collection, .. } = op {
+                seen_ddl.retain(|(_, c)| !c.starts_with(&format!("{collection}/")));
+                seen_ddl.insert(("DropCollection".into(), format!("{collection}/")));
+            }
+        }
+        unit.ops.shrink_to_fit();
+        all.units.push(unit);
+    }
+    Ok(all)
+}
+
+fn partition_of(op: &Op) -> &str {
+    match op {
+        Op::CreatePartition { partition, .. } => partition,
+        _ => "",
+    }
+}
