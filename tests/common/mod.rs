@@ -4,6 +4,7 @@
 
 #[cfg(feature = "gui")]
 pub mod gui;
+pub mod rehearsal;
 pub mod salvage;
 
 use prost_reflect::{DynamicMessage, Kind, MapKey, MessageDescriptor, Value};
