@@ -26,7 +26,7 @@ pub fn bench_file() -> PathBuf {
     }
     let set = SchemaSet::builtin();
     let unique: Vec<Vec<u8>> =
-        WalGenerator::new(set.pool(), WalGenConfig { seed: 1, rows: (1, 3), total: None })
+        WalGenerator::new(set.pool(), WalGenConfig { seed: 1, rows: (1, 3), total: None, ..Default::default() })
             .take(20_000)
             .map(|m| m.response)
             .collect();
