@@ -323,11 +323,14 @@ fn template(req: &DynamicMessage, name: &str) -> Option<Operand> {
         ("int64_val", Value::I64(i)) => Some(Operand::Ints(vec![*i])),
         ("string_val", Value::String(s)) => Some(Operand::Strs(vec![s.clone()])),
         ("array_val", Value::Message(a)) => {
-            if let Some(l) = list(a, "long_data") {
-                Some(Operand::Ints(l.iter().filter_map(Value::as_i64).collect()))
-            } else {
-                list(a, "string_data")
-                    .map(|l| Operand::Strs(l.iter().filter_map(|s| s.as_str().map(str::to_string)).collect()))
+            let (set, _) = a.fields().next()?;
+            let items = list(a, set.name())?;
+            match set.name() {
+                "long_data" => Some(Operand::Ints(items.iter().filter_map(Value::as_i64).collect())),
+                "string_data" => {
+                    Some(Operand::Strs(items.iter().filter_map(|s| s.as_str().map(str::to_string)).collect()))
+                }
+                _ => None,
             }
         }
         _ => None,
