@@ -28,23 +28,17 @@ pub use super::milvus_config::{Faults, MilvusDemoConfig, OwnWrite, StoreSeed};
 use super::milvus_dml::DmlTypes;
 use super::milvus_store::Store;
 use super::milvus_wal::{DemoWal, DumpCursor, DumpRequest, PCHANNELS, Step, opaque_txn};
-use crate::net::grpc::RawCodec;
 use crate::schema::SchemaSet;
 use bytes::Bytes;
-use futures::future::BoxFuture;
 use futures::stream::BoxStream;
 use futures::{FutureExt, StreamExt};
 use prost_reflect::{DescriptorPool, DynamicMessage, MessageDescriptor};
 use serde_json::json;
-use std::convert::Infallible;
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::sync::RwLock;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::task::{Context, Poll};
 use std::time::Duration;
-use tonic::body::Body;
-use tonic::server::NamedService;
 use tonic::transport::server::TcpIncoming;
 use tonic::transport::{Identity, Server, ServerTlsConfig};
 use tonic::{Request, Response, Status};
@@ -59,7 +53,7 @@ pub const NEW_CLUSTER_ID: &str = "by-dev";
 pub const SESSION_IDENTIFIER: i64 = (super::walgen::START_MS << 18) as i64;
 /// The only database the demo has (Milvus's default one).
 const DEFAULT_DB: &str = "default";
-const SERVICE: &str = "milvus.proto.milvus.MilvusService";
+pub(super) const SERVICE: &str = "milvus.proto.milvus.MilvusService";
 
 #[derive(Debug, thiserror::Error)]
 pub enum DemoError {
@@ -109,7 +103,7 @@ impl MilvusDemo {
             (None, None)
         };
         let router = builder
-            .add_service(MilvusService { state: state.clone() })
+            .add_service(super::milvus_service::MilvusService { state: state.clone() })
             .add_optional_service(v1)
             .add_optional_service(v1alpha);
         let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
@@ -188,7 +182,7 @@ struct Types {
     dump_resp: MessageDescriptor,
 }
 
-struct State {
+pub(super) struct State {
     config: MilvusDemoConfig,
     faults: RwLock<Faults>,
     addr: SocketAddr,
@@ -286,7 +280,11 @@ impl State {
             .map_err(|e| Status::invalid_argument(format!("request is not a valid {}: {e}", d.full_name())))
     }
 
-    async fn unary(self: Arc<Self>, method: String, req: Request<Bytes>) -> Result<Response<Bytes>, Status> {
+    pub(super) async fn unary(
+        self: Arc<Self>,
+        method: String,
+        req: Request<Bytes>,
+    ) -> Result<Response<Bytes>, Status> {
         self.check(&method, &req, true)?;
         let db = req.metadata().get("dbname").and_then(|v| v.to_str().ok()).map(str::to_string);
         let body = req.into_inner();
@@ -387,7 +385,7 @@ impl State {
         }}))
     }
 
-    fn dump(
+    pub(super) fn dump(
         self: Arc<Self>,
         req: Request<Bytes>,
     ) -> Result<BoxStream<'static, Result<Bytes, Status>>, Status> {
@@ -469,62 +467,4 @@ fn user_of(header: &str) -> Option<String> {
     let raw = base64::engine::general_purpose::STANDARD.decode(header).ok()?;
     let text = String::from_utf8(raw).ok()?;
     Some(text.split_once(':').map_or("(token)".to_string(), |(u, _)| u.to_string()))
-}
-
-#[derive(Clone)]
-struct MilvusService {
-    state: Arc<State>,
-}
-
-impl NamedService for MilvusService {
-    const NAME: &'static str = SERVICE;
-}
-
-struct Unary(Arc<State>, String);
-impl tonic::server::UnaryService<Bytes> for Unary {
-    type Response = Bytes;
-    type Future = BoxFuture<'static, Result<Response<Bytes>, Status>>;
-    fn call(&mut self, req: Request<Bytes>) -> Self::Future {
-        self.0.clone().unary(self.1.clone(), req).boxed()
-    }
-}
-
-struct Dump(Arc<State>);
-impl tonic::server::ServerStreamingService<Bytes> for Dump {
-    type Response = Bytes;
-    type ResponseStream = BoxStream<'static, Result<Bytes, Status>>;
-    type Future = BoxFuture<'static, Result<Response<Self::ResponseStream>, Status>>;
-    fn call(&mut self, req: Request<Bytes>) -> Self::Future {
-        let state = self.0.clone();
-        async move { state.dump(req).map(Response::new) }.boxed()
-    }
-}
-
-impl<B> tower::Service<http::Request<B>> for MilvusService
-where
-    B: http_body::Body<Data = Bytes> + Send + 'static,
-    B::Error: Into<Box<dyn std::error::Error + Send + Sync>> + Send + 'static,
-{
-    type Response = http::Response<Body>;
-    type Error = Infallible;
-    type Future = BoxFuture<'static, Result<Self::Response, Infallible>>;
-
-    fn poll_ready(&mut self, _cx: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
-        Poll::Ready(Ok(()))
-    }
-
-    fn call(&mut self, req: http::Request<B>) -> Self::Future {
-        let state = self.state.clone();
-        let method = req.uri().path().strip_prefix(&format!("/{SERVICE}/")).unwrap_or("").to_string();
-        async move {
-            let mut grpc = tonic::server::Grpc::new(RawCodec)
-                .apply_max_message_size_config(Some(512 << 20), Some(512 << 20));
-            let response = match method.as_str() {
-                "DumpMessages" => grpc.server_streaming(Dump(state), req).await,
-                _ => grpc.unary(Unary(state, method), req).await,
-            };
-            Ok(response)
-        }
-        .boxed()
-    }
 }
