@@ -1,6 +1,7 @@
 //! A demo Milvus on 127.0.0.1: `milvus.proto.milvus.MilvusService` with Connect, GetVersion,
 //! CheckHealth, GetReplicateConfiguration, GetReplicateInfo and DumpMessages over the synthetic
-//! WAL, served by tonic without generated code (a service that routes by path and sends
+//! WAL, and the collection rpcs (CreateCollection ... Query, [`super::milvus_dml`]) over real
+//! in-memory collections ([`super::milvus_store`], seeded by [`StoreSeed`]), served by tonic without generated code (a service that routes by path and sends
 //! pre-encoded bytes). Every other method answers UNIMPLEMENTED naming the method.
 //!
 //! Connect answers as the proxy does, so SDKs that register on connect (pymilvus's
@@ -23,25 +24,21 @@
 //! Must never: listen on anything but the address it was given (tests use 127.0.0.1:0), or
 //! panic on a request.
 
-pub use super::milvus_config::{Faults, MilvusDemoConfig};
+pub use super::milvus_config::{Faults, MilvusDemoConfig, OwnWrite, StoreSeed};
+use super::milvus_dml::DmlTypes;
+use super::milvus_store::Store;
 use super::milvus_wal::{DemoWal, DumpCursor, DumpRequest, PCHANNELS, Step, opaque_txn};
-use crate::net::grpc::RawCodec;
 use crate::schema::SchemaSet;
 use bytes::Bytes;
-use futures::future::BoxFuture;
 use futures::stream::BoxStream;
 use futures::{FutureExt, StreamExt};
 use prost_reflect::{DescriptorPool, DynamicMessage, MessageDescriptor};
 use serde_json::json;
-use std::convert::Infallible;
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::sync::RwLock;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::task::{Context, Poll};
 use std::time::Duration;
-use tonic::body::Body;
-use tonic::server::NamedService;
 use tonic::transport::server::TcpIncoming;
 use tonic::transport::{Identity, Server, ServerTlsConfig};
 use tonic::{Request, Response, Status};
@@ -56,7 +53,7 @@ pub const NEW_CLUSTER_ID: &str = "by-dev";
 pub const SESSION_IDENTIFIER: i64 = (super::walgen::START_MS << 18) as i64;
 /// The only database the demo has (Milvus's default one).
 const DEFAULT_DB: &str = "default";
-const SERVICE: &str = "milvus.proto.milvus.MilvusService";
+pub(super) const SERVICE: &str = "milvus.proto.milvus.MilvusService";
 
 #[derive(Debug, thiserror::Error)]
 pub enum DemoError {
@@ -106,7 +103,7 @@ impl MilvusDemo {
             (None, None)
         };
         let router = builder
-            .add_service(MilvusService { state: state.clone() })
+            .add_service(super::milvus_service::MilvusService { state: state.clone() })
             .add_optional_service(v1)
             .add_optional_service(v1alpha);
         let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
@@ -125,6 +122,12 @@ impl MilvusDemo {
     /// The cluster id this server answers for.
     pub fn cluster_id(&self) -> &str {
         &self.state.config.cluster_id
+    }
+
+    /// The rows this server wrote itself after its promotion ([`StoreSeed::NewPrimary`] with
+    /// `own_writes`; empty otherwise), with the keys a replay of the salvage conflicts on.
+    pub fn own_writes(&self) -> Vec<OwnWrite> {
+        self.state.own_writes.clone()
     }
 
     /// The fault switches now in force.
@@ -179,12 +182,16 @@ struct Types {
     dump_resp: MessageDescriptor,
 }
 
-struct State {
+pub(super) struct State {
     config: MilvusDemoConfig,
     faults: RwLock<Faults>,
     addr: SocketAddr,
     wal: Arc<DemoWal>,
     types: Types,
+    /// The collections (Create/Describe/Insert/Delete/Upsert/Query...).
+    store: Store,
+    dml: DmlTypes,
+    own_writes: Vec<OwnWrite>,
     dropped_once: AtomicBool,
     /// Set by [`MilvusDemo::kill`]: open streams end at once with UNAVAILABLE.
     killed: Arc<AtomicBool>,
@@ -196,7 +203,14 @@ fn desc(pool: &DescriptorPool, name: &str) -> Result<MessageDescriptor, DemoErro
 
 impl State {
     fn new(pool: &DescriptorPool, config: &MilvusDemoConfig, addr: SocketAddr) -> Result<State, DemoError> {
+        let wal = Arc::new(DemoWal::new(pool, config.wal.clone()).cycling(config.wal_cycle));
+        let dml = DmlTypes::new(pool).map_err(DemoError::Setup)?;
+        let store = Store::new(SESSION_IDENTIFIER as u64);
+        let own_writes = super::milvus_seed::seed(&store, &dml, pool, &wal, config);
         Ok(State {
+            store,
+            dml,
+            own_writes,
             types: Types {
                 connect_req: desc(pool, "milvus.proto.milvus.ConnectRequest")?,
                 connect: desc(pool, "milvus.proto.milvus.ConnectResponse")?,
@@ -209,7 +223,7 @@ impl State {
                 dump_resp: desc(pool, "milvus.proto.milvus.DumpMessagesResponse")?,
             },
             faults: RwLock::new(config.faults.clone()),
-            wal: Arc::new(DemoWal::new(pool, config.wal.clone()).cycling(config.wal_cycle)),
+            wal,
             config: config.clone(),
             addr,
             dropped_once: AtomicBool::new(false),
@@ -266,7 +280,11 @@ impl State {
             .map_err(|e| Status::invalid_argument(format!("request is not a valid {}: {e}", d.full_name())))
     }
 
-    async fn unary(self: Arc<Self>, method: String, req: Request<Bytes>) -> Result<Response<Bytes>, Status> {
+    pub(super) async fn unary(
+        self: Arc<Self>,
+        method: String,
+        req: Request<Bytes>,
+    ) -> Result<Response<Bytes>, Status> {
         self.check(&method, &req, true)?;
         let db = req.metadata().get("dbname").and_then(|v| v.to_str().ok()).map(str::to_string);
         let body = req.into_inner();
@@ -298,7 +316,10 @@ impl State {
                     .await?;
                 Self::encode(&self.types.info, reply)?
             }
-            other => return Err(Status::unimplemented(format!("unknown method {SERVICE}/{other}"))),
+            other => match super::milvus_dml::dispatch(&self.store, &self.dml, other, db.as_deref(), &body) {
+                Some(reply) => reply?,
+                None => return Err(Status::unimplemented(format!("unknown method {SERVICE}/{other}"))),
+            },
         };
         Ok(Response::new(reply))
     }
@@ -352,16 +373,7 @@ impl State {
         let (wal, p, start) = (self.wal.clone(), pchannel.to_string(), self.config.checkpoint_index);
         let lag = self.config.checkpoint_lag;
         let found = tokio::task::spawn_blocking(move || {
-            let (i, e) =
-                (start..start + 10_000).filter_map(|i| wal.entry(&p, i).map(|e| (i, e))).find(|(_, e)| {
-                    e.last_confirmed_id == e.message_id
-                        && e.type_name != "BeginTxn"
-                        && e.type_name != "CommitTxn"
-                })?;
-            let confirmed = wal
-                .entry(&p, i.saturating_sub(lag))
-                .map_or(e.last_confirmed_id.clone(), |b| b.last_confirmed_id);
-            Some((confirmed, e.timetick))
+            wal.salvage_checkpoint(&p, start, lag).map(|c| (c.message_id, c.time_tick))
         })
         .await
         .map_err(|e| Status::internal(e.to_string()))?;
@@ -373,7 +385,7 @@ impl State {
         }}))
     }
 
-    fn dump(
+    pub(super) fn dump(
         self: Arc<Self>,
         req: Request<Bytes>,
     ) -> Result<BoxStream<'static, Result<Bytes, Status>>, Status> {
@@ -455,62 +467,4 @@ fn user_of(header: &str) -> Option<String> {
     let raw = base64::engine::general_purpose::STANDARD.decode(header).ok()?;
     let text = String::from_utf8(raw).ok()?;
     Some(text.split_once(':').map_or("(token)".to_string(), |(u, _)| u.to_string()))
-}
-
-#[derive(Clone)]
-struct MilvusService {
-    state: Arc<State>,
-}
-
-impl NamedService for MilvusService {
-    const NAME: &'static str = SERVICE;
-}
-
-struct Unary(Arc<State>, String);
-impl tonic::server::UnaryService<Bytes> for Unary {
-    type Response = Bytes;
-    type Future = BoxFuture<'static, Result<Response<Bytes>, Status>>;
-    fn call(&mut self, req: Request<Bytes>) -> Self::Future {
-        self.0.clone().unary(self.1.clone(), req).boxed()
-    }
-}
-
-struct Dump(Arc<State>);
-impl tonic::server::ServerStreamingService<Bytes> for Dump {
-    type Response = Bytes;
-    type ResponseStream = BoxStream<'static, Result<Bytes, Status>>;
-    type Future = BoxFuture<'static, Result<Response<Self::ResponseStream>, Status>>;
-    fn call(&mut self, req: Request<Bytes>) -> Self::Future {
-        let state = self.0.clone();
-        async move { state.dump(req).map(Response::new) }.boxed()
-    }
-}
-
-impl<B> tower::Service<http::Request<B>> for MilvusService
-where
-    B: http_body::Body<Data = Bytes> + Send + 'static,
-    B::Error: Into<Box<dyn std::error::Error + Send + Sync>> + Send + 'static,
-{
-    type Response = http::Response<Body>;
-    type Error = Infallible;
-    type Future = BoxFuture<'static, Result<Self::Response, Infallible>>;
-
-    fn poll_ready(&mut self, _cx: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
-        Poll::Ready(Ok(()))
-    }
-
-    fn call(&mut self, req: http::Request<B>) -> Self::Future {
-        let state = self.state.clone();
-        let method = req.uri().path().strip_prefix(&format!("/{SERVICE}/")).unwrap_or("").to_string();
-        async move {
-            let mut grpc = tonic::server::Grpc::new(RawCodec)
-                .apply_max_message_size_config(Some(512 << 20), Some(512 << 20));
-            let response = match method.as_str() {
-                "DumpMessages" => grpc.server_streaming(Dump(state), req).await,
-                _ => grpc.unary(Unary(state, method), req).await,
-            };
-            Ok(response)
-        }
-        .boxed()
-    }
 }
