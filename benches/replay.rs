@@ -7,8 +7,8 @@
 use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
-use walscope::dump::framing::write_frame;
 use walscope::dump::Framing;
+use walscope::dump::framing::write_frame;
 use walscope::jobs::replay::{self, ApplyOptions, ReplaySpec};
 use walscope::net::grpc::GrpcSettings;
 use walscope::replay::convert::{Columns, rows_request};
@@ -60,7 +60,8 @@ fn is_encrypted(set: &SchemaSet, response: &[u8]) -> bool {
 
 fn main() {
     let rows: u64 = std::env::var("REPLAY_ROWS").ok().and_then(|v| v.parse().ok()).unwrap_or(1_000_000);
-    let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().expect("runtime");
+    let rt =
+        tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().expect("runtime");
     let dir = tempfile::tempdir().expect("temp dir");
     let dump = dir.path().join("bench.dump");
     let t = Instant::now();

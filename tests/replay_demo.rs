@@ -41,24 +41,35 @@ async fn plan_apply_verify_and_apply_again() {
     for c in COLLECTIONS {
         assert!(collections.contains_key(c), "no plan for {c}: {:?}", collections.keys());
     }
-    let reasons: Vec<&str> = plan["skipped"].as_array().expect("skipped").iter().filter_map(|s| s["reason"].as_str()).collect();
+    let reasons: Vec<&str> =
+        plan["skipped"].as_array().expect("skipped").iter().filter_map(|s| s["reason"].as_str()).collect();
     assert!(reasons.contains(&"Replicated"), "the lagging checkpoint's messages are skipped: {reasons:?}");
     assert!(reasons.contains(&"ManualFlush") || reasons.contains(&"Encrypted"), "{reasons:?}");
     let audit = &plan["collections"]["audit"];
-    let diffs: Vec<&str> = audit["differences"].as_array().expect("differences").iter().filter_map(|d| d["what"].as_str()).collect();
+    let diffs: Vec<&str> = audit["differences"]
+        .as_array()
+        .expect("differences")
+        .iter()
+        .filter_map(|d| d["what"].as_str())
+        .collect();
     assert!(
-        diffs.iter().any(|d| d.contains("title") && d.contains("max_length 256 in the dump, 128 on the new primary")),
+        diffs
+            .iter()
+            .any(|d| d.contains("title") && d.contains("max_length 256 in the dump, 128 on the new primary")),
         "{diffs:?}"
     );
     let own: Vec<Pk> = pair.new.own_writes().iter().filter(|w| w.in_salvage).map(|w| Pk::Int(w.pk)).collect();
     assert_eq!(own.len(), 2, "the rehearsal's new primary wrote two keys the salvage also inserts");
-    let conflicts: Vec<Pk> = serde_json::from_value(plan["collections"]["orders"]["conflicts"].clone()).expect("keys");
+    let conflicts: Vec<Pk> =
+        serde_json::from_value(plan["collections"]["orders"]["conflicts"].clone()).expect("keys");
     assert_eq!(conflicts, own, "the conflict check finds exactly the new primary's own writes");
     let upserts: u64 = collections.values().map(|c| c["upserts"].as_u64().unwrap_or(0)).sum();
     assert!(upserts > 0, "the rehearsal's upsert transactions are planned as Upserts");
 
     // Apply: the new primary ends as the model says, the verification agrees.
-    let out = tokio::task::block_in_place(|| walscope(&["replay", folder.to_str().expect("path"), "--new-primary", &new, "--apply", "--yes"]));
+    let out = tokio::task::block_in_place(|| {
+        walscope(&["replay", folder.to_str().expect("path"), "--new-primary", &new, "--apply", "--yes"])
+    });
     let said = rehearsal::text(&out);
     assert!(out.status.success(), "apply failed: {said}");
     assert!(said.contains("verification: OK"), "{said}");
@@ -67,21 +78,36 @@ async fn plan_apply_verify_and_apply_again() {
     for c in COLLECTIONS {
         let got: HashMap<Pk, u64> = after.get(c).map(|(k, _)| k.clone()).unwrap_or_default();
         let want = expected.get(c).cloned().unwrap_or_default();
-        let mut wrong: Vec<_> = want.keys().chain(got.keys()).filter(|k| want.get(*k) != got.get(*k)).map(|k| (k.clone(), want.get(k).copied(), got.get(k).copied())).collect();
+        let mut wrong: Vec<_> = want
+            .keys()
+            .chain(got.keys())
+            .filter(|k| want.get(*k) != got.get(*k))
+            .map(|k| (k.clone(), want.get(k).copied(), got.get(k).copied()))
+            .collect();
         wrong.sort();
         wrong.dedup();
         assert!(wrong.is_empty(), "{c}: (key, expected rows, found rows) differ: {wrong:?}");
         let total: u64 = got.values().sum();
-        assert_eq!(after.get(c).map(|(_, n)| *n), Some(total), "{c}: count(*) holds rows outside the rehearsal's keys");
+        assert_eq!(
+            after.get(c).map(|(_, n)| *n),
+            Some(total),
+            "{c}: count(*) holds rows outside the rehearsal's keys"
+        );
         assert!(got.values().all(|n| *n == 1), "{c}: a key has duplicated rows");
     }
     // The new primary's own rows survived (policy skip).
     for w in pair.new.own_writes() {
-        assert_eq!(after.get(&w.collection).and_then(|(k, _)| k.get(&Pk::Int(w.pk))), Some(&1), "own write {w:?} lost");
+        assert_eq!(
+            after.get(&w.collection).and_then(|(k, _)| k.get(&Pk::Int(w.pk))),
+            Some(&1),
+            "own write {w:?} lost"
+        );
     }
 
     // Again: the journal says everything is applied; nothing is sent.
-    let out = tokio::task::block_in_place(|| walscope(&["replay", folder.to_str().expect("path"), "--new-primary", &new, "--apply", "--yes"]));
+    let out = tokio::task::block_in_place(|| {
+        walscope(&["replay", folder.to_str().expect("path"), "--new-primary", &new, "--apply", "--yes"])
+    });
     let said = rehearsal::text(&out);
     assert!(out.status.success(), "second apply failed: {said}");
     assert!(said.contains("nothing to send"), "{said}");
@@ -103,7 +129,18 @@ async fn a_killed_apply_resumes_to_the_same_final_state() {
 
     // One row per call, 40 calls a second: slow enough to be killed in the middle of a unit.
     let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_walscope"))
-        .args(["replay", folder.to_str().expect("path"), "--new-primary", &new, "--apply", "--yes", "--rate", "40", "--batch", "1"])
+        .args([
+            "replay",
+            folder.to_str().expect("path"),
+            "--new-primary",
+            &new,
+            "--apply",
+            "--yes",
+            "--rate",
+            "40",
+            "--batch",
+            "1",
+        ])
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())
         .spawn()
@@ -123,7 +160,9 @@ async fn a_killed_apply_resumes_to_the_same_final_state() {
     }
     child.kill().expect("SIGKILL");
     let _ = child.wait();
-    let out = tokio::task::block_in_place(|| walscope(&["replay", folder.to_str().expect("path"), "--new-primary", &new, "--resume", "--yes"]));
+    let out = tokio::task::block_in_place(|| {
+        walscope(&["replay", folder.to_str().expect("path"), "--new-primary", &new, "--resume", "--yes"])
+    });
     let said = rehearsal::text(&out);
     assert!(out.status.success(), "resume failed: {said}");
     assert!(said.contains("interrupted mid-unit"), "the plan says a unit was cut: {said}");
@@ -131,7 +170,83 @@ async fn a_killed_apply_resumes_to_the_same_final_state() {
     let after = state(&np).await;
     for c in COLLECTIONS {
         let got: HashMap<Pk, u64> = after.get(c).map(|(k, _)| k.clone()).unwrap_or_default();
-        assert_eq!(got, expected.get(c).cloned().unwrap_or_default(), "{c}: the resumed replay differs from the model");
+        assert_eq!(
+            got,
+            expected.get(c).cloned().unwrap_or_default(),
+            "{c}: the resumed replay differs from the model"
+        );
     }
     pair.shutdown().await;
+}
+
+/// A dump cut inside a transaction (a salvage stopped mid-transaction): the transaction is
+/// dropped and reported, nothing of it is planned; and a salvage from a server before 2.6.20,
+/// whose transactions are single `_t=999` frames, is reported as data missing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn incomplete_transactions_and_opaque_txn_frames_are_reported() {
+    let pair = pair().await;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let folder = dir.path().join("salvage");
+    tokio::task::block_in_place(|| salvage(&pair, &folder));
+    // Cut one dump just before its last CommitTxn frame.
+    let dumps = walscope::replay::Salvage::open(std::slice::from_ref(&folder)).expect("open");
+    let mut cut = None;
+    for (d, dump) in dumps.dumps.iter().enumerate() {
+        let mut header_start = 0u64;
+        dumps
+            .for_each(d, |m| {
+                if m.type_name == "CommitTxn" {
+                    cut = Some((dump.path.clone(), header_start, m.txn_id));
+                }
+                header_start = m.offset + m.len as u64;
+            })
+            .expect("read");
+        if cut.is_some() {
+            break;
+        }
+    }
+    drop(dumps);
+    let (path, at, txn) = cut.expect("the rehearsal's dumps hold a transaction");
+    let file = std::fs::OpenOptions::new().write(true).open(&path).expect("open dump");
+    file.set_len(at).expect("cut");
+    let plan = tokio::task::block_in_place(|| plan_json(&folder, &pair.new_addr().to_string()));
+    let txn = txn.expect("txn id");
+    let dropped: Vec<&serde_json::Value> = plan["skipped"]
+        .as_array()
+        .expect("skipped")
+        .iter()
+        .filter(|s| s["reason"] == "IncompleteTxn")
+        .collect();
+    assert!(!dropped.is_empty(), "the cut transaction is reported");
+    assert!(
+        dropped.iter().all(|s| s["detail"].as_str() == Some(&format!("transaction {txn}"))),
+        "{dropped:?}"
+    );
+    assert!(dropped.iter().any(|s| s["type_name"] == "BeginTxn"), "{dropped:?}");
+    let planned_txns: Vec<i64> =
+        plan["units"].as_array().expect("units").iter().filter_map(|u| u["txn"].as_i64()).collect();
+    assert!(!planned_txns.contains(&txn), "the incomplete transaction is not planned");
+    let words = rehearsal::text(&tokio::task::block_in_place(|| {
+        walscope(&["replay", folder.to_str().expect("path"), "--new-primary", &pair.new_addr().to_string()])
+    }));
+    assert!(words.contains("transaction without CommitTxn at the end of the dump: dropped"), "{words}");
+    pair.shutdown().await;
+
+    // A server before the fix: every transaction one empty `_t=999` frame.
+    let old = walscope::sim::milvus_pair::MilvusPair::start(walscope::sim::milvus_pair::MilvusPairConfig {
+        rehearsal: true,
+        wal: rehearsal::wal(),
+        old_faults: walscope::sim::milvus::Faults::before_txn_fix(),
+        ..Default::default()
+    })
+    .await
+    .expect("pair");
+    let folder = dir.path().join("old-server");
+    tokio::task::block_in_place(|| salvage(&old, &folder));
+    let out = tokio::task::block_in_place(|| {
+        walscope(&["replay", folder.to_str().expect("path"), "--new-primary", &old.new_addr().to_string()])
+    });
+    let words = rehearsal::text(&out);
+    assert!(words.contains("OpaqueTxn: Txn (999) frame with an empty body: DATA MISSING"), "{words}");
+    old.shutdown().await;
 }

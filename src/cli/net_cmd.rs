@@ -250,7 +250,14 @@ pub fn demo(
         _ => 0,
     });
     runtime()?.block_on(async {
-        let config = MilvusPairConfig { new_addr: local(milvus_port), old_addr: local(old_milvus_port), ..Default::default() };
+        // A whole force-failover rehearsal: the new primary holds what was replicated and writes of its
+        // own, the old one the tail to salvage and replay.
+        let config = MilvusPairConfig {
+            new_addr: local(milvus_port),
+            old_addr: local(old_milvus_port),
+            rehearsal: true,
+            ..Default::default()
+        };
         let pair = MilvusPair::start(config)
             .await
             .context("cannot start the demo Milvus pair (port in use? choose others with --milvus-port/--old-milvus-port)")?;

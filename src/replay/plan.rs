@@ -247,7 +247,8 @@ pub async fn build_plan(
             Some(s) => s.clone(),
             None => target.describe(&name).await?.map(|(s, _)| s),
         };
-        let c = check_collection(&mut plan, &name, shape, dump_schemas.get(&name), &target).await?;
+        let columns = units.insert_fields.get(&name).cloned();
+        let c = check_collection(&mut plan, &name, shape, dump_schemas.get(&name), columns, &target).await?;
         plan.collections.insert(name, c);
     }
     if options.policy == Policy::Stop {
@@ -267,6 +268,7 @@ async fn check_collection(
     name: &str,
     target_shape: Option<CollectionShape>,
     dump_schema: Option<&prost_reflect::DynamicMessage>,
+    columns: Option<Vec<super::schema_check::FieldShape>>,
     target: &NewPrimary,
 ) -> Result<CollectionPlan, ReplayError> {
     let mut c = CollectionPlan {
@@ -309,6 +311,12 @@ async fn check_collection(
     let shape = target_shape.clone().or(dump_shape.clone());
     match (&target_shape, &dump_shape) {
         (Some(t), Some(d)) => c.differences = compare(d, t),
+        (Some(t), None) => {
+            if let Some(cols) = &columns {
+                c.differences = super::schema_check::compare_columns(name, cols, t);
+                c.dump_schema = Some("the columns of its Inserts (no CreateCollection in the dump)".into());
+            }
+        }
         (None, Some(_)) if creates => c
             .notes
             .push("not on the new primary: the replay creates it from the dump's CreateCollection".into()),

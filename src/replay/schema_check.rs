@@ -103,6 +103,105 @@ impl CollectionShape {
     }
 }
 
+/// The columns a WAL InsertRequest's `fields_data` carries (name, type, dim), `pk` marked.
+pub fn columns_of(insert: &DynamicMessage, pk: &str) -> Vec<FieldShape> {
+    list(insert, "fields_data")
+        .iter()
+        .map(|f| {
+            let name = text(f, "field_name");
+            let dim = f
+                .get_field_by_name("vectors")
+                .filter(|_| f.has_field_by_name("vectors"))
+                .and_then(|v| {
+                    v.as_message().and_then(|v| v.get_field_by_name("dim").and_then(|d| d.as_i64()))
+                })
+                .map(|d| d.to_string());
+            FieldShape {
+                primary_key: name == pk,
+                data_type: enum_name(f, "type"),
+                dim,
+                max_length: None,
+                nullable: !list(f, "valid_data").is_empty(),
+                auto_id: false,
+                partition_key: false,
+                function_output: false,
+                dynamic: flag(f, "is_dynamic"),
+                name,
+            }
+        })
+        .collect()
+}
+
+/// Compares the columns the dump's Inserts carry with the new primary's schema: the check
+/// when the dump has no CreateCollection (names, types, dims only).
+pub fn compare_columns(
+    collection: &str,
+    columns: &[FieldShape],
+    target: &CollectionShape,
+) -> Vec<SchemaDifference> {
+    let mut out = Vec::new();
+    let mut say = |what: String, blocking: bool| {
+        out.push(SchemaDifference { collection: collection.to_string(), what, blocking })
+    };
+    for f in columns {
+        if f.dynamic {
+            if !target.dynamic_field {
+                say(
+                    format!(
+                        "the Inserts carry dynamic field {}; the new primary has no dynamic field: rows are refused",
+                        f.name
+                    ),
+                    true,
+                );
+            }
+            continue;
+        }
+        let Some(t) = target.field(&f.name) else {
+            say(
+                format!(
+                    "field {}: the Inserts carry it, the new primary has no such field: rows are refused",
+                    f.name
+                ),
+                true,
+            );
+            continue;
+        };
+        if f.data_type != t.data_type {
+            say(
+                format!(
+                    "field {}: the Inserts carry {}, the new primary has {}: rows are refused",
+                    f.name, f.data_type, t.data_type
+                ),
+                true,
+            );
+        }
+        if f.dim.is_some() && f.dim != t.dim {
+            say(
+                format!(
+                    "field {}: the Inserts carry dim {}, the new primary has {}: vectors are refused",
+                    f.name,
+                    show(&f.dim),
+                    show(&t.dim)
+                ),
+                true,
+            );
+        }
+    }
+    for t in &target.fields {
+        let carried = columns.iter().any(|f| f.name == t.name);
+        if !carried && !t.nullable && !t.function_output && !t.auto_id && !t.dynamic {
+            say(
+                format!(
+                    "field {}: on the new primary only and not nullable: every replayed Insert is refused",
+                    t.name
+                ),
+                true,
+            );
+        }
+    }
+    out
+}
+
 /// One difference between the dump's schema and the new primary's.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SchemaDifference {

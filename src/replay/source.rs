@@ -88,6 +88,8 @@ pub struct SourceMessage {
     pub offset: u64,
     pub len: u32,
     pub message_id: String,
+    /// The id as its WAL backend writes it (`RocksMQ 1007`, `Pulsar 100/7/-1`).
+    pub message_id_display: String,
     pub tt: u64,
     pub type_name: String,
     pub type_number: i32,
@@ -209,6 +211,12 @@ impl Salvage {
                 .as_ref()
                 .and_then(|r| r.as_ref().ok())
                 .map(|r| r.raw.clone())
+                .unwrap_or_default(),
+            message_id_display: w
+                .id
+                .as_ref()
+                .and_then(|r| r.as_ref().ok())
+                .map(|r| r.display.clone())
                 .unwrap_or_default(),
             tt,
             type_name: w.type_name.clone(),

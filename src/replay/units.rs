@@ -248,6 +248,9 @@ pub struct Units {
     pub problems: Vec<String>,
     /// Frames read per dump.
     pub frames: Vec<u64>,
+    /// Per collection, the columns of its first replayed Insert (what the rows carry, for the
+    /// schema check when the dump has no CreateCollection).
+    pub insert_fields: std::collections::HashMap<String, Vec<super::schema_check::FieldShape>>,
 }
 
 struct Walk<'s, 'p> {
@@ -264,7 +267,7 @@ impl Walk<'_, '_> {
         let collection = m.body.as_ref().map(|b| collection_of(b)).filter(|c| !c.is_empty());
         self.out.skipped.push(Skipped {
             pchannel: self.pchannel.clone(),
-            message_id: m.message_id.clone(),
+            message_id: m.message_id_display.clone(),
             tt: m.tt,
             type_name: m.type_name.clone(),
             reason,
@@ -307,7 +310,9 @@ impl Walk<'_, '_> {
                     let why = format!(
                         "collection {collection}: its primary key is unknown (not on the new primary, no CreateCollection in the dump)"
                     );
-                    self.out.problems.push(why.clone());
+                    if !self.out.problems.contains(&why) {
+                        self.out.problems.push(why.clone());
+                    }
                     return Err((SkipReason::Unreadable, Some(why)));
                 };
                 let Some(keys) = insert_keys(body, &pk) else {
@@ -492,8 +497,15 @@ pub fn read_units(salvage: &Salvage, pk_of: &mut PkOf<'_>) -> Result<Units, supe
         }
         order.extend(walk.seq.iter().map(|(tt, _, i)| (*tt, d, *i)));
         all.skipped.append(&mut walk.out.skipped);
-        all.problems.append(&mut walk.out.problems);
+        for p in walk.out.problems.drain(..) {
+            if !all.problems.contains(&p) {
+                all.problems.push(p);
+            }
+        }
         all.frames.push(frames);
+        for (c, f) in walk.out.insert_fields.drain() {
+            all.insert_fields.entry(c).or_insert(f);
+        }
         per_dump.push(walk.out.units);
     }
     order.sort();

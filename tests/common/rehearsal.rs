@@ -29,7 +29,9 @@ pub fn wal() -> WalGenConfig {
 }
 
 pub async fn pair() -> MilvusPair {
-    MilvusPair::start(MilvusPairConfig { rehearsal: true, wal: wal(), ..Default::default() }).await.expect("pair starts")
+    MilvusPair::start(MilvusPairConfig { rehearsal: true, wal: wal(), ..Default::default() })
+        .await
+        .expect("pair starts")
 }
 
 pub fn walscope(args: &[&str]) -> Output {
@@ -44,19 +46,33 @@ pub fn text(o: &Output) -> String {
     format!("{}{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr))
 }
 
-/// `walscope salvage --all-pchannels` of the pair into `dir`.
+/// `walscope salvage --all-pchannels --keep-replicated` of the pair into `dir`: the dumps also
+/// hold what the new primary already has (the checkpoint lags), which the replay must skip.
 pub fn salvage(pair: &MilvusPair, dir: &Path) {
     let end = end_timetick().to_string();
     let (new, old) = (pair.new_addr().to_string(), pair.old_addr().to_string());
     let out = walscope(&[
-        "salvage", "--new-primary", &new, "--old-primary", &old, "--source-cluster-id", "by-dev-old",
-        "--all-pchannels", "--out-dir", dir.to_str().expect("utf-8 path"), "--end-timetick", &end,
+        "salvage",
+        "--new-primary",
+        &new,
+        "--old-primary",
+        &old,
+        "--source-cluster-id",
+        "by-dev-old",
+        "--all-pchannels",
+        "--out-dir",
+        dir.to_str().expect("utf-8 path"),
+        "--end-timetick",
+        &end,
+        "--keep-replicated",
     ]);
     assert!(out.status.success(), "salvage failed: {}", text(&out));
 }
 
 pub async fn new_primary(pair: &MilvusPair) -> NewPrimary {
-    NewPrimary::connect(&GrpcSettings::new(pair.new_addr().to_string()), Duration::from_secs(10)).await.expect("connects")
+    NewPrimary::connect(&GrpcSettings::new(pair.new_addr().to_string()), Duration::from_secs(10))
+        .await
+        .expect("connects")
 }
 
 /// Every key the rehearsal can touch (the WAL's keys, the new primary's own).
@@ -98,18 +114,36 @@ pub fn wal_units() -> Vec<Unit> {
     let mut units = Vec::new();
     let mut open: Option<Unit> = None;
     for m in WalGenerator::new(pool, wal()) {
-        let frame = prost_reflect::DynamicMessage::decode(resp.clone(), m.response.as_slice()).expect("frame");
+        let frame =
+            prost_reflect::DynamicMessage::decode(resp.clone(), m.response.as_slice()).expect("frame");
         let im = frame.get_field_by_name("message").and_then(|v| v.as_message().cloned()).expect("message");
         let w = walscope::wal::analyze(pool, &im);
         let body = w.body.clone().and_then(|b| b.ok());
         let name = |b: &prost_reflect::DynamicMessage| {
-            let c = b.get_field_by_name("collection_name").and_then(|v| v.as_str().map(str::to_string)).unwrap_or_default();
-            if c.is_empty() { b.get_field_by_name("collectionName").and_then(|v| v.as_str().map(str::to_string)).unwrap_or_default() } else { c }
+            let c = b
+                .get_field_by_name("collection_name")
+                .and_then(|v| v.as_str().map(str::to_string))
+                .unwrap_or_default();
+            if c.is_empty() {
+                b.get_field_by_name("collectionName")
+                    .and_then(|v| v.as_str().map(str::to_string))
+                    .unwrap_or_default()
+            } else {
+                c
+            }
         };
         let op = match (m.type_name, &body) {
             _ if w.is_encrypted() => None,
-            ("Insert", Some(b)) => Some((name(b), "insert", walscope::replay::units::insert_keys(b, "id").unwrap_or_default())),
-            ("Delete", Some(b)) => Some((name(b), "delete", b.get_field_by_name("primary_keys").and_then(|v| v.as_message().map(walscope::replay::units::ids_keys)).unwrap_or_default())),
+            ("Insert", Some(b)) => {
+                Some((name(b), "insert", walscope::replay::units::insert_keys(b, "id").unwrap_or_default()))
+            }
+            ("Delete", Some(b)) => Some((
+                name(b),
+                "delete",
+                b.get_field_by_name("primary_keys")
+                    .and_then(|v| v.as_message().map(walscope::replay::units::ids_keys))
+                    .unwrap_or_default(),
+            )),
             ("CreateCollection", Some(b)) => Some((name(b), "create", vec![])),
             _ => None,
         };
@@ -127,7 +161,12 @@ pub fn wal_units() -> Vec<Unit> {
                 // Milvus writes an upsert as Insert + Delete of the same keys: one upsert.
                 let deletes: Vec<_> = u.ops.iter().filter(|o| o.1 == "delete").cloned().collect();
                 if !deletes.is_empty() {
-                    u.ops = u.ops.iter().filter(|o| o.1 == "insert").map(|o| (o.0.clone(), "upsert", o.2.clone())).collect();
+                    u.ops = u
+                        .ops
+                        .iter()
+                        .filter(|o| o.1 == "insert")
+                        .map(|o| (o.0.clone(), "upsert", o.2.clone()))
+                        .collect();
                 }
                 units.push(u);
                 continue;
@@ -141,7 +180,12 @@ pub fn wal_units() -> Vec<Unit> {
         if m.timetick > end {
             break;
         }
-        units.push(Unit { pchannel: m.pchannel.clone(), judge: m.timetick, ops: op.into_iter().collect(), txn: false });
+        units.push(Unit {
+            pchannel: m.pchannel.clone(),
+            judge: m.timetick,
+            ops: op.into_iter().collect(),
+            txn: false,
+        });
     }
     units
 }
@@ -149,7 +193,10 @@ pub fn wal_units() -> Vec<Unit> {
 /// The checkpoint timetick of every pchannel of a salvage folder.
 pub fn checkpoints(dir: &Path) -> HashMap<String, u64> {
     let m = FolderManifest::load(dir).expect("salvage.json");
-    m.pchannels.iter().filter_map(|e| e.checkpoint.as_ref().map(|c| (e.pchannel.clone(), c.time_tick))).collect()
+    m.pchannels
+        .iter()
+        .filter_map(|e| e.checkpoint.as_ref().map(|c| (e.pchannel.clone(), c.time_tick)))
+        .collect()
 }
 
 /// What the new primary must hold after a replay with policy skip: its rows before (`before`),
@@ -157,7 +204,8 @@ pub fn checkpoints(dir: &Path) -> HashMap<String, u64> {
 /// Insert of them comes keep its rows (neither that Insert nor a later Delete of them is sent).
 pub fn expected_after(before: &State, dir: &Path) -> BTreeMap<String, HashMap<Pk, u64>> {
     let ckpt = checkpoints(dir);
-    let tail: Vec<Unit> = wal_units().into_iter().filter(|u| ckpt.get(&u.pchannel).is_some_and(|c| u.judge > *c)).collect();
+    let tail: Vec<Unit> =
+        wal_units().into_iter().filter(|u| ckpt.get(&u.pchannel).is_some_and(|c| u.judge > *c)).collect();
     let mut out: BTreeMap<String, HashMap<Pk, u64>> =
         before.iter().map(|(c, (k, _))| (c.clone(), k.clone())).collect();
     let mut conflicts: HashMap<String, Vec<Pk>> = HashMap::new();
@@ -167,7 +215,10 @@ pub fn expected_after(before: &State, dir: &Path) -> BTreeMap<String, HashMap<Pk
                 let had = out.get(c).cloned().unwrap_or_default();
                 let _ = &had;
                 let existing = before.get(c).map(|(k, _)| k.clone()).unwrap_or_default();
-                conflicts.entry(c.clone()).or_default().extend(keys.iter().filter(|k| existing.contains_key(*k)).cloned());
+                conflicts
+                    .entry(c.clone())
+                    .or_default()
+                    .extend(keys.iter().filter(|k| existing.contains_key(*k)).cloned());
             }
         }
     }
