@@ -58,6 +58,12 @@ fn readme_cli_examples_run_as_written() {
     assert!(stderr.contains("exported ") && stderr.contains(" of 200 frames to deletes.dump"), "{stderr}");
     assert!(stdout.contains("skipped"), "the damaged range is listed: {stdout}");
     assert!(stdout.contains("offset: 1200"), "{stdout}");
+    assert!(
+        stdout.contains("conflicts: 2 key(s) already on the new primary"),
+        "the replay plan finds the conflicts: {stdout}"
+    );
+    assert!(stdout.contains("verification: OK"), "the replay is verified: {stdout}");
+    assert!(stderr.contains("nothing to send: the journal records every unit as applied"), "{stderr}");
     assert!(stdout.contains("status: \"REASSIGNING\""), "{stdout}");
     assert!(stdout.contains("offset: 43"), "{stdout}");
     assert!(stdout.contains("\"by-dev-rootcoord-dml_1_4491v0\""), "{stdout}");

@@ -290,16 +290,16 @@ async fn check_collection(
             u.ops.retain(|o| {
                 let hit = matches!(o, Op::CreateCollection { collection, .. } if collection == name);
                 if hit {
-                    moved.push((u.pchannel.clone(), u.key.clone(), u.tt));
+                    moved.push((u.pchannel.clone(), u.message.clone(), u.tt));
                 }
                 !hit
             });
         }
         plan.units.retain(|u| !u.ops.is_empty());
-        for (pchannel, key, tt) in moved {
+        for (pchannel, message_id, tt) in moved {
             plan.skipped.push(Skipped {
                 pchannel,
-                message_id: key.split_once('/').map_or(String::new(), |(_, id)| id.to_string()),
+                message_id,
                 tt,
                 type_name: "CreateCollection".into(),
                 reason: SkipReason::AlreadyExists,

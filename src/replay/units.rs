@@ -90,6 +90,8 @@ impl Op {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Unit {
     pub key: String,
+    /// The (commit) message's id as its WAL backend writes it.
+    pub message: String,
     pub pchannel: String,
     pub tt: u64,
     pub txn: Option<i64>,
@@ -349,12 +351,12 @@ impl Walk<'_, '_> {
         }))
     }
 
-    fn push_unit(&mut self, key: String, tt: u64, txn: Option<i64>, ops: Vec<Op>) {
+    fn push_unit(&mut self, key: String, message: String, tt: u64, txn: Option<i64>, ops: Vec<Op>) {
         if ops.is_empty() {
             return;
         }
         let i = self.out.units.len();
-        self.out.units.push(Unit { key, pchannel: self.pchannel.clone(), tt, txn, ops });
+        self.out.units.push(Unit { key, message, pchannel: self.pchannel.clone(), tt, txn, ops });
         self.seq.push((tt, 0, i));
     }
 
@@ -396,7 +398,7 @@ impl Walk<'_, '_> {
         match self.op(&m) {
             Ok(Some(op)) => {
                 let key = format!("{}/{}", self.pchannel, m.message_id);
-                self.push_unit(key, m.tt, None, vec![op]);
+                self.push_unit(key, m.message_id_display.clone(), m.tt, None, vec![op]);
             }
             Ok(None) => {}
             Err((reason, detail)) => self.skip(&m, reason, detail),
@@ -428,7 +430,8 @@ impl Walk<'_, '_> {
         let ops = fuse_upserts(ops);
         let commit_id = group.last().map(|m| m.message_id.clone()).unwrap_or_default();
         let key = format!("{}/txn{id}@{commit_id}", self.pchannel);
-        self.push_unit(key, tt, Some(id), ops);
+        let shown = group.last().map(|m| m.message_id_display.clone()).unwrap_or_default();
+        self.push_unit(key, shown, tt, Some(id), ops);
     }
 }
 
@@ -519,7 +522,7 @@ pub fn read_units(salvage: &Salvage, pk_of: &mut PkOf<'_>) -> Result<Units, supe
             if !seen_ddl.insert(id) {
                 all.skipped.push(Skipped {
                     pchannel: unit.pchannel.clone(),
-                    message_id: unit.key.split_once('/').map_or(String::new(), |(_, id)| id.to_string()),
+                    message_id: unit.message.clone(),
                     tt: unit.tt,
                     type_name: op.name().to_string(),
                     reason: SkipReason::DuplicateBroadcast,
