@@ -39,7 +39,7 @@ fn request(endpoint: &str, n: usize) -> String {
     let ckpt = &info["salvageCheckpoint"];
     let start: u64 = ckpt["timeTick"].as_str().and_then(|t| t.parse().ok()).expect("a checkpoint timetick");
     let set = walscope::schema::SchemaSet::builtin();
-    let wal = walscope::sim::WalGenConfig { seed: 11, rows: (1, 1), total: None };
+    let wal = walscope::sim::WalGenConfig { seed: 11, rows: (1, 1), total: None, ..Default::default() };
     let end = walscope::sim::WalGenerator::new(set.pool(), wal)
         .filter(|m| m.pchannel == PCHANNEL && m.timetick > start)
         .nth(n - 1)
@@ -60,7 +60,7 @@ fn main() {
     let n: usize =
         std::env::var("WALSCOPE_BENCH_STREAM").ok().and_then(|v| v.parse().ok()).unwrap_or(100_000);
     let rt = tokio::runtime::Runtime::new().expect("runtime");
-    let wal = walscope::sim::WalGenConfig { seed: 11, rows: (1, 1), total: None };
+    let wal = walscope::sim::WalGenConfig { seed: 11, rows: (1, 1), total: None, ..Default::default() };
     let cfg = walscope::sim::milvus::MilvusDemoConfig { wal, ..Default::default() };
     let demo = rt.block_on(walscope::sim::milvus::MilvusDemo::start(cfg)).expect("demo Milvus");
     let endpoint = demo.addr().to_string();

@@ -30,7 +30,7 @@ fn bench(c: &mut Criterion) {
     for case in
         [Case { name: "1KiB", rows: 1, messages: 20_000 }, Case { name: "64KiB", rows: 120, messages: 1_000 }]
     {
-        let wal = WalGenConfig { seed: 5, rows: (case.rows, case.rows), total: None };
+        let wal = WalGenConfig { seed: 5, rows: (case.rows, case.rows), total: None, ..Default::default() };
         // The end timetick that bounds the dump to about `messages` messages.
         let msgs: Vec<_> = WalGenerator::new(set.pool(), wal.clone())
             .filter(|m| m.pchannel == PCHANNEL)

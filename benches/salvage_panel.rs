@@ -23,7 +23,7 @@ fn main() {
     let per: usize =
         std::env::var("WALSCOPE_BENCH_SALVAGE").ok().and_then(|v| v.parse().ok()).unwrap_or(20_000);
     let rt = tokio::runtime::Runtime::new().expect("runtime");
-    let wal = walscope::sim::WalGenConfig { seed: 5, rows: (1, 1), total: None };
+    let wal = walscope::sim::WalGenConfig { seed: 5, rows: (1, 1), total: None, ..Default::default() };
     let pair = rt
         .block_on(MilvusPair::start(MilvusPairConfig { wal: wal.clone(), ..Default::default() }))
         .expect("pair");

@@ -25,7 +25,7 @@ fn main() {
     let rt =
         tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build().expect("runtime");
     let config = MilvusDemoConfig {
-        wal: WalGenConfig { seed: 3, rows: (1, 1), total: None },
+        wal: WalGenConfig { seed: 3, rows: (1, 1), total: None, ..Default::default() },
         wal_cycle: Some(50_000),
         ..Default::default()
     };

@@ -37,7 +37,7 @@ async fn dump_request(t: &dyn walscope::net::Transport, pchannel: &str, ticks: u
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_stream_lands_in_a_dump_exactly_and_memory_stays_bounded() {
     let demo = MilvusDemo::start(MilvusDemoConfig {
-        wal: WalGenConfig { seed: 5, rows: (1, 3), total: None },
+        wal: WalGenConfig { seed: 5, rows: (1, 3), total: None, ..Default::default() },
         ..Default::default()
     })
     .await

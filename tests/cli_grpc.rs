@@ -20,7 +20,7 @@ fn strings(v: &[&str]) -> Vec<String> {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn call_prints_json_for_unary_and_streaming_methods() {
     let demo = MilvusDemo::start(MilvusDemoConfig {
-        wal: WalGenConfig { seed: 2, rows: (1, 1), total: None },
+        wal: WalGenConfig { seed: 2, rows: (1, 1), total: None, ..Default::default() },
         ..Default::default()
     })
     .await
@@ -72,7 +72,7 @@ async fn call_prints_json_for_unary_and_streaming_methods() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn salvage_writes_a_complete_dump_with_manifest() {
     let demo = MilvusDemo::start(MilvusDemoConfig {
-        wal: WalGenConfig { seed: 4, rows: (1, 1), total: None },
+        wal: WalGenConfig { seed: 4, rows: (1, 1), total: None, ..Default::default() },
         ..Default::default()
     })
     .await

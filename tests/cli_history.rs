@@ -165,7 +165,7 @@ async fn save_dump_writes_every_streamed_message() {
     let cfg = tempfile::tempdir().unwrap();
     let cfg = cfg.path();
     let demo = MilvusDemo::start(MilvusDemoConfig {
-        wal: WalGenConfig { seed: 2, rows: (1, 1), total: None },
+        wal: WalGenConfig { seed: 2, rows: (1, 1), total: None, ..Default::default() },
         ..Default::default()
     })
     .await

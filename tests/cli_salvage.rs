@@ -45,7 +45,7 @@ fn skip_choice(dump: &Path) -> bool {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn out_dir_with_several_pchannels_then_resume_equals_an_uninterrupted_run() {
-    let wal = WalGenConfig { seed: 31, rows: (1, 1), total: None };
+    let wal = WalGenConfig { seed: 31, rows: (1, 1), total: None, ..Default::default() };
     let cfg = |faults| MilvusPairConfig { wal: wal.clone(), old_faults: faults, ..Default::default() };
     // The old primary's first stream drops after 80 messages.
     let p = MilvusPair::start(cfg(Faults { drop_after: Some(80), ..Default::default() })).await.unwrap();

@@ -18,7 +18,7 @@ fn request(m: &MethodDescriptor, v: serde_json::Value) -> DynamicMessage {
 }
 
 fn small_wal() -> WalGenConfig {
-    WalGenConfig { seed: 3, rows: (1, 2), total: None }
+    WalGenConfig { seed: 3, rows: (1, 2), total: None, ..Default::default() }
 }
 
 #[tokio::test]

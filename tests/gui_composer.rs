@@ -128,7 +128,7 @@ fn an_error_in_an_ok_body_is_flagged() {
 fn stream_counted_stopped_and_saved(n: u64) {
     let dir = tempfile::tempdir().unwrap();
     let rt = tokio::runtime::Runtime::new().unwrap();
-    let wal = walscope::sim::WalGenConfig { seed: 11, rows: (1, 1), total: None };
+    let wal = walscope::sim::WalGenConfig { seed: 11, rows: (1, 1), total: None, ..Default::default() };
     let cfg = walscope::sim::milvus::MilvusDemoConfig { wal, ..Default::default() };
     let milvus = rt.block_on(walscope::sim::milvus::MilvusDemo::start(cfg)).unwrap();
     let endpoint = milvus.addr().to_string();

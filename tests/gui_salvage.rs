@@ -24,7 +24,7 @@ fn harness(app: WalscopeApp) -> Harness<'static, WalscopeApp> {
 
 /// Small messages, so the dumps are quick in a debug build.
 fn wal() -> walscope::sim::WalGenConfig {
-    walscope::sim::WalGenConfig { seed: 5, rows: (1, 1), total: None }
+    walscope::sim::WalGenConfig { seed: 5, rows: (1, 1), total: None, ..Default::default() }
 }
 
 fn pair(rt: &tokio::runtime::Runtime, old_faults: Faults, new_faults: Faults) -> MilvusPair {

@@ -32,7 +32,7 @@ fn script(name: &str) -> PathBuf {
 }
 
 fn wal() -> WalGenConfig {
-    WalGenConfig { seed: 23, rows: (1, 2), total: None }
+    WalGenConfig { seed: 23, rows: (1, 2), total: None, ..Default::default() }
 }
 
 /// The end timetick of a window of about `n` messages after the demo's checkpoint, ending on a

@@ -26,7 +26,7 @@ const CHECKPOINT_INDEX: usize = 5;
 const LAG: usize = 3;
 
 fn wal() -> WalGenConfig {
-    WalGenConfig { seed: 23, rows: (1, 1), total: None }
+    WalGenConfig { seed: 23, rows: (1, 1), total: None, ..Default::default() }
 }
 
 /// `ms` of synthetic WAL time after its start, as a timetick.

@@ -25,11 +25,13 @@ pub fn bench_file() -> PathBuf {
         return path;
     }
     let set = SchemaSet::builtin();
-    let unique: Vec<Vec<u8>> =
-        WalGenerator::new(set.pool(), WalGenConfig { seed: 1, rows: (1, 3), total: None })
-            .take(20_000)
-            .map(|m| m.response)
-            .collect();
+    let unique: Vec<Vec<u8>> = WalGenerator::new(
+        set.pool(),
+        WalGenConfig { seed: 1, rows: (1, 3), total: None, ..Default::default() },
+    )
+    .take(20_000)
+    .map(|m| m.response)
+    .collect();
     let manifest =
         Manifest::new(Framing::VarintDelimited, T, Some("bench".into()), serde_json::json!({"frames": n}));
     let policy = SyncPolicy { every_frames: 100_000, every: Duration::from_secs(60) };

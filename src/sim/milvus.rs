@@ -1,6 +1,7 @@
 //! A demo Milvus on 127.0.0.1: `milvus.proto.milvus.MilvusService` with Connect, GetVersion,
 //! CheckHealth, GetReplicateConfiguration, GetReplicateInfo and DumpMessages over the synthetic
-//! WAL, served by tonic without generated code (a service that routes by path and sends
+//! WAL, and the collection rpcs (CreateCollection ... Query, [`super::milvus_dml`]) over real
+//! in-memory collections ([`super::milvus_store`], seeded by [`StoreSeed`]), served by tonic without generated code (a service that routes by path and sends
 //! pre-encoded bytes). Every other method answers UNIMPLEMENTED naming the method.
 //!
 //! Connect answers as the proxy does, so SDKs that register on connect (pymilvus's
@@ -23,7 +24,9 @@
 //! Must never: listen on anything but the address it was given (tests use 127.0.0.1:0), or
 //! panic on a request.
 
-pub use super::milvus_config::{Faults, MilvusDemoConfig};
+pub use super::milvus_config::{Faults, MilvusDemoConfig, OwnWrite, StoreSeed};
+use super::milvus_dml::DmlTypes;
+use super::milvus_store::Store;
 use super::milvus_wal::{DemoWal, DumpCursor, DumpRequest, PCHANNELS, Step, opaque_txn};
 use crate::net::grpc::RawCodec;
 use crate::schema::SchemaSet;
@@ -127,6 +130,12 @@ impl MilvusDemo {
         &self.state.config.cluster_id
     }
 
+    /// The rows this server wrote itself after its promotion ([`StoreSeed::NewPrimary`] with
+    /// `own_writes`; empty otherwise), with the keys a replay of the salvage conflicts on.
+    pub fn own_writes(&self) -> Vec<OwnWrite> {
+        self.state.own_writes.clone()
+    }
+
     /// The fault switches now in force.
     pub fn faults(&self) -> Faults {
         self.state.faults.read().map(|f| f.clone()).unwrap_or_default()
@@ -185,6 +194,10 @@ struct State {
     addr: SocketAddr,
     wal: Arc<DemoWal>,
     types: Types,
+    /// The collections (Create/Describe/Insert/Delete/Upsert/Query...).
+    store: Store,
+    dml: DmlTypes,
+    own_writes: Vec<OwnWrite>,
     dropped_once: AtomicBool,
     /// Set by [`MilvusDemo::kill`]: open streams end at once with UNAVAILABLE.
     killed: Arc<AtomicBool>,
@@ -196,7 +209,14 @@ fn desc(pool: &DescriptorPool, name: &str) -> Result<MessageDescriptor, DemoErro
 
 impl State {
     fn new(pool: &DescriptorPool, config: &MilvusDemoConfig, addr: SocketAddr) -> Result<State, DemoError> {
+        let wal = Arc::new(DemoWal::new(pool, config.wal.clone()).cycling(config.wal_cycle));
+        let dml = DmlTypes::new(pool).map_err(DemoError::Setup)?;
+        let store = Store::new(SESSION_IDENTIFIER as u64);
+        let own_writes = super::milvus_seed::seed(&store, &dml, pool, &wal, config);
         Ok(State {
+            store,
+            dml,
+            own_writes,
             types: Types {
                 connect_req: desc(pool, "milvus.proto.milvus.ConnectRequest")?,
                 connect: desc(pool, "milvus.proto.milvus.ConnectResponse")?,
@@ -209,7 +229,7 @@ impl State {
                 dump_resp: desc(pool, "milvus.proto.milvus.DumpMessagesResponse")?,
             },
             faults: RwLock::new(config.faults.clone()),
-            wal: Arc::new(DemoWal::new(pool, config.wal.clone()).cycling(config.wal_cycle)),
+            wal,
             config: config.clone(),
             addr,
             dropped_once: AtomicBool::new(false),
@@ -298,7 +318,10 @@ impl State {
                     .await?;
                 Self::encode(&self.types.info, reply)?
             }
-            other => return Err(Status::unimplemented(format!("unknown method {SERVICE}/{other}"))),
+            other => match super::milvus_dml::dispatch(&self.store, &self.dml, other, db.as_deref(), &body) {
+                Some(reply) => reply?,
+                None => return Err(Status::unimplemented(format!("unknown method {SERVICE}/{other}"))),
+            },
         };
         Ok(Response::new(reply))
     }
@@ -352,16 +375,7 @@ impl State {
         let (wal, p, start) = (self.wal.clone(), pchannel.to_string(), self.config.checkpoint_index);
         let lag = self.config.checkpoint_lag;
         let found = tokio::task::spawn_blocking(move || {
-            let (i, e) =
-                (start..start + 10_000).filter_map(|i| wal.entry(&p, i).map(|e| (i, e))).find(|(_, e)| {
-                    e.last_confirmed_id == e.message_id
-                        && e.type_name != "BeginTxn"
-                        && e.type_name != "CommitTxn"
-                })?;
-            let confirmed = wal
-                .entry(&p, i.saturating_sub(lag))
-                .map_or(e.last_confirmed_id.clone(), |b| b.last_confirmed_id);
-            Some((confirmed, e.timetick))
+            wal.salvage_checkpoint(&p, start, lag).map(|c| (c.message_id, c.time_tick))
         })
         .await
         .map_err(|e| Status::internal(e.to_string()))?;

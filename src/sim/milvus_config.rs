@@ -1,11 +1,13 @@
 //! The demo Milvus's settings: where it listens, its WAL, version and cluster id, the salvage
 //! checkpoints it holds, its replicate configuration, auth/TLS/reflection, and the fault
-//! switches ([`Faults`]) tests and the app's demo turn on.
+//! switches ([`Faults`]) tests and the app's demo turn on, and what its collections hold at start
+//! ([`StoreSeed`]).
 //!
 //! Must never: hold a default that makes the demo reach beyond 127.0.0.1.
 
 use super::WalGenConfig;
 use super::milvus::{NEW_CLUSTER_ID, OLD_CLUSTER_ID};
+pub use super::milvus_seed::{OwnWrite, StoreSeed};
 use crate::net::grpc::Auth;
 use std::net::SocketAddr;
 use std::time::Duration;
@@ -93,6 +95,10 @@ pub struct MilvusDemoConfig {
     /// For soak runs: each pchannel's WAL is its first N messages over and over (ids and
     /// timeticks repeat), so a stream of any length costs the demo N messages of memory.
     pub wal_cycle: Option<usize>,
+    /// What the in-memory collections hold at start: nothing, or what the new primary had at
+    /// its promotion (the WAL up to each pchannel's salvage checkpoint), optionally with its
+    /// own writes since ([`StoreSeed`]).
+    pub store: StoreSeed,
     pub faults: Faults,
 }
 
@@ -114,6 +120,7 @@ impl Default for MilvusDemoConfig {
             reflection_v1alpha_only: false,
             reflection_schemas: None,
             wal_cycle: None,
+            store: StoreSeed::Empty,
             faults: Faults::default(),
         }
     }

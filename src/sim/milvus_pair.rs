@@ -11,7 +11,7 @@
 
 use super::WalGenConfig;
 use super::milvus::{DemoError, MilvusDemo, NEW_CLUSTER_ID, OLD_CLUSTER_ID};
-use super::milvus_config::{Faults, MilvusDemoConfig};
+use super::milvus_config::{Faults, MilvusDemoConfig, StoreSeed};
 use super::milvus_wal::PCHANNELS;
 use std::net::SocketAddr;
 
@@ -29,6 +29,10 @@ pub struct MilvusPairConfig {
     pub checkpoint_lag: usize,
     pub old_faults: Faults,
     pub new_faults: Faults,
+    /// A whole force-failover rehearsal: both WALs in [`WalGenConfig::rehearsal`] mode, the new
+    /// primary seeded with what it had at the promotion plus its own writes since
+    /// ([`StoreSeed::NewPrimary`] with `own_writes`), so a salvage can be replayed into it.
+    pub rehearsal: bool,
 }
 
 impl Default for MilvusPairConfig {
@@ -42,6 +46,7 @@ impl Default for MilvusPairConfig {
             checkpoint_lag: 3,
             old_faults: Faults::default(),
             new_faults: Faults::default(),
+            rehearsal: false,
         }
     }
 }
@@ -55,10 +60,13 @@ pub struct MilvusPair {
 impl MilvusPair {
     /// Starts the new primary, then the old one (whose configuration names the new one's
     /// address), on the current tokio runtime.
-    pub async fn start(cfg: MilvusPairConfig) -> Result<MilvusPair, DemoError> {
+    pub async fn start(mut cfg: MilvusPairConfig) -> Result<MilvusPair, DemoError> {
+        cfg.wal.rehearsal |= cfg.rehearsal;
+        let store = if cfg.rehearsal { StoreSeed::NewPrimary { own_writes: true } } else { StoreSeed::Empty };
         let new = MilvusDemo::start(MilvusDemoConfig {
             addr: cfg.new_addr,
             wal: cfg.wal.clone(),
+            store,
             cluster_id: NEW_CLUSTER_ID.into(),
             salvage_source: Some(OLD_CLUSTER_ID.into()),
             checkpoint_index: cfg.checkpoint_index,

@@ -109,6 +109,34 @@ impl DemoWal {
     }
 }
 
+/// A salvage checkpoint the new primary hands out for one pchannel of the old one.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Checkpoint {
+    /// The entry of the last replicated message.
+    pub index: usize,
+    /// Its last-confirmed id (lagging by `lag` entries): where a dump starts.
+    pub message_id: String,
+    /// Its timetick: the new primary has every message with `_tt` ≤ this.
+    pub time_tick: u64,
+}
+
+impl DemoWal {
+    /// The checkpoint of `pchannel`: the first plain message (its own last-confirmed id, not a
+    /// transaction's begin or commit) at or after entry `start`, with the id of the entry `lag`
+    /// before it. None for an unknown pchannel or when nothing qualifies nearby.
+    pub fn salvage_checkpoint(&self, pchannel: &str, start: usize, lag: usize) -> Option<Checkpoint> {
+        let (index, e) = (start..start + 10_000)
+            .filter_map(|i| self.entry(pchannel, i).map(|e| (i, e)))
+            .find(|(_, e)| {
+                e.last_confirmed_id == e.message_id && e.type_name != "BeginTxn" && e.type_name != "CommitTxn"
+            })?;
+        let message_id = self
+            .entry(pchannel, index.saturating_sub(lag))
+            .map_or(e.last_confirmed_id.clone(), |b| b.last_confirmed_id);
+        Some(Checkpoint { index, message_id, time_tick: e.timetick })
+    }
+}
+
 /// A validated DumpMessagesRequest.
 #[derive(Debug, Clone)]
 pub struct DumpRequest {

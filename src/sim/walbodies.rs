@@ -9,16 +9,36 @@ const TITLES: [&str; 6] = ["kettle", "lamp", "drill", "tent", "kayak", "anvil"];
 
 impl WalGenerator {
     pub(super) fn insert(&mut self, c: usize, txn: Option<(i64, &str)>, encrypted: bool) -> GeneratedMessage {
-        let (lo, hi) = self.cfg.rows;
-        let rows = self.rng.range(lo, hi);
+        self.insert_rows(c, txn, encrypted, None)
+    }
+
+    /// An Insert of new keys, or (`given`) of these keys at this timetick.
+    fn insert_rows(
+        &mut self,
+        c: usize,
+        txn: Option<(i64, &str)>,
+        encrypted: bool,
+        given: Option<(&[i64], u64)>,
+    ) -> GeneratedMessage {
+        let rows = match given {
+            Some((pks, _)) => pks.len() as u64,
+            None => {
+                let (lo, hi) = self.cfg.rows;
+                self.rng.range(lo, hi)
+            }
+        };
         let vi = self.rng.range(0, 1) as usize;
         let (p, vchannel) = self.collections[c].vchannels[vi].clone();
         let (cid, cname, partition) =
             (self.collections[c].id, self.collections[c].name, self.collections[c].partition);
-        let first_pk = self.collections[c].next_pk;
-        self.collections[c].next_pk += rows as i64;
-        let tt = self.tick();
-        let pks: Vec<i64> = (first_pk..first_pk + rows as i64).collect();
+        let (pks, tt): (Vec<i64>, u64) = match given {
+            Some((pks, tt)) => (pks.to_vec(), tt),
+            None => {
+                let first_pk = self.collections[c].next_pk;
+                self.collections[c].next_pk += rows as i64;
+                (((first_pk..first_pk + rows as i64).collect()), self.tick())
+            }
+        };
         let titles: Vec<String> =
             pks.iter().map(|pk| format!("{} #{pk}", TITLES[(*pk as usize) % TITLES.len()])).collect();
         let segment = cid * 1000 + 7;
@@ -82,12 +102,25 @@ impl WalGenerator {
     pub(super) fn delete(&mut self, c: usize) -> GeneratedMessage {
         let vi = self.rng.range(0, 1) as usize;
         let (p, vchannel) = self.collections[c].vchannels[vi].clone();
-        let (cid, cname, partition) =
-            (self.collections[c].id, self.collections[c].name, self.collections[c].partition);
         let max_pk = (self.collections[c].next_pk - 1).max(1);
         let n = self.rng.range(1, 3);
         let pks: Vec<String> = (0..n).map(|_| self.rng.range(1, max_pk as u64).to_string()).collect();
         let tt = self.tick();
+        self.delete_keys(c, (p, &vchannel), pks, tt, &[])
+    }
+
+    /// A Delete of `pks` at `tt` on this vchannel.
+    fn delete_keys(
+        &mut self,
+        c: usize,
+        (p, vchannel): (usize, &str),
+        pks: Vec<String>,
+        tt: u64,
+        extra: &[(&str, String)],
+    ) -> GeneratedMessage {
+        let n = pks.len() as u64;
+        let (cid, cname, partition) =
+            (self.collections[c].id, self.collections[c].name, self.collections[c].partition);
         let payload = self.body(
             "milvus.proto.msg.DeleteRequest",
             json!({"base": {"msg_type": "Delete", "msgID": tt.to_string(), "timestamp": tt.to_string(), "sourceID": "3"},
@@ -98,7 +131,7 @@ impl WalGenerator {
         );
         let header = self
             .header("DeleteMessageHeader", json!({"collection_id": cid.to_string(), "rows": n.to_string()}));
-        self.emit(p, &vchannel, "Delete", 1, &header, payload, &[], tt)
+        self.emit(p, vchannel, "Delete", 1, &header, payload, extra, tt)
     }
 
     pub(super) fn create_collection(&mut self, c: usize) -> GeneratedMessage {
@@ -163,6 +196,50 @@ impl WalGenerator {
     /// BeginTxn, `n` Inserts carrying `_tx`, CommitTxn, on one vchannel; the bodies point their
     /// last-confirmed id at the BeginTxn, as DumpMessages re-stamps them.
     pub(super) fn transaction(&mut self, c: usize, n: usize) -> Vec<GeneratedMessage> {
+        let (id, mut out) = self.begin_txn(c);
+        for _ in 0..n {
+            let lc = out[0].message_id.clone();
+            let m = self.on_txn_vchannel(c, |g| g.insert(c, Some((id, &lc)), false));
+            out.push(m);
+        }
+        self.commit_txn(c, id, out)
+    }
+
+    /// An upsert as the proxy writes it (reference §3): BeginTxn, an Insert of 1–3 existing
+    /// keys, a Delete of the same keys at the Insert's timetick, CommitTxn.
+    pub(super) fn upsert_transaction(&mut self, c: usize) -> Vec<GeneratedMessage> {
+        let (id, mut out) = self.begin_txn(c);
+        let max_pk = (self.collections[c].next_pk - 1).max(1) as u64;
+        let n = self.rng.range(1, 3).min(max_pk);
+        let mut pks: Vec<i64> = Vec::new();
+        while (pks.len() as u64) < n {
+            let pk = self.rng.range(1, max_pk) as i64;
+            if !pks.contains(&pk) {
+                pks.push(pk);
+            }
+        }
+        let lc = out[0].message_id.clone();
+        let tt = self.tick();
+        let insert = self.on_txn_vchannel(c, |g| g.insert_rows(c, Some((id, &lc)), false, Some((&pks, tt))));
+        let (p, vchannel) = self.collections[c].vchannels[0].clone();
+        let extra = [("_tx", self.txn_context(id)), ("_lc", lc.clone())];
+        let keys = pks.iter().map(|k| k.to_string()).collect();
+        let delete = self.delete_keys(c, (p, &vchannel), keys, tt, &extra);
+        out.push(insert);
+        out.push(delete);
+        self.commit_txn(c, id, out)
+    }
+
+    /// Runs `f` with the collection's vchannels pinned to the transaction's (its first).
+    fn on_txn_vchannel<T>(&mut self, c: usize, f: impl FnOnce(&mut Self) -> T) -> T {
+        let saved = self.collections[c].vchannels.clone();
+        self.collections[c].vchannels = vec![saved[0].clone(); 2];
+        let out = f(self);
+        self.collections[c].vchannels = saved;
+        out
+    }
+
+    fn begin_txn(&mut self, c: usize) -> (i64, Vec<GeneratedMessage>) {
         let id = self.next_txn;
         self.next_txn += 1;
         let ctx = self.txn_context(id);
@@ -170,17 +247,12 @@ impl WalGenerator {
         let tt = self.tick();
         let header = self.header("BeginTxnMessageHeader", json!({"keepalive_milliseconds": "10000"}));
         let body = self.body("milvus.proto.messages.BeginTxnMessageBody", json!({}));
-        let begin = self.emit(p, &vchannel, "BeginTxn", 2, &header, body, &[("_tx", ctx.clone())], tt);
-        let mut out = vec![begin];
-        for _ in 0..n {
-            let lc = out[0].message_id.clone();
-            // Keep the bodies on the transaction's vchannel.
-            let saved = self.collections[c].vchannels.clone();
-            self.collections[c].vchannels = vec![(p, vchannel.clone()); 2];
-            let m = self.insert(c, Some((id, &lc)), false);
-            self.collections[c].vchannels = saved;
-            out.push(m);
-        }
+        (id, vec![self.emit(p, &vchannel, "BeginTxn", 2, &header, body, &[("_tx", ctx)], tt)])
+    }
+
+    fn commit_txn(&mut self, c: usize, id: i64, mut out: Vec<GeneratedMessage>) -> Vec<GeneratedMessage> {
+        let ctx = self.txn_context(id);
+        let (p, vchannel) = self.collections[c].vchannels[0].clone();
         let tt = self.tick();
         let header = self.header("CommitTxnMessageHeader", json!({}));
         let body = self.body("milvus.proto.messages.CommitTxnMessageBody", json!({}));

@@ -14,6 +14,10 @@ use serde_json::json;
 /// 2026-11-30 00:12:00.000 UTC, where every synthetic WAL starts.
 pub const START_MS: u64 = 1_795_997_520_000;
 pub const DIM: usize = 128;
+/// With [`WalGenConfig::rehearsal`], the step that creates the `audit` collection.
+pub const AUDIT_STEP: u64 = 150;
+/// The rehearsal's fourth collection (id, name): created late, on pchannels 3 and 0.
+pub const AUDIT: (i64, &str) = (5002, "audit");
 
 #[derive(Debug, Clone)]
 pub struct WalGenConfig {
@@ -22,11 +26,16 @@ pub struct WalGenConfig {
     pub rows: (u64, u64),
     /// When known, the last messages drop a collection, as a real cluster's history might.
     pub total: Option<u64>,
+    /// A force-failover rehearsal: a fourth collection `audit` is created at step
+    /// [`AUDIT_STEP`] (after the demo's salvage checkpoints) and never written before, and every
+    /// second transaction is an upsert (BeginTxn, Insert of existing keys, Delete of the same
+    /// keys at the Insert's timetick, CommitTxn). Off: the stream is byte for byte what it was.
+    pub rehearsal: bool,
 }
 
 impl Default for WalGenConfig {
     fn default() -> Self {
-        WalGenConfig { seed: 1, rows: (1, 8), total: None }
+        WalGenConfig { seed: 1, rows: (1, 8), total: None, rehearsal: false }
     }
 }
 
@@ -50,6 +59,19 @@ pub(super) struct Collection {
     pub(super) vchannels: Vec<(usize, String)>,
     pub(super) partition: i64,
     pub(super) next_pk: i64,
+}
+
+impl Collection {
+    /// The `i`th collection: vchannels on pchannels `i` and `i + 1` (mod 4).
+    fn new(i: usize, id: i64, name: &'static str) -> Collection {
+        let vchannels = (0..2)
+            .map(|j| {
+                let p = (i + j) % PCHANNELS.len();
+                (p, format!("{}_{id}v{j}", PCHANNELS[p].0))
+            })
+            .collect();
+        Collection { id, name, vchannels, partition: id * 10 + 1, next_pk: 1 }
+    }
 }
 
 const PCHANNELS: [(&str, WalBackend); 4] = [
@@ -77,6 +99,8 @@ pub struct WalGenerator {
     logical: u64,
     step: u64,
     pub(super) next_txn: i64,
+    /// Transactions planned so far (rehearsal: every second one is an upsert).
+    txns: u64,
     /// Messages decided ahead (the rest of a transaction).
     queue: std::collections::VecDeque<GeneratedMessage>,
 }
@@ -112,13 +136,7 @@ impl WalGenerator {
         for (i, (id, name)) in
             [(4491i64, "orders"), (4492, "users"), (5001, "events")].into_iter().enumerate()
         {
-            let vchannels = (0..2)
-                .map(|j| {
-                    let p = (i + j) % PCHANNELS.len();
-                    (p, format!("{}_{id}v{j}", PCHANNELS[p].0))
-                })
-                .collect();
-            collections.push(Collection { id, name, vchannels, partition: id * 10 + 1, next_pk: 1 });
+            collections.push(Collection::new(i, id, name));
         }
         WalGenerator {
             rng: SimRng::new(cfg.seed),
@@ -131,6 +149,7 @@ impl WalGenerator {
             logical: 0,
             step: 0,
             next_txn: 77,
+            txns: 0,
             queue: Default::default(),
         }
     }
@@ -241,6 +260,10 @@ impl WalGenerator {
         if step < n {
             return vec![self.create_collection(step as usize)];
         }
+        if self.cfg.rehearsal && step == AUDIT_STEP {
+            self.collections.push(Collection::new(3, AUDIT.0, AUDIT.1));
+            return vec![self.create_collection(3)];
+        }
         let c = self.rng.range(0, n - 1) as usize;
         if let Some(total) = self.cfg.total
             && total > 12
@@ -249,7 +272,7 @@ impl WalGenerator {
             return vec![self.drop_collection(self.collections.len() - 1)];
         }
         match step {
-            5 => return self.transaction(c, 2),
+            5 => return self.any_transaction(c, 2),
             9 => return vec![self.insert(c, None, true)],
             _ => {}
         }
@@ -259,11 +282,21 @@ impl WalGenerator {
             70..=84 => vec![self.delete(c)],
             85..=88 => {
                 let n = self.rng.range(1, 3) as usize;
-                self.transaction(c, n)
+                self.any_transaction(c, n)
             }
             89..=90 => vec![self.insert(c, None, true)],
             _ => vec![self.manual_flush(c)],
         }
+    }
+
+    /// A transaction of `n` Inserts; in a rehearsal every second one is an upsert instead
+    /// (when the collection has rows to re-use).
+    fn any_transaction(&mut self, c: usize, n: usize) -> Vec<GeneratedMessage> {
+        self.txns += 1;
+        if self.cfg.rehearsal && self.txns % 2 == 0 && self.collections[c].next_pk > 1 {
+            return self.upsert_transaction(c);
+        }
+        self.transaction(c, n)
     }
 
     fn emitted(&self) -> u64 {
@@ -280,5 +313,33 @@ impl Iterator for WalGenerator {
             self.queue.extend(planned);
         }
         self.queue.pop_front()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn digest(cfg: WalGenConfig, n: usize) -> u64 {
+        let set = crate::schema::SchemaSet::builtin();
+        let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+        for m in WalGenerator::new(set.pool(), cfg).take(n) {
+            for b in m.response.iter().chain(m.message_id.as_bytes()).chain(m.pchannel.as_bytes()) {
+                h = (h ^ u64::from(*b)).wrapping_mul(0x0100_0000_01b3);
+            }
+        }
+        h
+    }
+
+    /// Without `rehearsal` the stream is what it always was (samples, README outputs and many
+    /// tests depend on its bytes).
+    #[test]
+    fn default_stream_is_unchanged() {
+        let got = [
+            digest(WalGenConfig::default(), 600),
+            digest(WalGenConfig { seed: 11, rows: (1, 1), total: None, ..Default::default() }, 600),
+            digest(WalGenConfig { seed: 3, total: Some(40), ..Default::default() }, 40),
+        ];
+        assert_eq!(got, [14790218862936835917, 9297668806841346924, 12515337515317545358]);
     }
 }

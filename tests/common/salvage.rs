@@ -15,7 +15,7 @@ pub const PCHANNEL: &str = "by-dev-rootcoord-dml_1";
 pub const CHECKPOINT_INDEX: usize = 5;
 
 pub fn wal() -> WalGenConfig {
-    WalGenConfig { seed: 11, rows: (1, 1), total: None }
+    WalGenConfig { seed: 11, rows: (1, 1), total: None, ..Default::default() }
 }
 
 fn plain(m: &GeneratedMessage) -> bool {
