@@ -177,7 +177,7 @@ fn vectors(bytes: &[u8]) -> Result<Data, Refusal> {
         };
     }
     let per_row = per_row as usize;
-    if raw.len() % per_row != 0 {
+    if !raw.len().is_multiple_of(per_row) {
         return Err(Refusal::invalid(format!(
             "the length ({}) of vector data should divide the dim ({dim})",
             raw.len()

@@ -293,7 +293,7 @@ impl WalGenerator {
     /// (when the collection has rows to re-use).
     fn any_transaction(&mut self, c: usize, n: usize) -> Vec<GeneratedMessage> {
         self.txns += 1;
-        if self.cfg.rehearsal && self.txns % 2 == 0 && self.collections[c].next_pk > 1 {
+        if self.cfg.rehearsal && self.txns.is_multiple_of(2) && self.collections[c].next_pk > 1 {
             return self.upsert_transaction(c);
         }
         self.transaction(c, n)
