@@ -74,91 +74,103 @@ pub fn show(p: &Planned, id: u64, ui: &mut egui::Ui) {
             });
         },
     );
-    for c in plan.collections.values() {
-        collection(c, id, ui);
-    }
+    // Side by side, wrapping: four collections fit a window's width.
+    ui.with_layout(egui::Layout::left_to_right(egui::Align::Min).with_main_wrap(true), |ui| {
+        for c in plan.collections.values() {
+            collection(c, id, ui);
+        }
+    });
     skipped(&plan.skipped, id, ui);
 }
 
-/// Right-aligned monospace numbers in a grid cell.
+/// Width of a collection's table.
+const TABLE_WIDTH: f32 = 300.0;
+
+/// Monospace text padded to the column's width: numbers line up on the right.
+fn right(ui: &mut egui::Ui, text: egui::RichText) {
+    ui.label(text);
+}
+
+/// A right-aligned monospace number in a grid cell.
 fn number(ui: &mut egui::Ui, text: String) {
-    ui.with_layout(egui::Layout::right_to_left(egui::Align::Center), |ui| ui.monospace(text));
+    right(ui, egui::RichText::new(format!("{text:>11}")).monospace());
 }
 
 fn collection(c: &CollectionPlan, id: u64, ui: &mut egui::Ui) {
-    egui::Frame::group(ui.style()).show(ui, |ui| {
-        ui.horizontal(|ui| {
-            ui.strong(format!("Collection {}", c.name));
-            if !c.on_new_primary {
-                ui.colored_label(ui.visuals().warn_fg_color, "(not on the new primary yet)");
-            }
-            if let Some(pk) = &c.primary_key {
-                ui.weak(format!("primary key {pk}"));
-            }
-        });
-        egui::Grid::new(("replay_collection", id, &c.name)).striped(true).num_columns(3).show(ui, |ui| {
-            for h in ["", "calls", "rows / keys"] {
-                ui.strong(h);
-            }
-            ui.end_row();
-            for (what, calls, rows) in [
-                ("inserts", c.inserts, c.insert_rows),
-                ("deletes", c.deletes, c.delete_keys),
-                ("upserts", c.upserts, c.upsert_rows),
-            ] {
-                ui.label(what);
-                number(ui, calls.to_string());
-                number(ui, rows.to_string());
-                ui.end_row();
-            }
-            ui.label("DDL");
-            ui.label(if c.ddl.is_empty() { "none".to_string() } else { c.ddl.join(", ") });
-            ui.label("");
-            ui.end_row();
-            ui.label("skipped");
-            let skipped: Vec<String> = c.skipped.iter().map(|(r, n)| format!("{r} {n}")).collect();
-            ui.label(if skipped.is_empty() { "none".to_string() } else { skipped.join(", ") });
-            ui.label("");
-            ui.end_row();
-            ui.label("conflicts");
-            if c.conflicts.is_empty() {
-                ui.label("none");
-            } else {
-                let first: Vec<String> = c.conflicts.iter().take(FIRST_KEYS).map(|k| k.to_string()).collect();
-                let all: Vec<String> = c.conflicts.iter().map(|k| k.to_string()).collect();
-                ui.colored_label(
-                    ui.visuals().warn_fg_color,
-                    format!(
-                        "{} key(s) already on the new primary: {}{}",
-                        c.conflicts.len(),
-                        first.join(", "),
-                        if c.conflicts.len() > FIRST_KEYS { ", ..." } else { "" }
-                    ),
-                )
-                .on_hover_text(all.join(", "));
-            }
-            ui.label("");
-            ui.end_row();
-            ui.label("rows");
-            let n = |v: Option<u64>| v.map_or("?".to_string(), |v| v.to_string());
-            ui.monospace(format!("{} now → {} expected after", n(c.count_before), n(c.expected_after)));
-            ui.label("");
-            ui.end_row();
-        });
-        for d in &c.differences {
-            if d.blocking {
-                ui.colored_label(
-                    ui.visuals().error_fg_color,
-                    format!("schema: {} [stops the apply]", d.what),
-                );
-            } else {
-                ui.colored_label(ui.visuals().warn_fg_color, format!("schema: {}", d.what));
-            }
+    // The frame takes its parent's wrapping row layout: the table inside is a column.
+    egui::Frame::group(ui.style()).show(ui, |ui| ui.vertical(|ui| collection_table(c, id, ui)));
+}
+
+fn collection_table(c: &CollectionPlan, id: u64, ui: &mut egui::Ui) {
+    ui.set_width(TABLE_WIDTH);
+    ui.horizontal(|ui| {
+        ui.strong(format!("Collection {}", c.name));
+        if !c.on_new_primary {
+            ui.colored_label(ui.visuals().warn_fg_color, "(not on the new primary yet)");
         }
-        for n in &c.notes {
-            ui.weak(format!("note: {n}"));
+        if let Some(pk) = &c.primary_key {
+            ui.weak(format!("primary key {pk}"));
         }
     });
+    egui::Grid::new(("replay_collection", id, &c.name)).striped(true).num_columns(3).show(ui, |ui| {
+        ui.label("");
+        for h in ["calls", "rows / keys"] {
+            right(ui, egui::RichText::new(format!("{h:>11}")).monospace().strong());
+        }
+        ui.end_row();
+        for (what, calls, rows) in [
+            ("inserts", c.inserts, c.insert_rows),
+            ("deletes", c.deletes, c.delete_keys),
+            ("upserts", c.upserts, c.upsert_rows),
+        ] {
+            ui.label(what);
+            number(ui, calls.to_string());
+            number(ui, rows.to_string());
+            ui.end_row();
+        }
+    });
+    // The words below the numbers: their own grid, so long values do not widen the columns.
+    egui::Grid::new(("replay_collection_words", id, &c.name)).striped(true).num_columns(2).show(ui, |ui| {
+        ui.label("DDL");
+        ui.label(if c.ddl.is_empty() { "none".to_string() } else { c.ddl.join(", ") });
+        ui.end_row();
+        ui.label("skipped");
+        let skipped: Vec<String> = c.skipped.iter().map(|(r, n)| format!("{r} {n}")).collect();
+        ui.label(if skipped.is_empty() { "none".to_string() } else { skipped.join(", ") });
+        ui.end_row();
+        ui.label("conflicts");
+        if c.conflicts.is_empty() {
+            ui.label("none");
+        } else {
+            let first: Vec<String> = c.conflicts.iter().take(FIRST_KEYS).map(|k| k.to_string()).collect();
+            let all: Vec<String> = c.conflicts.iter().map(|k| k.to_string()).collect();
+            ui.colored_label(
+                ui.visuals().warn_fg_color,
+                format!(
+                    "{} key(s) already on the new primary: {}{}",
+                    c.conflicts.len(),
+                    first.join(", "),
+                    if c.conflicts.len() > FIRST_KEYS { ", ..." } else { "" }
+                ),
+            )
+            .on_hover_text(all.join(", "));
+        }
+        ui.end_row();
+        ui.label("rows");
+        let n = |v: Option<u64>| v.map_or("?".to_string(), |v| v.to_string());
+        ui.monospace(format!("{} now → {} expected after", n(c.count_before), n(c.expected_after)));
+        ui.end_row();
+    });
+    for d in &c.differences {
+        if d.blocking {
+            ui.colored_label(ui.visuals().error_fg_color, format!("schema: {} [stops the apply]", d.what));
+        } else {
+            ui.colored_label(ui.visuals().warn_fg_color, format!("schema: {}", d.what));
+        }
+    }
+    for n in &c.notes {
+        ui.weak(format!("note: {n}"));
+    }
 }
 
 /// Whether a reason means data is missing from the salvage (shown first, in the error colour).
