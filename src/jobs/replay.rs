@@ -236,6 +236,9 @@ pub fn spawn_apply(
     ApplyHandle { progress: rx, cancel, task }
 }
 
+/// One write of the journal, run on the blocking pool.
+type JournalWrite = Box<dyn FnOnce(&mut Journal) -> Result<(), ReplayError> + Send>;
+
 fn blocking_err(e: tokio::task::JoinError) -> ReplayError {
     ReplayError::Plan(e.to_string())
 }
@@ -503,7 +506,7 @@ async fn run_apply(
     .await
     .map_err(blocking_err)??;
     let journal = Arc::new(Mutex::new(journal));
-    let write = |f: Box<dyn FnOnce(&mut Journal) -> Result<(), ReplayError> + Send>| {
+    let write = |f: JournalWrite| {
         let j = journal.clone();
         async move {
             tokio::task::spawn_blocking(move || {

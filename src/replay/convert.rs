@@ -130,6 +130,7 @@ pub fn select_rows(field: &DynamicMessage, total: usize, rows: &[usize]) -> Dyna
 }
 
 /// A public Insert or Upsert (`call`) of `rows` of a WAL InsertRequest.
+#[allow(clippy::too_many_arguments)]
 pub fn rows_request(
     call: &str,
     wal: &DynamicMessage,

@@ -202,7 +202,6 @@ pub async fn build_plan(
             })
         };
         let units = read_units(&s, &mut pk_of);
-        drop(pk_of);
         match failure {
             Some(e) => Err(e),
             None => units.map(|u| (u, shapes)),

@@ -266,7 +266,7 @@ struct Walk<'s, 'p> {
 
 impl Walk<'_, '_> {
     fn skip(&mut self, m: &SourceMessage, reason: SkipReason, detail: Option<String>) {
-        let collection = m.body.as_ref().map(|b| collection_of(b)).filter(|c| !c.is_empty());
+        let collection = m.body.as_ref().map(collection_of).filter(|c| !c.is_empty());
         self.out.skipped.push(Skipped {
             pchannel: self.pchannel.clone(),
             message_id: m.message_id_display.clone(),

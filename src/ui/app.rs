@@ -37,6 +37,8 @@ pub struct WalscopeApp {
     pub dashboards: Vec<panels::tasks::TasksState>,
     /// The open salvage panes.
     pub salvages: Vec<super::salvage::SalvageState>,
+    /// The open replay panes.
+    pub replays: Vec<super::replay::ReplayState>,
     pub(super) next_composer: u64,
     /// The composer last clicked: it takes Ctrl+Enter and Esc.
     pub focused_composer: Option<u64>,
@@ -97,6 +99,7 @@ impl WalscopeApp {
             tasks: Default::default(),
             composers: Vec::new(),
             salvages: Vec::new(),
+            replays: Vec::new(),
             dashboards: Vec::new(),
             next_composer: 0,
             focused_composer: None,

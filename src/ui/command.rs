@@ -92,6 +92,20 @@ pub enum AppCommand {
     StartSalvage(u64),
     /// Continue an unfinished dump of the folder (None: all of them).
     ResumeSalvage { pane: u64, pchannel: Option<String> },
+    /// Open a replay pane (on a salvage folder and a new primary profile when given).
+    NewReplay { folder: Option<PathBuf>, new_primary: Option<String> },
+    /// Close a replay pane (a running apply stops after its unit; the journal keeps the rest).
+    CloseReplay(u64),
+    /// Choose a replay pane's salvage folder with the desktop's dialog.
+    PickReplayFolder(u64),
+    /// Plan a replay pane's replay (reads the folder and the new primary; sends nothing).
+    PlanReplay(u64),
+    /// Apply a replay pane's plan: only after the operator confirmed it.
+    ApplyReplay(u64),
+    /// Stop a replay pane's apply after the unit it is sending.
+    CancelReplay(u64),
+    /// Verify a replay pane's plan against the new primary again.
+    VerifyReplay(u64),
     /// Read the call history for a composer (optionally only entries containing some text).
     LoadHistory { composer: u64, search: String },
     /// Copy a composer's stream dump (and its manifest) to a chosen file.
@@ -166,6 +180,18 @@ impl WalscopeApp {
             AppCommand::LookInFolder(id) => self.look_in_folder(id),
             AppCommand::StartSalvage(id) => self.start_salvage(id),
             AppCommand::ResumeSalvage { pane, pchannel } => self.resume_salvage(pane, pchannel),
+            AppCommand::NewReplay { folder, new_primary } => {
+                self.new_replay(folder, new_primary);
+            }
+            AppCommand::CloseReplay(id) => {
+                self.jobs.cancel_owner(&JobOwner::Replay(id));
+                self.replays.retain(|r| r.id != id);
+            }
+            AppCommand::PickReplayFolder(id) => self.pick_replay_folder(id),
+            AppCommand::PlanReplay(id) => self.plan_replay(id),
+            AppCommand::ApplyReplay(id) => self.apply_replay(id),
+            AppCommand::CancelReplay(id) => self.cancel_replay(id),
+            AppCommand::VerifyReplay(id) => self.verify_replay(id),
             AppCommand::LoadHistory { composer, search } => self.load_history(composer, search),
             AppCommand::SaveStream { composer, from, to } => self.copy_stream(composer, from, to),
             AppCommand::WatchTasks(id) => self.watch_tasks(id),
@@ -358,6 +384,7 @@ impl WalscopeApp {
                 (JobOwner::Connections, r) => self.connections.take(r),
                 (JobOwner::Composer(id), r) => self.composer_result(id, f.id, r),
                 (JobOwner::Salvage(id), r) => self.salvage_result(id, r),
+                (JobOwner::Replay(id), r) => self.replay_result(id, &f.label, r),
                 (JobOwner::Tasks(id), r) => {
                     let watching = matches!(r, Ok(JobOutput::Watching(_)));
                     if let Some(d) = self.dashboard_mut(id) {

@@ -28,6 +28,7 @@ pub enum JobOwner {
     Connections,
     Composer(u64),
     Salvage(u64),
+    Replay(u64),
     Tasks(u64),
 }
 

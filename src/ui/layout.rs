@@ -27,6 +27,8 @@ pub enum Pane {
     Composer(u64),
     /// A salvage, by its id.
     Salvage(u64),
+    /// A replay of a salvage into the new primary, by its id.
+    Replay(u64),
     /// A sync-task dashboard besides the first (`Tasks`), by its id.
     Dashboard(u64),
 }
@@ -46,6 +48,7 @@ struct Shown {
     connections: bool,
     composers: Vec<u64>,
     salvages: Vec<u64>,
+    replays: Vec<u64>,
     dashboards: Vec<u64>,
 }
 
@@ -121,11 +124,13 @@ impl Layout {
         let tiles = &mut self.tree.tiles;
         let is_file = matches!(pane, Pane::File(_) | Pane::Start);
         let schemas = pane == Pane::Schemas;
-        if let Pane::Composer(_) | Pane::Connections | Pane::Salvage(_) = pane {
+        if let Pane::Composer(_) | Pane::Connections | Pane::Salvage(_) | Pane::Replay(_) = pane {
             // Beside the other composers, else as a tab beside the files.
             let sibling = tiles
                 .iter()
-                .find(|(_, t)| matches!(t, Tile::Pane(Pane::Composer(_) | Pane::Salvage(_))))
+                .find(|(_, t)| {
+                    matches!(t, Tile::Pane(Pane::Composer(_) | Pane::Salvage(_) | Pane::Replay(_)))
+                })
                 .or_else(|| tiles.iter().find(|(_, t)| matches!(t, Tile::Pane(Pane::File(_) | Pane::Start))))
                 .map(|(id, _)| *id);
             let new = tiles.insert_pane(pane);
@@ -194,6 +199,7 @@ impl Layout {
                 Pane::Connections => shown.connections,
                 Pane::Composer(id) => shown.composers.contains(id),
                 Pane::Salvage(id) => shown.salvages.contains(id),
+                Pane::Replay(id) => shown.replays.contains(id),
                 Pane::Dashboard(id) => shown.dashboards.contains(id),
                 Pane::Start => true,
             };
@@ -229,6 +235,11 @@ impl Layout {
         for id in &shown.salvages {
             if !self.has(&Pane::Salvage(*id)) {
                 self.add(Pane::Salvage(*id));
+            }
+        }
+        for id in &shown.replays {
+            if !self.has(&Pane::Replay(*id)) {
+                self.add(Pane::Replay(*id));
             }
         }
         for id in &shown.dashboards {
@@ -280,6 +291,7 @@ impl egui_tiles::Behavior<Pane> for Shell<'_> {
             Pane::Tasks => "Sync tasks".into(),
             Pane::Connections => "Connections".into(),
             Pane::Salvage(_) => "Salvage".into(),
+            Pane::Replay(_) => "Replay".into(),
             Pane::Dashboard(_) => "Sync tasks".into(),
             Pane::Composer(id) => {
                 let c = self.app.composers.iter().find(|c| c.id == *id);
@@ -304,6 +316,10 @@ impl egui_tiles::Behavior<Pane> for Shell<'_> {
     }
 
     fn is_tab_closable(&self, tiles: &Tiles<Pane>, id: TileId) -> bool {
+        // A replay closes when no apply runs (an apply is cancelled in the pane, on purpose).
+        if let Some(Tile::Pane(Pane::Replay(r))) = tiles.get(id) {
+            return self.app.replays.iter().find(|s| s.id == *r).is_none_or(|s| s.live_apply().is_none());
+        }
         matches!(
             tiles.get(id),
             Some(Tile::Pane(
@@ -353,6 +369,7 @@ pub fn show(app: &mut WalscopeApp, ui: &mut egui::Ui) {
         connections: app.show_connections,
         composers: app.composers.iter().map(|c| c.id).collect(),
         salvages: app.salvages.iter().map(|s| s.id).collect(),
+        replays: app.replays.iter().map(|r| r.id).collect(),
         dashboards: app.dashboards.iter().map(|d| d.id).collect(),
     };
     app.layout.sync(&files, &app.opening, active.as_ref(), &shown);
@@ -382,6 +399,7 @@ pub fn show(app: &mut WalscopeApp, ui: &mut egui::Ui) {
             Pane::Connections => app.show_connections = false,
             Pane::Composer(id) => app.send(super::command::AppCommand::CloseComposer(id)),
             Pane::Salvage(id) => app.send(super::command::AppCommand::CloseSalvage(id)),
+            Pane::Replay(id) => app.send(super::command::AppCommand::CloseReplay(id)),
             Pane::Dashboard(id) => app.send(super::command::AppCommand::CloseDashboard(id)),
             Pane::Start => {}
         }

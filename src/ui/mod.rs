@@ -22,6 +22,8 @@ mod pane_ui;
 pub mod panels;
 pub mod profile_form;
 pub mod recent;
+pub mod replay;
+mod replay_jobs;
 pub mod row_order;
 pub mod salvage;
 mod salvage_jobs;

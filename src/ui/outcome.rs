@@ -38,6 +38,20 @@ pub enum JobOutput {
     Unfinished { pane: u64, result: Result<Vec<crate::jobs::salvage_folder::Unfinished>, String> },
     /// A salvage set (or a resumed dump) ended: how each dump ended, and its report.
     SalvageEnded { pane: u64, ends: Vec<super::salvage::DumpEnd> },
+    /// A folder chosen with the desktop's dialog for a replay pane.
+    ReplayFolder { pane: u64, folder: PathBuf },
+    /// A replay's plan (nothing was sent), or why there is none.
+    ReplayPlanned { pane: u64, result: Result<Box<crate::jobs::replay::Planned>, crate::replay::ReplayError> },
+    /// A replay's apply ended: what was sent and the verification, or why it stopped.
+    ReplayApplied {
+        pane: u64,
+        result: Box<Result<crate::jobs::replay::ApplyOutcome, crate::replay::ReplayError>>,
+    },
+    /// A replay verified again.
+    ReplayVerified {
+        pane: u64,
+        result: Result<crate::jobs::replay::Verification, crate::replay::ReplayError>,
+    },
     /// A composer's stream dump was copied to `path`.
     StreamSaved { composer: u64, path: PathBuf },
     /// Anything else that only needs saying.
@@ -60,6 +74,10 @@ impl std::fmt::Debug for JobOutput {
             JobOutput::Checkpoints { pane, .. } => write!(f, "Checkpoints({pane})"),
             JobOutput::Unfinished { pane, .. } => write!(f, "Unfinished({pane})"),
             JobOutput::SalvageEnded { pane, .. } => write!(f, "SalvageEnded({pane})"),
+            JobOutput::ReplayFolder { pane, .. } => write!(f, "ReplayFolder({pane})"),
+            JobOutput::ReplayPlanned { pane, .. } => write!(f, "ReplayPlanned({pane})"),
+            JobOutput::ReplayApplied { pane, .. } => write!(f, "ReplayApplied({pane})"),
+            JobOutput::ReplayVerified { pane, .. } => write!(f, "ReplayVerified({pane})"),
             JobOutput::Streamed { composer, .. } => write!(f, "Streamed({composer})"),
             JobOutput::StreamSaved { path, .. } => write!(f, "StreamSaved({})", path.display()),
             JobOutput::Done(s) => write!(f, "Done({s})"),

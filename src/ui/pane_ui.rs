@@ -56,6 +56,17 @@ pub(super) fn draw(shell: &mut Shell<'_>, ui: &mut egui::Ui, pane: &mut Pane) {
             }
             shell.app.commands.extend(out);
         }
+        Pane::Replay(id) => {
+            let id = *id;
+            let profiles = shell.app.connections.profiles();
+            let mut out = Vec::new();
+            if let Some(r) = shell.app.replays.iter_mut().find(|r| r.id == id) {
+                egui::ScrollArea::vertical().id_salt(("replay", id)).show(ui, |ui| {
+                    ui.push_id(("replay", id), |ui| panels::replay::show(r, &profiles, ui, &mut out))
+                });
+            }
+            shell.app.commands.extend(out);
+        }
         Pane::Composer(id) => {
             let id = *id;
             let pressed = ui.input(|i| {

@@ -36,7 +36,7 @@ impl WalscopeApp {
         self.streams_dir().with_file_name("salvage")
     }
 
-    fn profile(&self, name: &str) -> Result<ConnectionProfile, String> {
+    pub(super) fn profile(&self, name: &str) -> Result<ConnectionProfile, String> {
         self.connections.profiles().into_iter().map(|(p, _)| p).find(|p| p.name == name).ok_or_else(|| {
             if name.is_empty() { "choose a profile".into() } else { format!("no profile named {name}") }
         })

@@ -164,6 +164,10 @@ fn connections_menu(app: &mut WalscopeApp, ui: &mut egui::Ui) {
             app.send(AppCommand::NewSalvage);
             ui.close();
         }
+        if ui.button("Replay a salvage...").clicked() {
+            app.send(AppCommand::NewReplay { folder: None, new_primary: None });
+            ui.close();
+        }
         if ui.button("New sync-task dashboard").clicked() {
             app.send(AppCommand::NewDashboard);
             ui.close();

@@ -12,6 +12,8 @@ pub mod field_editor;
 pub mod file_view;
 pub mod menu;
 pub mod profile_editor;
+pub mod replay;
+mod replay_plan;
 pub mod salvage;
 mod salvage_rows;
 pub mod schemas;

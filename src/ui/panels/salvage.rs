@@ -4,7 +4,8 @@
 //! "no checkpoint" explained; an end time; whether to skip what the new primary already has; a
 //! folder (unfinished dumps found there are offered for resuming); then one dump per pchannel in
 //! parallel, each with its progress, cancel and resume; at the end, each dump's summary and
-//! findings, and "open" in the browser.
+//! findings, "open" in the browser, and "Replay into the new primary..." (a replay pane on the
+//! folder).
 //!
 //! Must never: reach a server or the folder itself (it sends commands), or start a set over a
 //! folder that holds one (it offers to resume instead).
@@ -108,9 +109,22 @@ pub fn show(
         ui.colored_label(ui.visuals().error_fg_color, format!("Not started: {e}"));
     }
     super::salvage_rows::show(st, ui, out);
+    // The set has finished: its folder can be replayed into the new primary.
+    if !st.running && !st.ends.is_empty() {
+        ui.separator();
+        let b = ui.button("Replay into the new primary...").on_hover_text(
+            "Opens a replay pane on this folder and the new primary: plan first, nothing is sent until you confirm",
+        );
+        if b.clicked() {
+            out.push(AppCommand::NewReplay {
+                folder: Some(std::path::PathBuf::from(st.folder.trim())),
+                new_primary: Some(st.new_primary.clone()).filter(|n| !n.is_empty()),
+            });
+        }
+    }
 }
 
-fn profile_combo(
+pub(super) fn profile_combo(
     ui: &mut egui::Ui,
     salt: (&str, u64),
     value: &mut String,
