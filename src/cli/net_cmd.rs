@@ -250,7 +250,14 @@ pub fn demo(
         _ => 0,
     });
     runtime()?.block_on(async {
-        let config = MilvusPairConfig { new_addr: local(milvus_port), old_addr: local(old_milvus_port), ..Default::default() };
+        // A whole rehearsal: the new primary holds collections (what it had at the promotion and
+        // its own writes since), so a salvage can be replayed into it.
+        let config = MilvusPairConfig {
+            new_addr: local(milvus_port),
+            old_addr: local(old_milvus_port),
+            rehearsal: true,
+            ..Default::default()
+        };
         let pair = MilvusPair::start(config)
             .await
             .context("cannot start the demo Milvus pair (port in use? choose others with --milvus-port/--old-milvus-port)")?;

@@ -145,7 +145,8 @@ impl WalscopeApp {
             }
             Err(e) => self.notice = Some(Notice::error(format!("cannot start the demo Milvus: {e}"))),
         }
-        match rt.block_on(crate::sim::milvus_pair::MilvusPair::start(Default::default())) {
+        let rehearsal = crate::sim::milvus_pair::MilvusPairConfig { rehearsal: true, ..Default::default() };
+        match rt.block_on(crate::sim::milvus_pair::MilvusPair::start(rehearsal)) {
             Ok(pair) => {
                 self.connections.demo.push(profile(
                     "demo-old-primary",
