@@ -166,6 +166,8 @@ pub struct Collection {
     pub consistency_level: i32,
     pub partitions: Vec<String>,
     pub created: u64,
+    /// The next generated key (auto id).
+    pub next_auto: i64,
     rows: Vec<Option<Row>>,
     by_key: HashMap<Key, Vec<usize>>,
     live: usize,
@@ -253,7 +255,6 @@ impl Collection {
 struct Inner {
     collections: BTreeMap<String, Collection>,
     next_id: i64,
-    next_auto: i64,
     clock: u64,
 }
 
@@ -268,14 +269,7 @@ pub const DEFAULT_DB: &str = "default";
 impl Store {
     /// An empty store whose hybrid clock starts after `clock`.
     pub fn new(clock: u64) -> Store {
-        Store {
-            inner: Mutex::new(Inner {
-                next_id: 460_000_000_000_000_000,
-                next_auto: 461_000_000_000_000_000,
-                clock,
-                ..Default::default()
-            }),
-        }
+        Store { inner: Mutex::new(Inner { next_id: 460_000_000_000_000_000, clock, ..Default::default() }) }
     }
 
     fn lock(&self) -> MutexGuard<'_, Inner> {
@@ -298,14 +292,6 @@ impl Store {
         let ts = g.clock;
         let c = g.collections.get_mut(name).ok_or_else(|| Refusal::no_collection(name))?;
         f(c, ts)
-    }
-
-    /// `n` fresh auto ids.
-    pub fn auto_ids(&self, n: usize) -> Vec<i64> {
-        let mut g = self.lock();
-        let first = g.next_auto;
-        g.next_auto += n as i64;
-        (first..first + n as i64).collect()
     }
 
     /// Moves the clock to at least `ts` (the seed's WAL timeticks).
@@ -354,6 +340,7 @@ impl Store {
                 consistency_level,
                 partitions: vec!["_default".into()],
                 created,
+                next_auto: 461_000_000_000_000_000 + (id % 1_000_000) * 1_000_000_000_000,
                 rows: Vec::new(),
                 by_key: HashMap::new(),
                 live: 0,
