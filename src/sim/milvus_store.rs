@@ -405,3 +405,42 @@ pub(super) fn messages(m: &DynamicMessage, n: &str) -> Vec<DynamicMessage> {
 pub(super) fn pairs(m: &DynamicMessage, n: &str) -> Vec<(String, String)> {
     messages(m, n).iter().map(|kv| (text(kv, "key"), text(kv, "value"))).collect()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A row is its key, its scalars and one digest: a million 128-dim rows must not cost the
+    /// half gigabyte their vectors would.
+    #[test]
+    fn rows_are_small_and_keys_repeat() {
+        assert!(std::mem::size_of::<Row>() <= 64, "{}", std::mem::size_of::<Row>());
+        assert!(std::mem::size_of::<Cell>() <= 32);
+        let set = crate::schema::SchemaSet::builtin();
+        let d = set.message("milvus.proto.schema.CollectionSchema").expect("schema type");
+        let schema = DynamicMessage::deserialize(
+            d,
+            serde_json::json!({"name": "c", "fields": [{"name": "id", "is_primary_key": true, "data_type": "Int64"}]}),
+        )
+        .expect("schema");
+        let store = Store::new(0);
+        store.create("c", schema, Vec::new(), 0, None).expect("created");
+        let row = |k| Row { pk: Key::Int(k), cells: Box::new([]), vectors: 0, partition: 0 };
+        let removed = store
+            .with_mut("c", |c, _| {
+                c.push((0..3000).map(|i| row(i % 1000)).collect());
+                assert_eq!(c.row_count(), 3000);
+                assert_eq!(c.rows_with(&[Key::Int(5)]).len(), 3);
+                Ok(c.remove(&(0..600).map(Key::Int).collect::<Vec<_>>(), None))
+            })
+            .expect("collection");
+        assert_eq!(removed, 1800);
+        // Compacted on the way (fewer than half live): the index still finds every key.
+        store
+            .with("c", |c| {
+                assert_eq!(c.row_count(), 1200);
+                assert_eq!(c.rows_with(&[Key::Int(700), Key::Int(5)]).len(), 3);
+            })
+            .expect("collection");
+    }
+}
