@@ -3,6 +3,7 @@
 //! receives exactly the messages, bytes and order, that `walscope salvage` writes for the same
 //! pchannel and window. Also: the schemas the demo encodes with agree with pymilvus's generated
 //! descriptors on every message of the SDK's connect and salvage paths.
+//! And the SDK creates, fills, queries and drops a collection on the demo.
 //!
 //! Needs the venv python (`WALSCOPE_PYTHON`, else scripts/python-env.sh, which installs from
 //! PyPI the first time); without it these tests fail, they never pass silently.
@@ -289,15 +290,16 @@ fn pymilvus_descriptor_set_loads_beside_the_builtins() {
     let demo = rt.block_on(MilvusDemo::start(MilvusDemoConfig::default())).unwrap();
     let addr = demo.addr().to_string();
     let call = Command::new(bin)
-        .args(["call", &addr, "milvus.proto.milvus.MilvusService/HasCollection", "-d"])
-        .arg(r#"{"collection_name": "orders"}"#)
+        // (HasCollection is served since the demo keeps collections: ShowCollections is not.)
+        .args(["call", &addr, "milvus.proto.milvus.MilvusService/ShowCollections", "-d"])
+        .arg(r#"{"db_name": "default"}"#)
         .args(["--descriptor-set", pb])
         .output()
         .unwrap();
     let err = String::from_utf8_lossy(&call.stderr);
     assert!(!call.status.success());
     assert!(
-        err.contains("unknown method milvus.proto.milvus.MilvusService/HasCollection"),
+        err.contains("unknown method milvus.proto.milvus.MilvusService/ShowCollections"),
         "the server got it: {err}"
     );
     let call = Command::new(bin)
@@ -315,4 +317,44 @@ fn pymilvus_descriptor_set_loads_beside_the_builtins() {
     assert!(call.status.success(), "{}", String::from_utf8_lossy(&call.stderr));
     let v: serde_json::Value = serde_json::from_slice(&call.stdout).unwrap();
     assert_eq!(v["identifier"], SESSION_IDENTIFIER.to_string());
+}
+
+/// The SDK's collection calls against the demo's in-memory collections: create from a schema,
+/// describe, insert (a key twice gives two rows), query, count(*), delete by ids and by filter,
+/// upsert, a refused insert (wrong dim) as a MilvusException with the server's code, drop.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn pymilvus_collections_on_the_demo() {
+    let demo =
+        MilvusDemo::start(MilvusDemoConfig { wal: wal(), ..Default::default() }).await.expect("demo starts");
+    let addr = demo.addr().to_string();
+    let summary =
+        run_python(vec![script("pymilvus-collections.py").display().to_string(), format!("http://{addr}")])
+            .await;
+    demo.shutdown().await;
+    assert_eq!(summary["pymilvus"], PYMILVUS_VERSION);
+    assert_eq!(summary["has"], true, "{summary}");
+    assert_eq!(
+        summary["fields"],
+        serde_json::json!([["id", "5"], ["embedding", "101"], ["title", "21"]]),
+        "{summary}"
+    );
+    assert_eq!(summary["insert"], 3, "{summary}");
+    assert_eq!(
+        summary["query"],
+        serde_json::json!([[1, "book 1"], [3, "book 3"], [3, "book 3 again"]]),
+        "{summary}"
+    );
+    assert_eq!(summary["count"], 4, "{summary}");
+    assert_eq!(summary["delete_ids"], 1, "{summary}");
+    assert_eq!(summary["after"], serde_json::json!([{"id": 1, "title": "upserted"}]), "{summary}");
+    assert_eq!(summary["count_after"], 1, "{summary}");
+    let refused = summary["refused"].as_str().unwrap_or_default();
+    assert!(refused.contains("code=1100") && refused.contains("is not equal to schema dim (4)"), "{summary}");
+    assert_eq!(summary["has_after_drop"], false, "{summary}");
+    let rpcs: Vec<&str> = summary["rpcs"].as_array().unwrap().iter().filter_map(|v| v.as_str()).collect();
+    for rpc in
+        ["CreateCollection", "DescribeCollection", "Insert", "Query", "Delete", "Upsert", "DropCollection"]
+    {
+        assert!(rpcs.contains(&rpc), "{rpcs:?}");
+    }
 }

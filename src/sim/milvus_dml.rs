@@ -254,12 +254,12 @@ fn write(
     let columns = cols.into_iter().map(|b| column(b, &t.scalar)).collect::<Result<Vec<_>, _>>()?;
     let num_rows = number(req, "num_rows") as usize;
     let partition_name = text(req, "partition_name");
-    // Keys are drawn before the collection is locked.
-    let needs_auto = store.with(name, |c| c.pk().is_some_and(|f| f.auto_id))?;
-    let auto = if needs_auto && mode == Mode::Insert { store.auto_ids(num_rows) } else { Vec::new() };
     store.with_mut(name, |c, ts| {
         let partition = partition_of(c, &partition_name)?;
-        let new = rows(c, columns, num_rows, partition, mode, auto)?;
+        let (new, generated) = rows(c, columns, num_rows, partition, mode, c.next_auto)?;
+        if generated {
+            c.next_auto = c.next_auto.saturating_add(new.len() as i64);
+        }
         let keys: Vec<Key> = new.iter().map(|r| r.pk.clone()).collect();
         if mode == Mode::Upsert {
             c.remove(&keys, None);
@@ -344,8 +344,9 @@ fn delete(store: &Store, name: &str, req: &DynamicMessage) -> Result<J, Refusal>
         let keys = keys_of(c, &expr, req)?;
         let p = if partition.is_empty() { None } else { Some(partition_of(c, &partition)?) };
         c.remove(&keys, p);
-        // As the proxy counts a delete by keys: the keys it was given.
-        Ok(json!({"status": {}, "IDs": ids_json(&keys), "delete_cnt": keys.len().to_string(), "timestamp": ts.to_string()}))
+        // As the proxy counts a delete by keys: the keys it was given. It sends no keys back
+        // (pymilvus would return those instead of the count).
+        Ok(json!({"status": {}, "IDs": {}, "delete_cnt": keys.len().to_string(), "timestamp": ts.to_string()}))
     })
 }
 

@@ -190,16 +190,17 @@ fn type_matches(f: &Field, sent: i32) -> bool {
     sent == f.data_type || (f.data_type == dt::VARCHAR && sent == dt::STRING)
 }
 
-/// The proxy's checks of columns against the collection; the rows and their keys. `auto` gives
-/// holds the fresh keys for an auto-id collection (drawn by the caller, `num_rows` of them).
+/// The proxy's checks of columns against the collection; the rows, and whether their keys were
+/// generated (auto id: `next_auto`, `next_auto + 1`, ...). Nothing sized by `num_rows` is
+/// allocated before every column sent is known to have that many values.
 pub fn rows(
     c: &Collection,
     cols: Vec<Column>,
     num_rows: usize,
     partition: u32,
     mode: Mode,
-    mut auto: Vec<i64>,
-) -> Result<Vec<Row>, Refusal> {
+    next_auto: i64,
+) -> Result<(Vec<Row>, bool), Refusal> {
     let pk = c.pk().ok_or_else(|| Refusal::invalid("the collection has no primary key"))?.clone();
     if num_rows == 0 {
         return Err(Refusal::invalid("num_rows should be greater than 0"));
@@ -243,19 +244,31 @@ pub fn rows(
         }
         by_field[i] = Some(col);
     }
+    if by_field.iter().all(Option::is_none) {
+        return Err(Refusal::invalid("fields_data is empty"));
+    }
+    for (f, col) in c.fields.iter().zip(&by_field) {
+        let Some(col) = col else { continue };
+        let n = if col.valid.is_empty() || f.is_vector() { col.data.len() } else { col.valid.len() };
+        if n != num_rows {
+            return Err(Refusal::invalid(format!(
+                "the num_rows ({n}) of field ({}) is not equal to passed num_rows ({num_rows})",
+                f.name
+            )));
+        }
+    }
     let mut stored: Vec<Vec<Cell>> = Vec::new();
     let mut digests = vec![FNV0; num_rows];
+    let mut generated = false;
     let mut keys: Option<Vec<Key>> = None;
     for (f, col) in c.fields.iter().zip(by_field) {
         let Some(col) = col else {
             if f.is_pk && f.auto_id && mode != Mode::Upsert {
-                let ids = std::mem::take(&mut auto);
-                if ids.len() != num_rows {
-                    return Err(Refusal::invalid("no auto ids were drawn for this insert"));
-                }
+                let ids = (0..num_rows as i64).map(|i| next_auto.saturating_add(i));
+                generated = true;
                 keys = Some(match f.data_type {
-                    dt::VARCHAR => ids.into_iter().map(|i| Key::Str(i.to_string())).collect(),
-                    _ => ids.into_iter().map(Key::Int).collect(),
+                    dt::VARCHAR => ids.map(|i| Key::Str(i.to_string())).collect(),
+                    _ => ids.map(Key::Int).collect(),
                 });
                 continue;
             }
@@ -303,7 +316,7 @@ pub fn rows(
     }
     let keys = keys.ok_or_else(|| Refusal::invalid(format!("must assign pk, primary field: {}", pk.name)))?;
     let mut columns: Vec<std::vec::IntoIter<Cell>> = stored.into_iter().map(Vec::into_iter).collect();
-    Ok(keys
+    let rows = keys
         .into_iter()
         .zip(digests)
         .map(|(pk, vectors)| Row {
@@ -312,7 +325,8 @@ pub fn rows(
             vectors,
             partition,
         })
-        .collect())
+        .collect();
+    Ok((rows, generated))
 }
 
 /// The column's values, one per row (nulls filled in from `valid_data`).

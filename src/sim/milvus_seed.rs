@@ -133,7 +133,7 @@ fn apply_insert(store: &Store, dml: &DmlTypes, body: &[u8]) -> Option<Vec<Key>> 
     store
         .with_mut(&name, |c, _| {
             let n = cols.iter().map(|c| c.rows()).max().unwrap_or(0);
-            let new = rows(c, cols, n, 0, Mode::Replicated, Vec::new())?;
+            let (new, _) = rows(c, cols, n, 0, Mode::Replicated, c.next_auto)?;
             let keys = new.iter().map(|r| r.pk.clone()).collect();
             c.push(new);
             Ok(keys)

@@ -166,6 +166,8 @@ pub struct Collection {
     pub consistency_level: i32,
     pub partitions: Vec<String>,
     pub created: u64,
+    /// The next generated key (auto id).
+    pub next_auto: i64,
     rows: Vec<Option<Row>>,
     by_key: HashMap<Key, Vec<usize>>,
     live: usize,
@@ -253,7 +255,6 @@ impl Collection {
 struct Inner {
     collections: BTreeMap<String, Collection>,
     next_id: i64,
-    next_auto: i64,
     clock: u64,
 }
 
@@ -268,14 +269,7 @@ pub const DEFAULT_DB: &str = "default";
 impl Store {
     /// An empty store whose hybrid clock starts after `clock`.
     pub fn new(clock: u64) -> Store {
-        Store {
-            inner: Mutex::new(Inner {
-                next_id: 460_000_000_000_000_000,
-                next_auto: 461_000_000_000_000_000,
-                clock,
-                ..Default::default()
-            }),
-        }
+        Store { inner: Mutex::new(Inner { next_id: 460_000_000_000_000_000, clock, ..Default::default() }) }
     }
 
     fn lock(&self) -> MutexGuard<'_, Inner> {
@@ -298,14 +292,6 @@ impl Store {
         let ts = g.clock;
         let c = g.collections.get_mut(name).ok_or_else(|| Refusal::no_collection(name))?;
         f(c, ts)
-    }
-
-    /// `n` fresh auto ids.
-    pub fn auto_ids(&self, n: usize) -> Vec<i64> {
-        let mut g = self.lock();
-        let first = g.next_auto;
-        g.next_auto += n as i64;
-        (first..first + n as i64).collect()
     }
 
     /// Moves the clock to at least `ts` (the seed's WAL timeticks).
@@ -354,6 +340,7 @@ impl Store {
                 consistency_level,
                 partitions: vec!["_default".into()],
                 created,
+                next_auto: 461_000_000_000_000_000 + (id % 1_000_000) * 1_000_000_000_000,
                 rows: Vec::new(),
                 by_key: HashMap::new(),
                 live: 0,
@@ -417,4 +404,43 @@ pub(super) fn messages(m: &DynamicMessage, n: &str) -> Vec<DynamicMessage> {
 }
 pub(super) fn pairs(m: &DynamicMessage, n: &str) -> Vec<(String, String)> {
     messages(m, n).iter().map(|kv| (text(kv, "key"), text(kv, "value"))).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A row is its key, its scalars and one digest: a million 128-dim rows must not cost the
+    /// half gigabyte their vectors would.
+    #[test]
+    fn rows_are_small_and_keys_repeat() {
+        assert!(std::mem::size_of::<Row>() <= 64, "{}", std::mem::size_of::<Row>());
+        assert!(std::mem::size_of::<Cell>() <= 32);
+        let set = crate::schema::SchemaSet::builtin();
+        let d = set.message("milvus.proto.schema.CollectionSchema").expect("schema type");
+        let schema = DynamicMessage::deserialize(
+            d,
+            serde_json::json!({"name": "c", "fields": [{"name": "id", "is_primary_key": true, "data_type": "Int64"}]}),
+        )
+        .expect("schema");
+        let store = Store::new(0);
+        store.create("c", schema, Vec::new(), 0, None).expect("created");
+        let row = |k| Row { pk: Key::Int(k), cells: Box::new([]), vectors: 0, partition: 0 };
+        let removed = store
+            .with_mut("c", |c, _| {
+                c.push((0..3000).map(|i| row(i % 1000)).collect());
+                assert_eq!(c.row_count(), 3000);
+                assert_eq!(c.rows_with(&[Key::Int(5)]).len(), 3);
+                Ok(c.remove(&(0..600).map(Key::Int).collect::<Vec<_>>(), None))
+            })
+            .expect("collection");
+        assert_eq!(removed, 1800);
+        // Compacted on the way (fewer than half live): the index still finds every key.
+        store
+            .with("c", |c| {
+                assert_eq!(c.row_count(), 1200);
+                assert_eq!(c.rows_with(&[Key::Int(700), Key::Int(5)]).len(), 3);
+            })
+            .expect("collection");
+    }
 }
