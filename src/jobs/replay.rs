@@ -353,7 +353,6 @@ impl Sender<'_> {
         if keep.is_empty() {
             return Ok((0, 0));
         }
-        let body = self.body(at).await?;
         let columns = self.columns(collection);
         let per_call = rows_per_call(
             self.options.batch_rows,
@@ -362,6 +361,23 @@ impl Sender<'_> {
             self.options.max_request_bytes,
         );
         let call = if as_upsert { "Upsert" } else { "Insert" };
+        // Every row in one call: the request is the WAL's FieldData bytes, copied.
+        if keep.len() == keys.len() && per_call >= keys.len() {
+            let s = self.salvage.clone();
+            let payload = tokio::task::spawn_blocking(move || s.payload_at(at.dump, at.offset, at.len))
+                .await
+                .map_err(blocking_err)??;
+            let request = crate::replay::wire_insert::read(&payload).and_then(|f| {
+                crate::replay::wire_insert::public_request(&f, &columns.drop, columns.no_partition)
+            });
+            if let Some(request) = request {
+                self.pace().await;
+                self.target.apply_bytes(call, collection, bytes::Bytes::from(request)).await?;
+                self.counted(1, keep.len() as u64);
+                return Ok((1, keep.len() as u64));
+            }
+        }
+        let body = self.body(at).await?;
         let (mut calls, mut rows) = (0, 0);
         for chunk in keep.chunks(per_call) {
             let req = rows_request(call, &body, db, collection, partition, &columns, keys.len(), chunk)

@@ -18,6 +18,7 @@ pub mod schema_check;
 pub mod source;
 pub mod target;
 pub mod units;
+pub mod wire_insert;
 
 pub use journal::{Journal, SavedPlan};
 pub use plan::{AutoIdChoice, CollectionPlan, Plan, PlanOptions, Policy, build_plan};

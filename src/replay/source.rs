@@ -11,7 +11,7 @@ use crate::dump::{Framing, Manifest, manifest_path};
 use crate::jobs::salvage::SalvageRecord;
 use crate::jobs::salvage_folder::FolderManifest;
 use crate::schema::SchemaSet;
-use crate::wal::{Encryption, analyze};
+use crate::wal::{Encryption, analyze, analyze_row};
 use prost_reflect::{DynamicMessage, MapKey, MessageDescriptor, Value};
 use std::path::{Path, PathBuf};
 
@@ -101,6 +101,10 @@ pub struct SourceMessage {
     pub body: Option<DynamicMessage>,
     /// Why the body could not be read, when it could not.
     pub body_error: Option<String>,
+    /// An Insert's payload, read at the wire level instead of decoded (see `wire_insert`).
+    pub payload: Option<bytes::Bytes>,
+    /// The collection named by the body, when it was read.
+    pub collection: Option<String>,
 }
 
 /// Types whose body the replay reads.
@@ -188,10 +192,30 @@ impl Salvage {
             Some(Value::Map(map)) => map.clone(),
             _ => Default::default(),
         };
-        let w = analyze(pool, &m);
+        // An Insert's rows are read from its wire bytes (a full decode of its vectors is the
+        // slow part of a replay); anything unusual takes the typed path below.
+        let row = analyze_row(pool, &m);
+        let mut payload = None;
+        let mut collection = None;
+        let w = if row.type_name == "Insert" && !row.is_encrypted() && row.problems.is_empty() {
+            let bytes = m.get_field_by_name("payload").and_then(|v| v.as_bytes().cloned());
+            if let Some(facts) = bytes.as_deref().and_then(super::wire_insert::read) {
+                collection = Some(facts.collection.clone());
+                payload = bytes;
+                row
+            } else {
+                analyze(pool, &m)
+            }
+        } else if wants_body(&row.type_name) && !row.is_encrypted() {
+            analyze(pool, &m)
+        } else {
+            row
+        };
         let Some(tt) = w.timetick else { return Err("the message has no readable _tt".into()) };
         let type_number = w.type_number.unwrap_or(0);
-        let (body, body_error) = if wants_body(&w.type_name) && !w.is_encrypted() {
+        let (body, body_error) = if payload.is_some() {
+            (None, None)
+        } else if wants_body(&w.type_name) && !w.is_encrypted() {
             match w.body {
                 Some(Ok(b)) => (Some(b), None),
                 Some(Err(e)) => (None, Some(e)),
@@ -225,8 +249,33 @@ impl Salvage {
             encrypted: matches!(w.encryption, Encryption::Encrypted { .. }),
             unreplicable: props.contains_key(&MapKey::String("_ur".into())),
             broadcast_id: w.broadcast.as_ref().and_then(|b| u64_of(b, "broadcast_id")),
+            collection: collection
+                .or_else(|| body.as_ref().map(super::units::collection_of).filter(|c| !c.is_empty())),
             body,
             body_error,
+            payload,
+        })
+    }
+
+    /// The payload of the message in a frame, read at the wire level (DumpMessagesResponse
+    /// `message` 2, ImmutableMessage `payload` 2).
+    pub fn payload_at(&self, d: usize, offset: u64, len: u32) -> Result<bytes::Bytes, ReplayError> {
+        use crate::wire::scan::{Value, fields};
+        let dump = &self.dumps[d];
+        let frame = dump.frame(offset, len)?;
+        fn find(buf: &[u8], n: u32) -> Option<&[u8]> {
+            fields(buf).find_map(|f| match f {
+                Ok((k, Value::Len(b))) if k == n => Some(b),
+                _ => None,
+            })
+        }
+        find(frame, 2).and_then(|m| find(m, 2)).map(bytes::Bytes::copy_from_slice).ok_or_else(|| {
+            ReplayError::Frame {
+                path: dump.path.display().to_string(),
+                frame: 0,
+                offset,
+                reason: "the frame carries no message payload".into(),
+            }
         })
     }
 
@@ -240,6 +289,17 @@ impl Salvage {
             offset,
             reason,
         })?;
+        if let (None, Some(payload)) = (&m.body, &m.payload) {
+            let d = set
+                .message("milvus.proto.msg.InsertRequest")
+                .map_err(|e| ReplayError::Plan(e.to_string()))?;
+            return DynamicMessage::decode(d, payload.as_ref()).map_err(|e| ReplayError::Frame {
+                path: dump.path.display().to_string(),
+                frame: 0,
+                offset,
+                reason: format!("the InsertRequest does not decode: {e}"),
+            });
+        }
         m.body.ok_or_else(|| ReplayError::Frame {
             path: dump.path.display().to_string(),
             frame: 0,

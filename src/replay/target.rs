@@ -193,6 +193,19 @@ impl NewPrimary {
         Self::refused(call, collection, &reply)
     }
 
+    /// Sends a request already encoded (the wire-level Insert/Upsert).
+    pub async fn apply_bytes(
+        &self,
+        call: &str,
+        collection: &str,
+        request: bytes::Bytes,
+    ) -> Result<(), ReplayError> {
+        let m = method(call)?;
+        let opts = CallOptions { timeout: Some(self.timeout), ..Default::default() };
+        let reply = self.transport.call_unary_bytes(&m, &request, &opts).await?.message;
+        Self::refused(call, collection, &reply)
+    }
+
     /// Sends a prepared typed request.
     pub async fn apply_message(
         &self,

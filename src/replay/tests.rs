@@ -111,3 +111,51 @@ fn a_cut_last_journal_line_is_ignored_and_a_bad_middle_line_is_an_error() {
     let e = Journal::read(dir.path()).expect_err("a bad line in the middle");
     assert!(e.to_string().contains("line 2"), "{e}");
 }
+
+#[test]
+fn the_wire_level_request_equals_the_typed_one() {
+    use crate::sim::{WalGenConfig, WalGenerator};
+    let set = SchemaSet::shared_builtin();
+    let resp = set.message("milvus.proto.milvus.DumpMessagesResponse").expect("type");
+    let public = set.message("milvus.proto.milvus.InsertRequest").expect("type");
+    let wal = set.message("milvus.proto.msg.InsertRequest").expect("type");
+    let mut checked = 0;
+    for m in WalGenerator::new(set.pool(), WalGenConfig::default()).take(200) {
+        if m.type_name != "Insert" {
+            continue;
+        }
+        let frame = DynamicMessage::decode(resp.clone(), m.response.as_slice()).expect("frame");
+        let im = frame.get_field_by_name("message").and_then(|v| v.as_message().cloned()).expect("message");
+        let payload = im.get_field_by_name("payload").and_then(|v| v.as_bytes().cloned()).expect("payload");
+        let Ok(body) = DynamicMessage::decode(wal.clone(), payload.as_ref()) else { continue }; // encrypted
+        let Some(facts) = super::wire_insert::read(&payload) else { continue };
+        for (drop, no_partition) in [(vec![], false), (vec!["title".to_string()], true)] {
+            let bytes = super::wire_insert::public_request(&facts, &drop, no_partition).expect("request");
+            let fast = DynamicMessage::decode(public.clone(), bytes.as_slice()).expect("decodes");
+            let columns = super::convert::Columns { drop: drop.clone(), no_partition };
+            let rows = facts.num_rows as usize;
+            let all: Vec<usize> = (0..rows).collect();
+            let db = facts.db.clone();
+            let typed = super::convert::rows_request(
+                "Insert",
+                &body,
+                &db,
+                &facts.collection,
+                &facts.partition,
+                &columns,
+                rows,
+                &all,
+            )
+            .expect("typed");
+            assert_eq!(fast, typed, "the wire-level request differs from the typed one");
+        }
+        let pk = facts
+            .fields
+            .iter()
+            .find(|f| super::wire_insert::field_name(f).as_deref() == Some("id"))
+            .expect("id column");
+        assert_eq!(super::wire_insert::keys(pk), super::units::insert_keys(&body, "id"));
+        checked += 1;
+    }
+    assert!(checked > 50, "{checked}");
+}

@@ -241,6 +241,15 @@ pub fn insert_keys_of_field(field: &DynamicMessage) -> Vec<Pk> {
     Vec::new()
 }
 
+/// DataType numbers to names, as the built-in schema has them.
+fn data_type_names() -> std::collections::HashMap<i32, String> {
+    crate::schema::SchemaSet::shared_builtin()
+        .pool()
+        .get_enum_by_name("milvus.proto.schema.DataType")
+        .map(|e| e.values().map(|v| (v.number(), v.name().to_string())).collect())
+        .unwrap_or_default()
+}
+
 /// The result of reading a salvage.
 #[derive(Debug, Default)]
 pub struct Units {
@@ -297,6 +306,9 @@ impl Walk<'_, '_> {
         if m.type_number == 999 || t == "Txn" {
             return Err((SkipReason::OpaqueTxn, None));
         }
+        if let Some(payload) = &m.payload {
+            return self.wire_insert(m, payload).map(Some);
+        }
         let Some(body) = &m.body else {
             return match &m.body_error {
                 Some(e) => Err((SkipReason::Unreadable, Some(e.clone()))),
@@ -349,6 +361,39 @@ impl Walk<'_, '_> {
             }
             _ => return Err((SkipReason::NotReplayed, None)),
         }))
+    }
+
+    /// An Insert read at the wire level.
+    fn wire_insert(&mut self, m: &SourceMessage, payload: &[u8]) -> Result<Op, (SkipReason, Option<String>)> {
+        use super::wire_insert as wi;
+        let unreadable = |why: &str| (SkipReason::Unreadable, Some(why.to_string()));
+        let facts = wi::read(payload).ok_or_else(|| unreadable("the InsertRequest cannot be read"))?;
+        let collection = facts.collection.clone();
+        let Some(pk) = (self.pk_of)(&collection) else {
+            let why = format!(
+                "collection {collection}: its primary key is unknown (not on the new primary, no CreateCollection in the dump)"
+            );
+            if !self.out.problems.contains(&why) {
+                self.out.problems.push(why.clone());
+            }
+            return Err((SkipReason::Unreadable, Some(why)));
+        };
+        let column = facts.fields.iter().find(|f| wi::field_name(f).as_deref() == Some(pk.as_str()));
+        let keys = column.and_then(|f| wi::keys(f)).ok_or_else(|| {
+            unreadable(&format!("no readable column {pk} (the primary key) in fields_data"))
+        })?;
+        if !self.out.insert_fields.contains_key(&collection) {
+            let names = data_type_names();
+            if let Some(cols) =
+                wi::columns(&facts, &pk, |n| names.get(&n).cloned().unwrap_or_else(|| n.to_string()))
+            {
+                self.out.insert_fields.insert(collection.clone(), cols);
+            }
+        }
+        let rows = if facts.num_rows > 0 { facts.num_rows } else { keys.len() as u64 };
+        let db = Some(facts.db.clone()).filter(|d| !d.is_empty()).unwrap_or_else(|| "default".into());
+        let at = FrameAt { dump: m.dump, offset: m.offset, len: m.len };
+        Ok(Op::Insert { db, collection, partition: facts.partition.clone(), at, rows, keys })
     }
 
     fn push_unit(&mut self, key: String, message: String, tt: u64, txn: Option<i64>, ops: Vec<Op>) {
@@ -435,7 +480,7 @@ impl Walk<'_, '_> {
     }
 }
 
-fn collection_of(body: &DynamicMessage) -> String {
+pub fn collection_of(body: &DynamicMessage) -> String {
     let c = text(body, "collection_name");
     if c.is_empty() { text(body, "collectionName") } else { c }
 }
