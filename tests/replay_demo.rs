@@ -66,6 +66,29 @@ async fn plan_apply_verify_and_apply_again() {
     let upserts: u64 = collections.values().map(|c| c["upserts"].as_u64().unwrap_or(0)).sum();
     assert!(upserts > 0, "the rehearsal's upsert transactions are planned as Upserts");
 
+    // A schema given by the operator is what the check compares: a wrong dim is explained and
+    // stops the apply.
+    let schema = dir.path().join("events.json");
+    std::fs::write(
+        &schema,
+        serde_json::json!({"name": "events", "fields": [
+            {"name": "id", "is_primary_key": true, "data_type": "Int64"},
+            {"name": "embedding", "data_type": "FloatVector", "type_params": [{"key": "dim", "value": "64"}]},
+            {"name": "title", "data_type": "VarChar", "type_params": [{"key": "max_length", "value": "256"}]}
+        ]})
+        .to_string(),
+    )
+    .expect("write");
+    let spec = format!("events={}", schema.display());
+    let out = tokio::task::block_in_place(|| {
+        walscope(&["replay", folder.to_str().expect("path"), "--new-primary", &new, "--schema", &spec])
+    });
+    let said = rehearsal::text(&out);
+    assert!(!out.status.success(), "a blocking difference fails the plan: {said}");
+    assert!(said.contains("schema checked against the schema given (--schema)"), "{said}");
+    assert!(said.contains("field embedding: dim 64 in the dump, 128 on the new primary: vectors are refused [stops the apply]"), "{said}");
+    assert!(said.contains("schema checked against the columns of its Inserts (no CreateCollection in the dump): no difference"), "{said}");
+
     // Apply: the new primary ends as the model says, the verification agrees.
     let out = tokio::task::block_in_place(|| {
         walscope(&["replay", folder.to_str().expect("path"), "--new-primary", &new, "--apply", "--yes"])

@@ -56,6 +56,10 @@ pub struct ReplayArgs {
     /// Do not ask: the plan is confirmed.
     #[arg(long)]
     pub yes: bool,
+    /// The schema a collection's data was written with, for the schema check: a
+    /// `milvus.proto.schema.CollectionSchema` as JSON or binary (repeatable).
+    #[arg(long = "schema", value_name = "COLLECTION=FILE")]
+    pub schemas: Vec<String>,
     /// Print the plan (and the outcome) as JSON.
     #[arg(long)]
     pub json: bool,
@@ -71,7 +75,12 @@ pub fn replay(args: &ReplayArgs, conn: &ConnArgs) -> Result<()> {
         inputs: args.inputs.clone(),
         settings: settings.clone(),
         timeout,
-        options: PlanOptions { policy: args.policy, auto_id: args.auto_id, ..Default::default() },
+        options: PlanOptions {
+            policy: args.policy,
+            auto_id: args.auto_id,
+            schemas: given_schemas(&args.schemas)?,
+            ..Default::default()
+        },
     };
     runtime()?.block_on(async {
         let planned = replay::plan(&spec).await?;
@@ -158,6 +167,26 @@ pub fn replay(args: &ReplayArgs, conn: &ConnArgs) -> Result<()> {
     })
 }
 
+/// `--schema COLLECTION=FILE`: each file read as a CollectionSchema (JSON, else binary).
+fn given_schemas(specs: &[String]) -> Result<std::collections::BTreeMap<String, Vec<u8>>> {
+    let desc = crate::schema::SchemaSet::shared_builtin().message("milvus.proto.schema.CollectionSchema")?;
+    let mut out = std::collections::BTreeMap::new();
+    for spec in specs {
+        let (name, file) =
+            spec.split_once('=').ok_or_else(|| anyhow!("--schema {spec}: expected COLLECTION=FILE"))?;
+        let bytes = std::fs::read(file).map_err(|e| anyhow!("--schema {name}={file}: {e}"))?;
+        let message = match serde_json::from_slice::<serde_json::Value>(&bytes) {
+            Ok(json) => prost_reflect::DynamicMessage::deserialize(desc.clone(), json)
+                .map_err(|e| anyhow!("--schema {name}={file}: not a CollectionSchema as JSON: {e}"))?,
+            Err(_) => prost_reflect::DynamicMessage::decode(desc.clone(), bytes.as_slice()).map_err(|e| {
+                anyhow!("--schema {name}={file}: neither JSON nor a binary CollectionSchema: {e}")
+            })?,
+        };
+        out.insert(name.to_string(), crate::codec::encode(&message));
+    }
+    Ok(out)
+}
+
 fn confirm(planned: &Planned, left: usize) -> Result<bool> {
     let plan = &planned.plan;
     let mut err = std::io::stderr();
@@ -213,6 +242,12 @@ pub fn print_plan(planned: &Planned) {
                 c.conflicts.len(),
                 shown.join(", "),
                 if c.conflicts.len() > 10 { ", ..." } else { "" }
+            );
+        }
+        if let Some(from) = &c.dump_schema {
+            println!(
+                "    schema checked against {from}{}",
+                if c.differences.is_empty() { ": no difference" } else { ":" }
             );
         }
         for d in &c.differences {

@@ -45,11 +45,20 @@ pub struct PlanOptions {
     pub auto_id: AutoIdChoice,
     /// Keys read back per collection in the verification.
     pub sample: usize,
+    /// Schemas the operator gives (collection → an encoded `schema.CollectionSchema`): the
+    /// schema the data was written with, in place of the dump's CreateCollection.
+    #[serde(default)]
+    pub schemas: BTreeMap<String, Vec<u8>>,
 }
 
 impl Default for PlanOptions {
     fn default() -> Self {
-        PlanOptions { policy: Policy::Skip, auto_id: AutoIdChoice::Keep, sample: 20 }
+        PlanOptions {
+            policy: Policy::Skip,
+            auto_id: AutoIdChoice::Keep,
+            sample: 20,
+            schemas: BTreeMap::new(),
+        }
     }
 }
 
@@ -173,9 +182,21 @@ pub async fn build_plan(
     options: PlanOptions,
 ) -> Result<Plan, ReplayError> {
     let s = salvage.clone();
-    let dump_schemas = tokio::task::spawn_blocking(move || s.created_schemas())
+    let mut dump_schemas = tokio::task::spawn_blocking(move || s.created_schemas())
         .await
         .map_err(|e| ReplayError::Plan(e.to_string()))??;
+    let mut given = HashSet::new();
+    let schema_type = crate::schema::SchemaSet::shared_builtin()
+        .message("milvus.proto.schema.CollectionSchema")
+        .map_err(|e| ReplayError::Plan(e.to_string()))?;
+    for (name, bytes) in &options.schemas {
+        let schema =
+            prost_reflect::DynamicMessage::decode(schema_type.clone(), bytes.as_slice()).map_err(|e| {
+                ReplayError::Plan(format!("the schema given for {name} is not a CollectionSchema: {e}"))
+            })?;
+        dump_schemas.insert(name.clone(), schema);
+        given.insert(name.clone());
+    }
     let handle = tokio::runtime::Handle::current();
     let (s, t, schemas) = (salvage.clone(), target.clone(), dump_schemas.clone());
     let (units, shapes) = tokio::task::spawn_blocking(move || {
@@ -247,7 +268,11 @@ pub async fn build_plan(
             None => target.describe(&name).await?.map(|(s, _)| s),
         };
         let columns = units.insert_fields.get(&name).cloned();
-        let c = check_collection(&mut plan, &name, shape, dump_schemas.get(&name), columns, &target).await?;
+        let mut c =
+            check_collection(&mut plan, &name, shape, dump_schemas.get(&name), columns, &target).await?;
+        if given.contains(&name) {
+            c.dump_schema = Some("the schema given (--schema)".into());
+        }
         plan.collections.insert(name, c);
     }
     if options.policy == Policy::Stop {
