@@ -123,7 +123,7 @@ fn a_salvage_is_planned_confirmed_applied_and_verified() {
         None => panic!("no plan"),
     };
     let plan = &planned.plan;
-    h.get_by_label_contains("Nothing has been sent");
+    h.get_by_label_contains("Planning sent nothing.");
     for name in ["orders", "users", "events"] {
         assert!(plan.collections.contains_key(name), "{name} in {:?}", plan.collections.keys());
         h.get_by_label(&format!("Collection {name}"));
@@ -154,7 +154,7 @@ fn a_salvage_is_planned_confirmed_applied_and_verified() {
     settle(&mut h);
     assert_eq!(pane(&h).stage, Stage::Confirming);
     h.get_by_label("Apply this replay?");
-    h.get_by_label_contains(&format!("to {} (database {})", plan.endpoint, plan.db));
+    h.get_by_label_contains(&format!("to demo-new-primary ({}, database {})", plan.endpoint, plan.db));
     h.get_by_label_contains("Nothing has been sent yet.");
     for _ in 0..30 {
         h.step();

@@ -192,16 +192,24 @@ fn confirm(planned: &Planned, left: usize) -> Result<bool> {
     let mut err = std::io::stderr();
     writeln!(
         err,
-        "This sends {left} unit(s) ({} call(s) before batching) to {} (database {}): {}.",
+        "This sends {left} unit(s) ({} call(s) before batching) to {} (database {}), policy {}: {}.",
         plan.calls(),
         plan.endpoint,
         plan.db,
+        format!("{:?}", plan.options.policy).to_lowercase(),
         plan.collections
             .values()
-            .map(|c| format!(
-                "{}: +{} rows, {} deletes, {} upserts",
-                c.name, c.insert_rows, c.delete_keys, c.upsert_rows
-            ))
+            .map(|c| {
+                let conflicts = match (c.conflicts.len(), plan.options.policy) {
+                    (0, _) => String::new(),
+                    (n, Policy::Upsert) => format!(" ({n} key(s) already there: overwritten)"),
+                    (n, _) => format!(" ({n} key(s) already there: skipped)"),
+                };
+                format!(
+                    "{}: +{} rows{conflicts}, {} deletes, {} upserts",
+                    c.name, c.insert_rows, c.delete_keys, c.upsert_rows
+                )
+            })
             .collect::<Vec<_>>()
             .join("; ")
     )?;

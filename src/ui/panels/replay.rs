@@ -181,9 +181,10 @@ fn confirm(st: &mut ReplayState, ui: &mut egui::Ui, out: &mut Vec<AppCommand>) {
     let modal = egui::Modal::new(egui::Id::unique(("replay_confirm", st.id))).show(ui.ctx(), |ui| {
         ui.heading("Apply this replay?");
         ui.label(format!(
-            "This sends {} unit(s) ({} call(s) before batching) to {} (database {}).",
+            "This sends {} unit(s) ({} call(s) before batching) to {} ({}, database {}).",
             p.units_left(),
             plan.calls(),
+            st.new_primary,
             plan.endpoint,
             plan.db
         ));
@@ -194,13 +195,22 @@ fn confirm(st: &mut ReplayState, ui: &mut egui::Ui, out: &mut Vec<AppCommand>) {
             ui.end_row();
             for c in plan.collections.values() {
                 ui.monospace(&c.name);
-                ui.monospace(c.insert_rows.to_string());
+                ui.monospace(match (c.conflicts.len(), plan.options.policy) {
+                    (0, _) => c.insert_rows.to_string(),
+                    (n, crate::replay::Policy::Upsert) => {
+                        format!("{} ({n} already there: overwritten)", c.insert_rows)
+                    }
+                    (n, _) => format!("{} ({n} already there: not sent)", c.insert_rows),
+                });
                 ui.monospace(c.delete_keys.to_string());
                 ui.monospace(c.upsert_rows.to_string());
                 ui.label(if c.ddl.is_empty() { "-".to_string() } else { c.ddl.join(", ") });
                 ui.end_row();
             }
         });
+        for d in plan.collections.values().flat_map(|c| &c.differences) {
+            ui.colored_label(ui.visuals().warn_fg_color, format!("{}: {}", d.collection, d.what));
+        }
         let conflicts: usize = plan.collections.values().map(|c| c.conflicts.len()).sum();
         ui.label(format!(
             "Policy for keys the new primary already has ({conflicts} found): {}",

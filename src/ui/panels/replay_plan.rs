@@ -22,7 +22,7 @@ pub fn show(p: &Planned, id: u64, ui: &mut egui::Ui) {
     ui.separator();
     ui.heading("Plan");
     ui.label(format!(
-        "Replay plan for {} (database {}), made {}: {} unit(s), {} call(s) before batching. Nothing has been sent.",
+        "Replay plan for {} (database {}), made {}: {} unit(s), {} call(s) before batching. Planning sent nothing.",
         plan.endpoint,
         plan.db,
         plan.created_at,
