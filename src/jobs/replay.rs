@@ -353,7 +353,12 @@ impl Sender<'_> {
         if keep.is_empty() {
             return Ok((0, 0));
         }
-        let columns = self.columns(collection);
+        let mut columns = self.columns(collection);
+        if as_upsert {
+            // Milvus requires the key of an Upsert, auto id or not.
+            let pk = self.plan.collections.get(collection).and_then(|c| c.primary_key.clone());
+            columns.drop.retain(|c| Some(c) != pk.as_ref());
+        }
         let per_call = rows_per_call(
             self.options.batch_rows,
             keys.len(),
