@@ -143,23 +143,37 @@ pub fn compare_columns(
     let mut say = |what: String, blocking: bool| {
         out.push(SchemaDifference { collection: collection.to_string(), what, blocking })
     };
-    for f in columns {
-        if f.dynamic {
-            if !target.dynamic_field {
-                say(
-                    format!(
-                        "the Inserts carry dynamic field {}; the new primary has no dynamic field: rows are refused",
-                        f.name
-                    ),
-                    true,
-                );
-            }
-            continue;
+    for f in columns.iter().filter(|f| f.dynamic) {
+        if !target.dynamic_field {
+            say(
+                format!(
+                    "the Inserts carry dynamic field {}; the new primary has no dynamic field: rows are refused",
+                    f.name
+                ),
+                true,
+            );
         }
+    }
+    let fixed: Vec<FieldShape> = columns.iter().filter(|f| !f.dynamic).cloned().collect();
+    common_fields(&fixed, target, "the Inserts", |f| f.dim.is_some(), &mut say);
+    out
+}
+
+/// What both checks compare: every field of `fields` (from `source`) on the new primary with
+/// its type and dim (`dim_known`: whether the source says a dim), and the new primary's fields
+/// a row must carry.
+fn common_fields(
+    fields: &[FieldShape],
+    target: &CollectionShape,
+    source: &str,
+    dim_known: impl Fn(&FieldShape) -> bool,
+    say: &mut impl FnMut(String, bool),
+) {
+    for f in fields {
         let Some(t) = target.field(&f.name) else {
             say(
                 format!(
-                    "field {}: the Inserts carry it, the new primary has no such field: rows are refused",
+                    "field {}: in {source}, not on the new primary: Inserts carrying it are refused",
                     f.name
                 ),
                 true,
@@ -167,28 +181,23 @@ pub fn compare_columns(
             continue;
         };
         if f.data_type != t.data_type {
-            say(
-                format!(
-                    "field {}: the Inserts carry {}, the new primary has {}: rows are refused",
-                    f.name, f.data_type, t.data_type
-                ),
-                true,
+            let what = format!(
+                "type {} in {source}, {} on the new primary: rows are refused",
+                f.data_type, t.data_type
             );
+            say(format!("field {}: {what}", f.name), true);
         }
-        if f.dim.is_some() && f.dim != t.dim {
-            say(
-                format!(
-                    "field {}: the Inserts carry dim {}, the new primary has {}: vectors are refused",
-                    f.name,
-                    show(&f.dim),
-                    show(&t.dim)
-                ),
-                true,
+        if dim_known(f) && f.dim != t.dim {
+            let what = format!(
+                "dim {} in {source}, {} on the new primary: vectors are refused",
+                show(&f.dim),
+                show(&t.dim)
             );
+            say(format!("field {}: {what}", f.name), true);
         }
     }
     for t in &target.fields {
-        let carried = columns.iter().any(|f| f.name == t.name);
+        let carried = fields.iter().any(|f| f.name == t.name);
         if !carried && !t.nullable && !t.function_output && !t.auto_id && !t.dynamic {
             say(
                 format!(
@@ -199,7 +208,6 @@ pub fn compare_columns(
             );
         }
     }
-    out
 }
 
 /// One difference between the dump's schema and the new primary's.
@@ -217,37 +225,9 @@ pub fn compare(dump: &CollectionShape, target: &CollectionShape) -> Vec<SchemaDi
     let mut out = Vec::new();
     let mut say =
         |what: String, blocking: bool| out.push(SchemaDifference { collection: c.clone(), what, blocking });
+    common_fields(&dump.fields, target, "the dump", |_| true, &mut say);
     for f in &dump.fields {
-        let Some(t) = target.field(&f.name) else {
-            say(
-                format!(
-                    "field {}: in the dump, not on the new primary: Inserts carrying it are refused",
-                    f.name
-                ),
-                true,
-            );
-            continue;
-        };
-        if f.data_type != t.data_type {
-            say(
-                format!(
-                    "field {}: type {} in the dump, {} on the new primary: rows are refused",
-                    f.name, f.data_type, t.data_type
-                ),
-                true,
-            );
-        }
-        if f.dim != t.dim {
-            say(
-                format!(
-                    "field {}: dim {} in the dump, {} on the new primary: vectors are refused",
-                    f.name,
-                    show(&f.dim),
-                    show(&t.dim)
-                ),
-                true,
-            );
-        }
+        let Some(t) = target.field(&f.name) else { continue };
         if f.max_length != t.max_length {
             let shorter = matches!((f.max_length.as_deref().and_then(|v| v.parse::<u64>().ok()), t.max_length.as_deref().and_then(|v| v.parse::<u64>().ok())), (Some(a), Some(b)) if b < a);
             let what = format!(
@@ -303,17 +283,6 @@ pub fn compare(dump: &CollectionShape, target: &CollectionShape) -> Vec<SchemaDi
                     f.name, f.partition_key, t.partition_key
                 ),
                 false,
-            );
-        }
-    }
-    for t in &target.fields {
-        if dump.field(&t.name).is_none() && !t.nullable && !t.function_output && !t.auto_id && !t.dynamic {
-            say(
-                format!(
-                    "field {}: on the new primary only and not nullable: every replayed Insert is refused",
-                    t.name
-                ),
-                true,
             );
         }
     }

@@ -176,26 +176,28 @@ fn text(m: &DynamicMessage, f: &str) -> String {
     m.get_field_by_name(f).and_then(|v| v.as_str().map(str::to_string)).unwrap_or_default()
 }
 
-/// The keys of an IDs message.
-pub fn ids_keys(ids: &DynamicMessage) -> Vec<Pk> {
-    let list = |f: &str| -> Option<Vec<Value>> {
-        let arr = ids.get_field_by_name(f)?.as_message()?.clone();
-        match arr.get_field_by_name("data").as_deref() {
-            Some(Value::List(l)) => Some(l.clone()),
-            _ => None,
+/// The keys in whichever of two array members (`long`: a LongArray, `string`: a StringArray)
+/// of `m` is set.
+fn keys_in(m: &DynamicMessage, long: &str, string: &str) -> Vec<Pk> {
+    let data = |f: &str| -> Vec<Value> {
+        let arr = m.get_field_by_name(f).and_then(|v| v.as_message().cloned());
+        match arr.as_ref().and_then(|a| a.get_field_by_name("data")).as_deref() {
+            Some(Value::List(l)) => l.clone(),
+            _ => Vec::new(),
         }
     };
-    if ids.has_field_by_name("int_id") {
-        return list("int_id").unwrap_or_default().iter().filter_map(|v| v.as_i64()).map(Pk::Int).collect();
+    if m.has_field_by_name(long) {
+        return data(long).iter().filter_map(|v| v.as_i64()).map(Pk::Int).collect();
     }
-    if ids.has_field_by_name("str_id") {
-        return list("str_id")
-            .unwrap_or_default()
-            .iter()
-            .filter_map(|v| v.as_str().map(|s| Pk::Str(s.to_string())))
-            .collect();
+    if m.has_field_by_name(string) {
+        return data(string).iter().filter_map(|v| v.as_str().map(|s| Pk::Str(s.to_string()))).collect();
     }
     Vec::new()
+}
+
+/// The keys of an IDs message.
+pub fn ids_keys(ids: &DynamicMessage) -> Vec<Pk> {
+    keys_in(ids, "int_id", "str_id")
 }
 
 /// The keys in column `pk` of a WAL InsertRequest's `fields_data`.
@@ -213,32 +215,10 @@ pub fn insert_keys(body: &DynamicMessage, pk: &str) -> Option<Vec<Pk>> {
 
 /// The Int64 or VarChar values of one FieldData column.
 pub fn insert_keys_of_field(field: &DynamicMessage) -> Vec<Pk> {
-    let Some(scalars) = field.get_field_by_name("scalars").and_then(|v| v.as_message().cloned()) else {
-        return Vec::new();
-    };
-    let data = |f: &str| -> Option<Vec<Value>> {
-        let arr = scalars.get_field_by_name(f)?.as_message()?.clone();
-        match arr.get_field_by_name("data").as_deref() {
-            Some(Value::List(l)) => Some(l.clone()),
-            _ => None,
-        }
-    };
-    if scalars.has_field_by_name("long_data") {
-        return data("long_data")
-            .unwrap_or_default()
-            .iter()
-            .filter_map(|v| v.as_i64())
-            .map(Pk::Int)
-            .collect();
+    match field.get_field_by_name("scalars").and_then(|v| v.as_message().cloned()) {
+        Some(scalars) => keys_in(&scalars, "long_data", "string_data"),
+        None => Vec::new(),
     }
-    if scalars.has_field_by_name("string_data") {
-        return data("string_data")
-            .unwrap_or_default()
-            .iter()
-            .filter_map(|v| v.as_str().map(|s| Pk::Str(s.to_string())))
-            .collect();
-    }
-    Vec::new()
 }
 
 /// DataType numbers to names, as the built-in schema has them.
