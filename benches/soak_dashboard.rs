@@ -24,7 +24,8 @@ fn rss_kib() -> u64 {
 
 fn main() {
     let seconds: u64 = std::env::var("SOAK_SECONDS").ok().and_then(|v| v.parse().ok()).unwrap_or(3600);
-    let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build().expect("runtime");
+    let rt =
+        tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build().expect("runtime");
     let any = "127.0.0.1:0".parse().expect("address");
     let cfg = CollectorConfig { batch_interval: Duration::from_millis(50), full_mode_batches: u64::MAX };
     let demo = rt.block_on(DatasyncDemo::start(any, any, Duration::from_secs(3600 * 24), cfg)).expect("demo");
@@ -33,8 +34,14 @@ fn main() {
         std::sync::Arc::new(walscope::net::brpc::BrpcTransport::new(endpoint.clone()));
     let client = SyncToolClient::new(t, Default::default());
     for table in ["orders", "users", "clicks"] {
-        rt.block_on(client.create_sync_task("demo_db", table, SyncMode::IncrementalByTimestamp, Some(0), &format!("/tmp/walscope-soak/{table}")))
-            .expect("create task");
+        rt.block_on(client.create_sync_task(
+            "demo_db",
+            table,
+            SyncMode::IncrementalByTimestamp,
+            Some(0),
+            &format!("/tmp/walscope-soak/{table}"),
+        ))
+        .expect("create task");
     }
     let _guard = rt.enter();
     let dir = tempfile::tempdir().expect("dir");
@@ -61,7 +68,12 @@ fn main() {
         frames += 1;
         if start.elapsed() >= next_sample {
             let polls = h.state().tasks.poller.as_ref().map_or(0, |p| p.board().polls);
-            samples.push((next_sample.as_secs(), rss_kib(), frame_time.as_secs_f64() * 1000.0 / frames.max(1) as f64, polls));
+            samples.push((
+                next_sample.as_secs(),
+                rss_kib(),
+                frame_time.as_secs_f64() * 1000.0 / frames.max(1) as f64,
+                polls,
+            ));
             (frames, frame_time) = (0, Duration::ZERO);
             next_sample += Duration::from_secs(1);
         }
@@ -69,13 +81,30 @@ fn main() {
     }
     let board = h.state().tasks.poller.as_ref().map(|p| p.board()).unwrap_or_default();
     let minute = samples.len().min(60);
-    let avg = |s: &[(u64, u64, f64, u64)], f: fn(&(u64, u64, f64, u64)) -> f64| s.iter().map(f).sum::<f64>() / s.len().max(1) as f64;
+    let avg = |s: &[(u64, u64, f64, u64)], f: fn(&(u64, u64, f64, u64)) -> f64| {
+        s.iter().map(f).sum::<f64>() / s.len().max(1) as f64
+    };
     let (first, last) = (&samples[..minute], &samples[samples.len() - minute..]);
     let (lo, hi) = samples.iter().skip(minute).fold((u64::MAX, 0), |(lo, hi), s| (lo.min(s.1), hi.max(s.1)));
-    println!("dashboard soak: {seconds} s, {} polls, {} sub-tasks, rows {}", board.polls, board.rows.len(), board.rows.iter().map(|r| r.count).sum::<u64>());
-    println!("  resident memory: first minute {:.1} MiB, last minute {:.1} MiB; after the first minute between {:.1} and {:.1} MiB",
-        avg(first, |s| s.1 as f64) / 1024.0, avg(last, |s| s.1 as f64) / 1024.0, lo as f64 / 1024.0, hi as f64 / 1024.0);
-    println!("  frame time: first minute {:.2} ms, last minute {:.2} ms (ratio {:.2})", avg(first, |s| s.2), avg(last, |s| s.2), avg(last, |s| s.2) / avg(first, |s| s.2).max(1e-9));
+    println!(
+        "dashboard soak: {seconds} s, {} polls, {} sub-tasks, rows {}",
+        board.polls,
+        board.rows.len(),
+        board.rows.iter().map(|r| r.count).sum::<u64>()
+    );
+    println!(
+        "  resident memory: first minute {:.1} MiB, last minute {:.1} MiB; after the first minute between {:.1} and {:.1} MiB",
+        avg(first, |s| s.1 as f64) / 1024.0,
+        avg(last, |s| s.1 as f64) / 1024.0,
+        lo as f64 / 1024.0,
+        hi as f64 / 1024.0
+    );
+    println!(
+        "  frame time: first minute {:.2} ms, last minute {:.2} ms (ratio {:.2})",
+        avg(first, |s| s.2),
+        avg(last, |s| s.2),
+        avg(last, |s| s.2) / avg(first, |s| s.2).max(1e-9)
+    );
     for s in samples.iter().step_by(300) {
         println!("  t={:>5}s rss {:.1} MiB frame {:.2} ms polls {}", s.0, s.1 as f64 / 1024.0, s.2, s.3);
     }

@@ -291,10 +291,21 @@ fn outcome(st: &ReplayState, ui: &mut egui::Ui, out: &mut Vec<AppCommand>) {
     if let Some(a) = &st.applied {
         ui.separator();
         match a {
-            Ok(o) => ui.label(format!(
-                "Applied {} unit(s) in {} call(s), {} row(s); {} unit(s) were already applied.",
-                o.units_sent, o.calls, o.rows, o.units_already
-            )),
+            Ok(o) => {
+                ui.horizontal_wrapped(|ui| {
+                    let units = o.units_sent + o.units_already;
+                    ui.add(
+                        egui::ProgressBar::new(1.0)
+                            .desired_width(260.0)
+                            .text(format!("{units}/{units} units: done")),
+                    );
+                    ui.label(format!(
+                        "Applied {} unit(s) in {} call(s), {} row(s); {} unit(s) were already applied.",
+                        o.units_sent, o.calls, o.rows, o.units_already
+                    ))
+                })
+                .inner
+            }
             Err(crate::replay::ReplayError::Cancelled) => ui.colored_label(
                 ui.visuals().warn_fg_color,
                 "Cancelled: the journal records what was applied; Apply again continues from there.",
