@@ -3,7 +3,8 @@
 //! what `raw` reads; a password from an environment variable authenticates a call (and a
 //! missing one says which variable); the Milvus database travels as the `dbname` header,
 //! whether from `--db` or `-H`; a garbage manifest does not stop `inspect`; a truncated real
-//! descriptor set is refused in words.
+//! descriptor set is refused in words; DumpMessages leaves out TimeTick, CreateSegment, Flush
+//! and rolled-back transactions.
 
 use std::process::{Command, Output};
 use walscope::dump::SyncPolicy;
@@ -329,4 +330,92 @@ fn brpc_errors_1001_and_1002_are_said_in_words() {
         let e = e.to_string();
         assert!(e.contains("1002") && e.contains("unknown method") && e.contains("GetTaskInfo"), "{e}");
     });
+}
+
+/// DumpMessages never sends what the server keeps to itself: a WAL holding TimeTick,
+/// CreateSegment, Flush and rolled-back transactions (BeginTxn, Insert, RollbackTxn), salvaged,
+/// holds none of them and exactly every other message of the same span, byte for byte.
+#[test]
+fn dump_messages_leaves_out_bookkeeping_and_rolled_back_transactions() {
+    use walscope::sim::{WalGenConfig, WalGenerator};
+    let wal = WalGenConfig { seed: 7, rows: (1, 1), bookkeeping: true, ..Default::default() };
+    let set = SchemaSet::builtin();
+    let kinds = ["TimeTick", "CreateSegment", "Flush", "RollbackTxn"];
+    let stream: Vec<_> = WalGenerator::new(set.pool(), wal.clone()).take(3000).collect();
+    let pchannel = [
+        "by-dev-rootcoord-dml_0",
+        "by-dev-rootcoord-dml_1",
+        "by-dev-rootcoord-dml_2",
+        "by-dev-rootcoord-dml_3",
+    ]
+    .into_iter()
+    .find(|p| kinds.iter().all(|k| stream.iter().any(|m| m.pchannel == *p && m.type_name == *k)))
+    .expect("a pchannel whose WAL holds every kind");
+    let own: Vec<_> = stream.iter().filter(|m| m.pchannel == pchannel).collect();
+    // Which messages belong to a rolled-back transaction (BeginTxn up to its RollbackTxn).
+    let mut rolled_back = vec![false; own.len()];
+    let mut open = None;
+    for (i, m) in own.iter().enumerate() {
+        match m.type_name {
+            "BeginTxn" => open = Some(i),
+            "CommitTxn" => open = None,
+            "RollbackTxn" => {
+                if let Some(b) = open.take() {
+                    rolled_back[b..=i].iter_mut().for_each(|r| *r = true);
+                }
+            }
+            _ => {}
+        }
+    }
+    assert!(rolled_back.iter().filter(|r| **r).count() >= 3, "a rolled-back transaction in the span");
+
+    let rt = runtime();
+    let demo = rt.block_on(MilvusDemo::start(MilvusDemoConfig { wal, ..Default::default() })).expect("demo");
+    let addr = demo.addr().to_string();
+    let dir = tempfile::tempdir().expect("dir");
+    let out = dir.path().join("s.dump");
+    let end = own.get(own.len() * 3 / 4).map(|m| m.timetick).expect("an end").to_string();
+    let said = walscope(&[
+        "salvage",
+        "--new-primary",
+        &addr,
+        "--old-primary",
+        &addr,
+        "--source-cluster-id",
+        "by-dev-old",
+        "--pchannel",
+        pchannel,
+        "--out",
+        out.to_str().expect("path"),
+        "--end-timetick",
+        &end,
+        "--keep-replicated",
+    ]);
+    assert!(said.status.success(), "{}", String::from_utf8_lossy(&said.stderr));
+    let salvage = walscope::replay::Salvage::open(std::slice::from_ref(&out)).expect("open");
+    let mut dumped: Vec<(String, Vec<u8>)> = Vec::new();
+    salvage
+        .for_each(0, |m| {
+            let bytes = salvage.dumps[0].frame(m.offset, m.len).expect("frame").to_vec();
+            dumped.push((m.type_name.clone(), bytes));
+        })
+        .expect("read");
+    assert!(dumped.len() > 100, "{} frames", dumped.len());
+    for (t, _) in &dumped {
+        assert!(!kinds.contains(&t.as_str()), "the dump holds a {t}");
+    }
+    // Exactly the rest of the span, in order.
+    let first = own.iter().position(|m| m.response == dumped[0].1).expect("the first frame is in the WAL");
+    let want: Vec<&Vec<u8>> = own[first..]
+        .iter()
+        .zip(&rolled_back[first..])
+        .filter(|(m, rb)| !**rb && !kinds.contains(&m.type_name))
+        .map(|(m, _)| &m.response)
+        .take(dumped.len())
+        .collect();
+    let got: Vec<&Vec<u8>> = dumped.iter().map(|(_, b)| b).collect();
+    assert!(got == want, "the dump is not the WAL's span without the left-out messages");
+    let skipped = own[first..first + want.len()].iter().filter(|m| kinds.contains(&m.type_name)).count();
+    assert!(skipped > 0, "the span held messages to leave out");
+    rt.block_on(demo.shutdown());
 }

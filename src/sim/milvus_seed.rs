@@ -199,6 +199,8 @@ pub fn seed(
             }
             match (m.type_name, &mut txn) {
                 ("BeginTxn", _) => txn = Some((Vec::new(), Vec::new())),
+                // A rolled-back transaction leaves nothing behind.
+                ("RollbackTxn", _) => txn = None,
                 ("CommitTxn", Some(_)) => {
                     if let Some((deletes, inserts)) = txn.take() {
                         units.push(((e.timetick, p, i), deletes.into_iter().chain(inserts).collect()));

@@ -237,7 +237,7 @@ impl DumpCursor {
             if group[0].type_name == "BeginTxn" {
                 loop {
                     let e = self.at(self.next + group.len())?;
-                    let done = e.type_name == "CommitTxn";
+                    let done = e.type_name == "CommitTxn" || e.type_name == "RollbackTxn";
                     group.push(e);
                     if done {
                         break;
@@ -245,6 +245,10 @@ impl DumpCursor {
                 }
             }
             self.next += group.len();
+            // A rolled-back transaction never reaches a reader of the WAL.
+            if group.last().is_some_and(|e| e.type_name == "RollbackTxn") {
+                continue;
+            }
             let judge = group.last().map_or(0, |e| e.timetick);
             // A cycling WAL's timeticks repeat: no window can be judged on them.
             let windowed = self.wal.cycle.is_none();

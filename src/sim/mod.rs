@@ -24,6 +24,7 @@ pub mod sample;
 pub mod synctool;
 mod synctool_state;
 mod walbodies;
+mod walbook;
 pub mod walgen;
 
 pub use walgen::{GeneratedMessage, WalGenConfig, WalGenerator};

@@ -187,7 +187,7 @@ impl WalGenerator {
         self.emit(p, &vchannel, "ManualFlush", 2, &header, payload, &[], tt)
     }
 
-    fn txn_context(&self, id: i64) -> String {
+    pub(super) fn txn_context(&self, id: i64) -> String {
         let ctx =
             self.header("TxnContext", json!({"txn_id": id.to_string(), "keepalive_milliseconds": "10000"}));
         super::walgen::b64(&crate::codec::encode(&ctx))
@@ -231,7 +231,7 @@ impl WalGenerator {
     }
 
     /// Runs `f` with the collection's vchannels pinned to the transaction's (its first).
-    fn on_txn_vchannel<T>(&mut self, c: usize, f: impl FnOnce(&mut Self) -> T) -> T {
+    pub(super) fn on_txn_vchannel<T>(&mut self, c: usize, f: impl FnOnce(&mut Self) -> T) -> T {
         let saved = self.collections[c].vchannels.clone();
         self.collections[c].vchannels = vec![saved[0].clone(); 2];
         let out = f(self);
@@ -239,7 +239,7 @@ impl WalGenerator {
         out
     }
 
-    fn begin_txn(&mut self, c: usize) -> (i64, Vec<GeneratedMessage>) {
+    pub(super) fn begin_txn(&mut self, c: usize) -> (i64, Vec<GeneratedMessage>) {
         let id = self.next_txn;
         self.next_txn += 1;
         let ctx = self.txn_context(id);

@@ -31,11 +31,15 @@ pub struct WalGenConfig {
     /// second transaction is an upsert (BeginTxn, Insert of existing keys, Delete of the same
     /// keys at the Insert's timetick, CommitTxn). Off: the stream is byte for byte what it was.
     pub rehearsal: bool,
+    /// Also what DumpMessages never sends ([`super::walbook`]): TimeTick, CreateSegment, Flush
+    /// and rolled-back transactions, in place of some ManualFlushes. Off: the stream is byte
+    /// for byte what it was.
+    pub bookkeeping: bool,
 }
 
 impl Default for WalGenConfig {
     fn default() -> Self {
-        WalGenConfig { seed: 1, rows: (1, 8), total: None, rehearsal: false }
+        WalGenConfig { seed: 1, rows: (1, 8), total: None, rehearsal: false, bookkeeping: false }
     }
 }
 
@@ -285,6 +289,10 @@ impl WalGenerator {
                 self.any_transaction(c, n)
             }
             89..=90 => vec![self.insert(c, None, true)],
+            91..=92 if self.cfg.bookkeeping => vec![self.time_tick(c)],
+            93 if self.cfg.bookkeeping => vec![self.segment_message(c, "CreateSegment")],
+            94 if self.cfg.bookkeeping => vec![self.segment_message(c, "Flush")],
+            95 if self.cfg.bookkeeping => self.rolled_back_transaction(c),
             _ => vec![self.manual_flush(c)],
         }
     }
