@@ -4,7 +4,8 @@
 //! missing one says which variable); the Milvus database travels as the `dbname` header,
 //! whether from `--db` or `-H`; a garbage manifest does not stop `inspect`; a truncated real
 //! descriptor set is refused in words; DumpMessages leaves out TimeTick, CreateSegment, Flush
-//! and rolled-back transactions.
+//! and rolled-back transactions; messages above 4 MiB pass under the 512 MiB limit, and a
+//! lower `--max-message-size` refuses them naming the flag.
 
 use std::process::{Command, Output};
 use walscope::dump::SyncPolicy;
@@ -417,5 +418,55 @@ fn dump_messages_leaves_out_bookkeeping_and_rolled_back_transactions() {
     assert!(got == want, "the dump is not the WAL's span without the left-out messages");
     let skipped = own[first..first + want.len()].iter().filter(|m| kinds.contains(&m.type_name)).count();
     assert!(skipped > 0, "the span held messages to leave out");
+    rt.block_on(demo.shutdown());
+}
+
+/// Messages above tonic's 4 MiB default go through under the 512 MiB limit walscope sets, and a
+/// lower `--max-message-size` refuses them in words that name the flag.
+#[test]
+fn the_message_size_limit_is_512_mib_and_can_be_lowered() {
+    use walscope::sim::{WalGenConfig, WalGenerator};
+    // 9,000 rows of 128 floats: about 4.6 MB per Insert.
+    let wal = WalGenConfig { seed: 2, rows: (9000, 9000), ..Default::default() };
+    let set = SchemaSet::builtin();
+    let pchannel = "by-dev-rootcoord-dml_1";
+    let own: Vec<_> =
+        WalGenerator::new(set.pool(), wal.clone()).filter(|m| m.pchannel == pchannel).take(9).collect();
+    assert!(own.iter().any(|m| m.response.len() > 4 << 20), "the WAL holds messages above 4 MiB");
+    let end = own[8].timetick.to_string();
+    let rt = runtime();
+    let demo = rt.block_on(MilvusDemo::start(MilvusDemoConfig { wal, ..Default::default() })).expect("demo");
+    let addr = demo.addr().to_string();
+    let dir = tempfile::tempdir().expect("dir");
+    let salvage = |out: &str, extra: &[&str]| {
+        let out = dir.path().join(out);
+        let mut args = vec![
+            "salvage",
+            "--new-primary",
+            &addr,
+            "--old-primary",
+            &addr,
+            "--source-cluster-id",
+            "by-dev-old",
+            "--pchannel",
+            pchannel,
+            "--end-timetick",
+            &end,
+            "--retries",
+            "0",
+        ];
+        let path = out.to_str().expect("path").to_string();
+        args.extend(["--out", path.as_str()]);
+        args.extend(extra);
+        (walscope(&args), out)
+    };
+    let (done, out) = salvage("big.dump", &[]);
+    assert!(done.status.success(), "{}", String::from_utf8_lossy(&done.stderr));
+    let big = std::fs::metadata(&out).expect("dump").len();
+    assert!(big > 8 << 20, "the dump holds the large messages: {big} bytes");
+    let (refused, _) = salvage("small.dump", &["--max-message-size", "4"]);
+    let said = String::from_utf8_lossy(&refused.stderr).to_string();
+    assert!(!refused.status.success(), "{said}");
+    assert!(said.contains("raise --max-message-size"), "{said}");
     rt.block_on(demo.shutdown());
 }

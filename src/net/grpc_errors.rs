@@ -91,7 +91,8 @@ pub fn status_error(method: &MethodDescriptor, status: &Status) -> NetError {
         Code::Unimplemented => {
             " (hint: the server does not offer this method; check service and method names)"
         }
-        Code::ResourceExhausted if status.message().contains("message length") => {
+        // tonic says OUT_OF_RANGE for a message above its decoding limit, grpc-go RESOURCE_EXHAUSTED.
+        Code::ResourceExhausted | Code::OutOfRange if status.message().contains("message length") => {
             " (hint: a message exceeds the size limit; raise --max-message-size)"
         }
         Code::Unavailable => {
