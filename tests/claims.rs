@@ -5,7 +5,8 @@
 //! whether from `--db` or `-H`; a garbage manifest does not stop `inspect`; a truncated real
 //! descriptor set is refused in words; DumpMessages leaves out TimeTick, CreateSegment, Flush
 //! and rolled-back transactions; messages above 4 MiB pass under the 512 MiB limit, and a
-//! lower `--max-message-size` refuses them naming the flag.
+//! lower `--max-message-size` refuses them naming the flag; a malformed OK answer is refused
+//! in words by `call` and by the salvage's checkpoint fetch.
 
 use std::process::{Command, Output};
 use walscope::dump::SyncPolicy;
@@ -468,5 +469,44 @@ fn the_message_size_limit_is_512_mib_and_can_be_lowered() {
     let said = String::from_utf8_lossy(&refused.stderr).to_string();
     assert!(!refused.status.success(), "{said}");
     assert!(said.contains("raise --max-message-size"), "{said}");
+    rt.block_on(demo.shutdown());
+}
+
+/// A server whose OK answer is not the response type: `call` says what was expected and where
+/// the bytes stop making sense, and exits non-zero; the salvage's checkpoint fetch says the same
+/// instead of guessing a checkpoint.
+#[test]
+fn a_malformed_reply_is_refused_in_words() {
+    use walscope::sim::milvus::Faults;
+    let rt = runtime();
+    // A length-delimited field 1 that claims far more bytes than follow.
+    let garbage = vec![0x0a, 0xff, 0xff, 0xff, 0x0f, 0x01, 0x02];
+    let faults = |m: &str| Faults { garbage_reply: Some((m.to_string(), garbage.clone())), ..Default::default() };
+    let demo = rt.block_on(MilvusDemo::start(MilvusDemoConfig { faults: faults("GetVersion"), ..Default::default() })).expect("demo");
+    let addr = demo.addr().to_string();
+    let out = walscope(&["call", &addr, "milvus.proto.milvus.MilvusService/GetVersion"]);
+    let said = String::from_utf8_lossy(&out.stderr).to_string();
+    assert!(!out.status.success(), "{said}");
+    assert!(said.contains("GetVersionResponse"), "names the type it expected: {said}");
+    assert!(!said.contains("panicked"), "{said}");
+    demo.set_faults(faults("GetReplicateInfo"));
+    let out = walscope(&[
+        "call", &addr, "milvus.proto.milvus.MilvusService/GetReplicateInfo", "-d",
+        r#"{"source_cluster_id": "by-dev-old", "target_pchannel": "by-dev-rootcoord-dml_0"}"#,
+    ]);
+    let said = String::from_utf8_lossy(&out.stderr).to_string();
+    assert!(!out.status.success(), "{said}");
+    assert!(said.contains("GetReplicateInfoResponse"), "{said}");
+    let dir = tempfile::tempdir().expect("dir");
+    let out = walscope(&[
+        "salvage", "--new-primary", &addr, "--old-primary", &addr, "--source-cluster-id", "by-dev-old",
+        "--pchannel", "by-dev-rootcoord-dml_0", "--out", dir.path().join("s.dump").to_str().expect("path"),
+        "--end-timetick", "1",
+    ]);
+    let said = String::from_utf8_lossy(&out.stderr).to_string();
+    assert!(!out.status.success(), "{said}");
+    assert!(said.contains("GetReplicateInfo"), "{said}");
+    assert!(!said.contains("panicked"), "{said}");
+    assert!(!dir.path().join("s.dump").exists() || std::fs::metadata(dir.path().join("s.dump")).map(|m| m.len()).unwrap_or(0) == 0, "nothing dumped from a guessed checkpoint");
     rt.block_on(demo.shutdown());
 }

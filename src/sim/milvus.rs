@@ -286,6 +286,11 @@ impl State {
         req: Request<Bytes>,
     ) -> Result<Response<Bytes>, Status> {
         self.check(&method, &req, true)?;
+        if let Some((m, bytes)) = &self.faults().garbage_reply
+            && *m == method
+        {
+            return Ok(Response::new(Bytes::from(bytes.clone())));
+        }
         let db = req.metadata().get("dbname").and_then(|v| v.to_str().ok()).map(str::to_string);
         let body = req.into_inner();
         let reply = match method.as_str() {

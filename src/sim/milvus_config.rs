@@ -37,6 +37,9 @@ pub struct Faults {
     pub fail: Option<(String, Code, String)>,
     /// GetReplicateInfo answers only after this long (the 2.6.9–2.6.18 hang).
     pub replicate_info_delay: Option<Duration>,
+    /// Calls of this method (e.g. "GetVersion") answer with these bytes instead of the reply: a
+    /// malformed answer (OK status, a body that is not the response type).
+    pub garbage_reply: Option<(String, Vec<u8>)>,
 }
 
 impl Faults {
