@@ -481,8 +481,11 @@ fn a_malformed_reply_is_refused_in_words() {
     let rt = runtime();
     // A length-delimited field 1 that claims far more bytes than follow.
     let garbage = vec![0x0a, 0xff, 0xff, 0xff, 0x0f, 0x01, 0x02];
-    let faults = |m: &str| Faults { garbage_reply: Some((m.to_string(), garbage.clone())), ..Default::default() };
-    let demo = rt.block_on(MilvusDemo::start(MilvusDemoConfig { faults: faults("GetVersion"), ..Default::default() })).expect("demo");
+    let faults =
+        |m: &str| Faults { garbage_reply: Some((m.to_string(), garbage.clone())), ..Default::default() };
+    let demo = rt
+        .block_on(MilvusDemo::start(MilvusDemoConfig { faults: faults("GetVersion"), ..Default::default() }))
+        .expect("demo");
     let addr = demo.addr().to_string();
     let out = walscope(&["call", &addr, "milvus.proto.milvus.MilvusService/GetVersion"]);
     let said = String::from_utf8_lossy(&out.stderr).to_string();
@@ -491,7 +494,10 @@ fn a_malformed_reply_is_refused_in_words() {
     assert!(!said.contains("panicked"), "{said}");
     demo.set_faults(faults("GetReplicateInfo"));
     let out = walscope(&[
-        "call", &addr, "milvus.proto.milvus.MilvusService/GetReplicateInfo", "-d",
+        "call",
+        &addr,
+        "milvus.proto.milvus.MilvusService/GetReplicateInfo",
+        "-d",
         r#"{"source_cluster_id": "by-dev-old", "target_pchannel": "by-dev-rootcoord-dml_0"}"#,
     ]);
     let said = String::from_utf8_lossy(&out.stderr).to_string();
@@ -499,14 +505,28 @@ fn a_malformed_reply_is_refused_in_words() {
     assert!(said.contains("GetReplicateInfoResponse"), "{said}");
     let dir = tempfile::tempdir().expect("dir");
     let out = walscope(&[
-        "salvage", "--new-primary", &addr, "--old-primary", &addr, "--source-cluster-id", "by-dev-old",
-        "--pchannel", "by-dev-rootcoord-dml_0", "--out", dir.path().join("s.dump").to_str().expect("path"),
-        "--end-timetick", "1",
+        "salvage",
+        "--new-primary",
+        &addr,
+        "--old-primary",
+        &addr,
+        "--source-cluster-id",
+        "by-dev-old",
+        "--pchannel",
+        "by-dev-rootcoord-dml_0",
+        "--out",
+        dir.path().join("s.dump").to_str().expect("path"),
+        "--end-timetick",
+        "1",
     ]);
     let said = String::from_utf8_lossy(&out.stderr).to_string();
     assert!(!out.status.success(), "{said}");
     assert!(said.contains("GetReplicateInfo"), "{said}");
     assert!(!said.contains("panicked"), "{said}");
-    assert!(!dir.path().join("s.dump").exists() || std::fs::metadata(dir.path().join("s.dump")).map(|m| m.len()).unwrap_or(0) == 0, "nothing dumped from a guessed checkpoint");
+    assert!(
+        !dir.path().join("s.dump").exists()
+            || std::fs::metadata(dir.path().join("s.dump")).map(|m| m.len()).unwrap_or(0) == 0,
+        "nothing dumped from a guessed checkpoint"
+    );
     rt.block_on(demo.shutdown());
 }

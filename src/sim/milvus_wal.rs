@@ -288,3 +288,47 @@ pub fn opaque_txn(response: &prost_reflect::MessageDescriptor, group: Vec<Entry>
     e.type_number = 999;
     vec![e]
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::schema::SchemaSet;
+
+    /// A timetick window that cuts through a transaction takes it whole or not at all, judged by
+    /// its commit: a start inside it keeps it (with its BeginTxn below the start), an end inside
+    /// it leaves it out.
+    #[test]
+    fn the_window_is_judged_per_transaction_by_its_commit() {
+        let set = SchemaSet::builtin();
+        let wal =
+            Arc::new(DemoWal::new(set.pool(), WalGenConfig { seed: 1, rows: (1, 1), ..Default::default() }));
+        let (p, _) = PCHANNELS[0];
+        let entries: Vec<Entry> = (0..400).filter_map(|i| wal.entry(p, i)).collect();
+        let begin = entries.iter().position(|e| e.type_name == "BeginTxn").expect("a transaction");
+        let commit =
+            begin + entries[begin..].iter().position(|e| e.type_name == "CommitTxn").expect("its commit");
+        let (b, c) = (entries[begin].timetick, entries[commit].timetick);
+        assert!(c > b + 1, "the transaction spans timeticks");
+        let first = entries[0].message_id.clone();
+        let run = |start: u64, end: u64| -> Vec<String> {
+            let req = DumpRequest::parse(p, Some((&first, 0)), start, end, true).expect("request");
+            let mut cursor = DumpCursor::new(wal.clone(), req);
+            let mut ids = Vec::new();
+            while let Some(Step::Send(group)) = cursor.step() {
+                ids.extend(group.into_iter().map(|e| e.message_id));
+                if ids.len() > 300 {
+                    break;
+                }
+            }
+            ids
+        };
+        let txn: Vec<String> = entries[begin..=commit].iter().map(|e| e.message_id.clone()).collect();
+        // A start between its BeginTxn and its CommitTxn: the whole transaction comes first.
+        let from_inside = run(b + 1, 0);
+        assert_eq!(from_inside[..txn.len()], txn[..], "the transaction whole, its BeginTxn included");
+        // An end between them: the stream stops before the transaction.
+        let to_inside = run(0, c - 1);
+        assert!(!to_inside.iter().any(|id| txn.contains(id)), "no part of the transaction");
+        assert_eq!(to_inside.last(), Some(&entries[begin - 1].message_id), "everything before it");
+    }
+}
