@@ -213,9 +213,12 @@ fn demo_profiles_are_listed_and_checked_against_the_demo_servers() {
     h.get_by_label("demo-milvus (demo)");
     h.get_by_label("demo-collector (demo)");
     assert_eq!(h.query_all_by_label("brpc").count(), 2);
+    // One at a time: an answer arriving moves the buttons below it, and a click found before
+    // that frame would land beside its button.
     for n in ["demo-milvus", "demo-synctool", "demo-collector"] {
+        settle(&mut h);
         h.get_by_label(&format!("Test {n}")).click();
-        h.step();
+        step_until(&mut h, "the check to start", |h| h.state().connections.result(n).is_some());
     }
     step_until(&mut h, "three answers", |h| {
         ["demo-milvus", "demo-synctool", "demo-collector"].iter().all(|n| {

@@ -300,15 +300,7 @@ impl Walk<'_, '_> {
         let at = FrameAt { dump: m.dump, offset: m.offset, len: m.len };
         Ok(Some(match t {
             "Insert" => {
-                let Some(pk) = (self.pk_of)(&collection) else {
-                    let why = format!(
-                        "collection {collection}: its primary key is unknown (not on the new primary, no CreateCollection in the dump)"
-                    );
-                    if !self.out.problems.contains(&why) {
-                        self.out.problems.push(why.clone());
-                    }
-                    return Err((SkipReason::Unreadable, Some(why)));
-                };
+                let pk = self.primary_key(&collection)?;
                 let Some(keys) = insert_keys(body, &pk) else {
                     return Err((
                         SkipReason::Unreadable,
@@ -343,21 +335,27 @@ impl Walk<'_, '_> {
         }))
     }
 
+    /// The primary key field of `collection`; unknown is a problem that stops the apply.
+    fn primary_key(&mut self, collection: &str) -> Result<String, (SkipReason, Option<String>)> {
+        if let Some(pk) = (self.pk_of)(collection) {
+            return Ok(pk);
+        }
+        let why = format!(
+            "collection {collection}: its primary key is unknown (not on the new primary, no CreateCollection in the dump)"
+        );
+        if !self.out.problems.contains(&why) {
+            self.out.problems.push(why.clone());
+        }
+        Err((SkipReason::Unreadable, Some(why)))
+    }
+
     /// An Insert read at the wire level.
     fn wire_insert(&mut self, m: &SourceMessage, payload: &[u8]) -> Result<Op, (SkipReason, Option<String>)> {
         use super::wire_insert as wi;
         let unreadable = |why: &str| (SkipReason::Unreadable, Some(why.to_string()));
         let facts = wi::read(payload).ok_or_else(|| unreadable("the InsertRequest cannot be read"))?;
         let collection = facts.collection.clone();
-        let Some(pk) = (self.pk_of)(&collection) else {
-            let why = format!(
-                "collection {collection}: its primary key is unknown (not on the new primary, no CreateCollection in the dump)"
-            );
-            if !self.out.problems.contains(&why) {
-                self.out.problems.push(why.clone());
-            }
-            return Err((SkipReason::Unreadable, Some(why)));
-        };
+        let pk = self.primary_key(&collection)?;
         let column = facts.fields.iter().find(|f| wi::field_name(f).as_deref() == Some(pk.as_str()));
         let keys = column.and_then(|f| wi::keys(f)).ok_or_else(|| {
             unreadable(&format!("no readable column {pk} (the primary key) in fields_data"))
