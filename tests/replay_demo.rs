@@ -253,6 +253,53 @@ async fn incomplete_transactions_and_opaque_txn_frames_are_reported() {
         walscope(&["replay", folder.to_str().expect("path"), "--new-primary", &pair.new_addr().to_string()])
     }));
     assert!(words.contains("transaction without CommitTxn at the end of the dump: dropped"), "{words}");
+
+    // A dump that starts inside a transaction (its BeginTxn before the first frame): the
+    // transaction is neither applied in pieces nor silently dropped.
+    let dumps = walscope::replay::Salvage::open(std::slice::from_ref(&folder)).expect("open");
+    let mut frames: Vec<(String, Option<i64>, Vec<u8>)> = Vec::new();
+    for d in 0..dumps.dumps.len() {
+        let mut header_start = 0u64;
+        let path = dumps.dumps[d].path.clone();
+        let bytes = std::fs::read(&path).expect("dump");
+        let mut these = Vec::new();
+        dumps
+            .for_each(d, |m| {
+                let end = m.offset + m.len as u64;
+                these.push((
+                    m.type_name.clone(),
+                    m.txn_id,
+                    bytes[header_start as usize..end as usize].to_vec(),
+                ));
+                header_start = end;
+            })
+            .expect("read");
+        if these.iter().any(|(t, _, _)| t == "BeginTxn")
+            && these.iter().filter(|(t, _, _)| t == "CommitTxn").count() > 1
+        {
+            frames = these;
+            break;
+        }
+    }
+    drop(dumps);
+    let committed = |i: usize| {
+        frames[i].0 == "BeginTxn"
+            && frames[i + 1..].iter().any(|(t, id, _)| t == "CommitTxn" && *id == frames[i].1)
+    };
+    let begin = (0..frames.len()).find(|i| committed(*i)).expect("a transaction committed in the dump");
+    let txn = frames[begin].1.expect("its id");
+    let cut = dir.path().join("mid-transaction.dump");
+    std::fs::write(&cut, frames[begin + 1..].iter().flat_map(|(_, _, b)| b.clone()).collect::<Vec<u8>>())
+        .expect("write");
+    let out = tokio::task::block_in_place(|| {
+        walscope(&["replay", cut.to_str().expect("path"), "--new-primary", &pair.new_addr().to_string()])
+    });
+    let words = rehearsal::text(&out);
+    assert!(!out.status.success(), "a transaction begun before the dump stops the apply: {words}");
+    assert!(
+        words.contains(&format!("PROBLEM: transaction {txn}: its BeginTxn is before the dump's first frame")),
+        "{words}"
+    );
     pair.shutdown().await;
 
     // A server before the fix: every transaction one empty `_t=999` frame.

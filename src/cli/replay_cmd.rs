@@ -84,6 +84,12 @@ pub fn replay(args: &ReplayArgs, conn: &ConnArgs) -> Result<()> {
     };
     runtime()?.block_on(async {
         let planned = replay::plan(&spec).await?;
+        if args.verify && !planned.resumed {
+            bail!(
+                "nothing to verify: {} holds no journal of an applied replay (a plan made now would count the replay's own rows as there before it)",
+                planned.salvage.dir.display()
+            );
+        }
         if args.verify {
             let v = replay::verify(&planned.plan, &settings, timeout).await?;
             print_verification(&v, args.json);

@@ -70,6 +70,7 @@ pub async fn plan(spec: &ReplaySpec) -> Result<Planned, ReplayError> {
             .map_err(|e| ReplayError::Plan(e.to_string()))??;
         match saved {
             Some(p) if Some(&p.fingerprint) == journal.plan.as_ref() => {
+                same_salvage(&p, &salvage, &spec.settings.endpoint)?;
                 return Ok(Planned { salvage, plan: Arc::new(p), journal, resumed: true });
             }
             _ => {
@@ -84,6 +85,29 @@ pub async fn plan(spec: &ReplaySpec) -> Result<Planned, ReplayError> {
     let target = Arc::new(NewPrimary::connect(&spec.settings, spec.timeout).await?);
     let plan = build_plan(salvage.clone(), target, spec.options.clone()).await?;
     Ok(Planned { salvage, plan: Arc::new(plan), journal, resumed: false })
+}
+
+/// A saved plan points at frames by dump and offset: it only fits the very dumps it was made
+/// from (same files, same pchannels, in the same order, none shorter), and the new primary it
+/// was checked against.
+fn same_salvage(plan: &Plan, salvage: &Salvage, endpoint: &str) -> Result<(), ReplayError> {
+    let now: Vec<(String, String)> =
+        salvage.dumps.iter().map(|d| (d.path.display().to_string(), d.pchannel.clone())).collect();
+    let then: Vec<(String, String)> = plan.dumps.iter().map(|(p, c, _, _)| (p.clone(), c.clone())).collect();
+    if now != then {
+        return Err(ReplayError::Plan(format!(
+            "the journal's plan was made from other dumps ({}) than these ({}): resume with the same inputs, or move replay.journal away to plan anew",
+            then.iter().map(|(p, _)| p.as_str()).collect::<Vec<_>>().join(", "),
+            now.iter().map(|(p, _)| p.as_str()).collect::<Vec<_>>().join(", ")
+        )));
+    }
+    if plan.endpoint != endpoint {
+        return Err(ReplayError::Plan(format!(
+            "the journal's replay goes to {}, not {endpoint}: resume it against the same new primary",
+            plan.endpoint
+        )));
+    }
+    Ok(())
 }
 
 #[derive(Debug, Clone)]
@@ -373,7 +397,12 @@ impl Sender<'_> {
                 .await
                 .map_err(blocking_err)??;
             let request = crate::replay::wire_insert::read(&payload).and_then(|f| {
-                crate::replay::wire_insert::public_request(&f, &columns.drop, columns.no_partition)
+                crate::replay::wire_insert::public_request(
+                    &f,
+                    keys.len() as u64,
+                    &columns.drop,
+                    columns.no_partition,
+                )
             });
             if let Some(request) = request {
                 self.pace().await;
@@ -639,7 +668,8 @@ async fn verify_with(plan: &Plan, target: &NewPrimary) -> Verification {
                 Ok(found) => {
                     for (k, want) in &c.sample {
                         let got = found.get(k).copied().unwrap_or(0);
-                        if got != *want {
+                        // A server's query may merge rows of one key: judge presence.
+                        if (got > 0) != (*want > 0) {
                             check.wrong.push((k.clone(), *want, got));
                         }
                     }

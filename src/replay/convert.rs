@@ -38,7 +38,7 @@ fn list_of(m: &DynamicMessage, f: &str) -> Vec<Value> {
 }
 
 fn pick<T: Clone>(items: &[T], per_row: usize, rows: &[usize]) -> Vec<T> {
-    let mut out = Vec::with_capacity(rows.len() * per_row);
+    let mut out = Vec::with_capacity(rows.len().saturating_mul(per_row).min(items.len()));
     for &r in rows {
         if let Some(chunk) = items.get(r * per_row..(r + 1) * per_row) {
             out.extend_from_slice(chunk);

@@ -91,7 +91,14 @@ impl Journal {
     /// Opens the journal for appending, writing the header when it is new.
     pub fn open(dir: &Path, plan: &Plan) -> Result<Journal, ReplayError> {
         let path = Self::path_in(dir);
-        let fresh = !path.exists();
+        let existing = std::fs::read(&path).unwrap_or_default();
+        // A line cut by a crash would fuse with the next one: cut it off first.
+        let whole = existing.iter().rposition(|b| *b == b'\n').map_or(0, |i| i + 1);
+        if whole < existing.len() {
+            let f = std::fs::OpenOptions::new().write(true).open(&path).map_err(|e| io_err(&path, e))?;
+            f.set_len(whole as u64).map_err(|e| io_err(&path, e))?;
+        }
+        let fresh = Self::read(dir)?.plan.is_none();
         let file = std::fs::OpenOptions::new()
             .create(true)
             .append(true)

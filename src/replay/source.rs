@@ -261,7 +261,7 @@ impl Salvage {
     /// `message` 2, ImmutableMessage `payload` 2).
     pub fn payload_at(&self, d: usize, offset: u64, len: u32) -> Result<bytes::Bytes, ReplayError> {
         use crate::wire::scan::{Value, fields};
-        let dump = &self.dumps[d];
+        let dump = self.dump(d)?;
         let frame = dump.frame(offset, len)?;
         fn find(buf: &[u8], n: u32) -> Option<&[u8]> {
             fields(buf).find_map(|f| match f {
@@ -279,9 +279,15 @@ impl Salvage {
         })
     }
 
+    fn dump(&self, d: usize) -> Result<&Dump, ReplayError> {
+        self.dumps.get(d).ok_or_else(|| {
+            ReplayError::Plan(format!("the plan names dump {d}, which is not among the inputs"))
+        })
+    }
+
     /// The body of the message in a frame, for sending (as planned).
     pub fn body_at(&self, d: usize, offset: u64, len: u32) -> Result<DynamicMessage, ReplayError> {
-        let dump = &self.dumps[d];
+        let dump = self.dump(d)?;
         let set = SchemaSet::shared_builtin();
         let m = self.read(dump.frame(offset, len)?, set.pool()).map_err(|reason| ReplayError::Frame {
             path: dump.path.display().to_string(),

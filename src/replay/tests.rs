@@ -130,7 +130,8 @@ fn the_wire_level_request_equals_the_typed_one() {
         let Ok(body) = DynamicMessage::decode(wal.clone(), payload.as_ref()) else { continue }; // encrypted
         let Some(facts) = super::wire_insert::read(&payload) else { continue };
         for (drop, no_partition) in [(vec![], false), (vec!["title".to_string()], true)] {
-            let bytes = super::wire_insert::public_request(&facts, &drop, no_partition).expect("request");
+            let bytes = super::wire_insert::public_request(&facts, facts.num_rows, &drop, no_partition)
+                .expect("request");
             let fast = DynamicMessage::decode(public.clone(), bytes.as_slice()).expect("decodes");
             let columns = super::convert::Columns { drop: drop.clone(), no_partition };
             let rows = facts.num_rows as usize;

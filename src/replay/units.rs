@@ -307,8 +307,11 @@ impl Walk<'_, '_> {
                         Some(format!("no column {pk} (the primary key) in fields_data")),
                     ));
                 };
-                let rows =
-                    body.get_field_by_name("num_rows").and_then(|v| v.as_u64()).unwrap_or(keys.len() as u64);
+                let rows = body
+                    .get_field_by_name("num_rows")
+                    .and_then(|v| v.as_u64())
+                    .filter(|n| *n > 0)
+                    .unwrap_or(keys.len() as u64);
                 Op::Insert { db, collection, partition: text(body, "partition_name"), at, rows, keys }
             }
             "Delete" => {
@@ -408,10 +411,16 @@ impl Walk<'_, '_> {
             }
             _ => {}
         }
-        if let Some(id) = m.txn_id
-            && let Some(group) = self.open.get_mut(&id)
-        {
-            group.push(m);
+        // A whole transaction in one opaque frame (servers before 2.6.20), `_tx` and all.
+        if m.type_number == 999 || m.type_name == "Txn" {
+            let reason = if replicated { SkipReason::Replicated } else { SkipReason::OpaqueTxn };
+            self.skip(&m, reason, None);
+            return;
+        }
+        if let Some(id) = m.txn_id {
+            // A body whose BeginTxn came before the dump's first frame still belongs to its
+            // transaction: kept with it, never applied alone.
+            self.open.entry(id).or_default().push(m);
             return;
         }
         if replicated {
@@ -432,6 +441,19 @@ impl Walk<'_, '_> {
     /// an Insert and a Delete of the same keys become one Upsert.
     fn transaction(&mut self, id: i64, group: Vec<SourceMessage>, commit: bool, tt: u64) {
         let replicated = self.checkpoint.is_some_and(|c| tt <= c);
+        let begun = group.first().is_some_and(|m| m.type_name == "BeginTxn");
+        if commit && !replicated && !begun {
+            let why = format!(
+                "transaction {id}: its BeginTxn is before the dump's first frame, so it may be incomplete: dump again from an earlier position"
+            );
+            for m in &group {
+                self.skip(m, SkipReason::IncompleteTxn, Some(why.clone()));
+            }
+            if !self.out.problems.contains(&why) {
+                self.out.problems.push(why);
+            }
+            return;
+        }
         if !commit || replicated {
             let reason = if replicated { SkipReason::Replicated } else { SkipReason::RolledBack };
             for m in &group {

@@ -159,7 +159,12 @@ fn put_len(out: &mut Vec<u8>, number: u32, bytes: &[u8]) {
 
 /// The public Insert/Upsert request for every row (db_name 2, collection_name 3,
 /// partition_name 4, fields_data 5, num_rows 7), the FieldData entries named in `drop` left out.
-pub fn public_request(facts: &InsertFacts<'_>, drop: &[String], no_partition: bool) -> Option<Vec<u8>> {
+pub fn public_request(
+    facts: &InsertFacts<'_>,
+    rows: u64,
+    drop: &[String],
+    no_partition: bool,
+) -> Option<Vec<u8>> {
     let size: usize = facts.fields.iter().map(|f| f.len() + 6).sum::<usize>() + 64;
     let mut out = Vec::with_capacity(size + facts.collection.len() + facts.db.len());
     if !facts.db.is_empty() {
@@ -176,6 +181,6 @@ pub fn public_request(facts: &InsertFacts<'_>, drop: &[String], no_partition: bo
         put_len(&mut out, 5, f);
     }
     write_varint(7 << 3, &mut out);
-    write_varint(u32::try_from(facts.num_rows).ok()? as u64, &mut out);
+    write_varint(u32::try_from(rows).ok()? as u64, &mut out);
     Some(out)
 }
