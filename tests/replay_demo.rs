@@ -65,6 +65,11 @@ async fn plan_apply_verify_and_apply_again() {
     assert_eq!(conflicts, own, "the conflict check finds exactly the new primary's own writes");
     let upserts: u64 = collections.values().map(|c| c["upserts"].as_u64().unwrap_or(0)).sum();
     assert!(upserts > 0, "the rehearsal's upsert transactions are planned as Upserts");
+    let replaced = collections
+        .values()
+        .flat_map(|c| c["notes"].as_array().cloned().unwrap_or_default())
+        .any(|n| n.as_str().is_some_and(|n| n.contains("upserted key(s) are on the new primary now")));
+    assert!(replaced, "the plan says which rows its Upserts replace");
 
     // A schema given by the operator is what the check compares: a wrong dim is explained and
     // stops the apply.

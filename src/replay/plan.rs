@@ -467,6 +467,24 @@ async fn check_collection(
         conflicts.sort();
         c.conflicts = conflicts;
     }
+    // An Upsert replaces the row by design; say how many rows it replaces that the new primary
+    // has now (some may be its own writes since the promotion).
+    let upserted: HashSet<&Pk> = plan
+        .units
+        .iter()
+        .flat_map(|u| &u.ops)
+        .filter_map(|o| match o {
+            Op::Upsert { collection, keys, .. } if collection == name => Some(keys),
+            _ => None,
+        })
+        .flatten()
+        .collect();
+    let replaced = upserted.iter().filter(|k| present.contains_key(**k)).count();
+    if replaced > 0 {
+        c.notes.push(format!(
+            "{replaced} upserted key(s) are on the new primary now: the dump's rows replace them, whatever the policy (an Upsert replaces by design)"
+        ));
+    }
     let before = target.count(name).await?;
     c.count_before = Some(before);
     let conflicts: HashSet<Pk> = c.conflicts.iter().cloned().collect();
