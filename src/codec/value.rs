@@ -268,6 +268,11 @@ pub fn encode_hex(bytes: &[u8]) -> String {
 
 pub fn decode_hex(h: &str) -> Result<Vec<u8>, String> {
     let clean: String = h.chars().filter(|c| !c.is_whitespace()).collect();
+    // Only ASCII hex digits may be sliced two bytes at a time (any other character may be
+    // several bytes long).
+    if let Some((i, c)) = clean.chars().enumerate().find(|(_, c)| !c.is_ascii_hexdigit()) {
+        return Err(format!("bad hex at digit {i}: {c:?} is not a hex digit"));
+    }
     if !clean.len().is_multiple_of(2) {
         return Err(format!("hex has an odd number of digits ({})", clean.len()));
     }
@@ -275,4 +280,17 @@ pub fn decode_hex(h: &str) -> Result<Vec<u8>, String> {
         .step_by(2)
         .map(|i| u8::from_str_radix(&clean[i..i + 2], 16).map_err(|_| format!("bad hex at digit {i}")))
         .collect()
+}
+
+#[cfg(test)]
+mod hex_tests {
+    /// Found by the lossless_edit fuzzer: a non-ASCII character in `hex:` used to panic on a
+    /// slice through the middle of it.
+    #[test]
+    fn hex_with_a_non_ascii_character_is_refused_in_words() {
+        let e = super::decode_hex("0\u{486}").expect_err("not hex");
+        assert!(e.contains("bad hex at digit 1"), "{e}");
+        assert_eq!(super::decode_hex("0a ff").expect("hex"), vec![0x0a, 0xff]);
+        assert!(super::decode_hex("abc").expect_err("odd").contains("odd number"));
+    }
 }
