@@ -51,24 +51,7 @@ fn end_after(n: usize) -> u64 {
 
 /// A finished salvage of every pchannel into `folder`, through the library.
 fn salvage(pair: &MilvusPair, rt: &tokio::runtime::Runtime, folder: &Path, end: u64) {
-    let p = |name: &str, addr: std::net::SocketAddr| {
-        ConnectionProfile::plain(name, TransportKind::Grpc, addr.to_string())
-    };
-    let mut spec = walscope::jobs::salvage_set::SalvageSetSpec::new(
-        p("new", pair.new_addr()),
-        p("old", pair.old_addr()),
-        walscope::sim::milvus::OLD_CLUSTER_ID,
-        MilvusPair::pchannels(),
-        folder,
-    );
-    spec.end_timetick = Some(end);
-    rt.block_on(async {
-        let run = walscope::jobs::salvage_set::start(spec).await.unwrap();
-        let (_, results) = run.wait().await;
-        for (p, r) in results {
-            r.unwrap_or_else(|e| panic!("{p}: {e}"));
-        }
-    });
+    common::salvage::salvage_pair(pair, rt, folder, end);
 }
 
 /// An app that knows the pair's two profiles and keeps its files in `dir`.

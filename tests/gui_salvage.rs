@@ -110,24 +110,7 @@ fn uninterrupted(
     folder: &Path,
     end: u64,
 ) -> Vec<(String, Vec<u8>)> {
-    let p = |name: &str, addr: std::net::SocketAddr| {
-        ConnectionProfile::plain(name, TransportKind::Grpc, addr.to_string())
-    };
-    let mut spec = walscope::jobs::salvage_set::SalvageSetSpec::new(
-        p("new", pair.new_addr()),
-        p("old", pair.old_addr()),
-        walscope::sim::milvus::OLD_CLUSTER_ID,
-        MilvusPair::pchannels(),
-        folder,
-    );
-    spec.end_timetick = Some(end);
-    rt.block_on(async {
-        let run = walscope::jobs::salvage_set::start(spec).await.unwrap();
-        let (_, results) = run.wait().await;
-        for (p, r) in results {
-            r.unwrap_or_else(|e| panic!("{p}: {e}"));
-        }
-    });
+    common::salvage::salvage_pair(pair, rt, folder, end);
     dumps(folder)
 }
 

@@ -75,3 +75,32 @@ pub async fn demo_at(addr: &str, faults: Faults) -> MilvusDemo {
     };
     MilvusDemo::start(config).await.expect("demo starts")
 }
+
+/// A finished salvage of every pchannel of the pair into `folder`, through the library (the
+/// reference the GUI tests compare with, or the folder they start from).
+pub fn salvage_pair(
+    pair: &walscope::sim::milvus_pair::MilvusPair,
+    rt: &tokio::runtime::Runtime,
+    folder: &Path,
+    end: u64,
+) {
+    use walscope::net::profile::{ConnectionProfile, TransportKind};
+    let p = |name: &str, addr: std::net::SocketAddr| {
+        ConnectionProfile::plain(name, TransportKind::Grpc, addr.to_string())
+    };
+    let mut spec = walscope::jobs::salvage_set::SalvageSetSpec::new(
+        p("new", pair.new_addr()),
+        p("old", pair.old_addr()),
+        OLD_CLUSTER_ID,
+        walscope::sim::milvus_pair::MilvusPair::pchannels(),
+        folder,
+    );
+    spec.end_timetick = Some(end);
+    rt.block_on(async {
+        let run = walscope::jobs::salvage_set::start(spec).await.expect("salvage starts");
+        let (_, results) = run.wait().await;
+        for (p, r) in results {
+            r.unwrap_or_else(|e| panic!("{p}: {e}"));
+        }
+    });
+}
