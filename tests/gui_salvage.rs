@@ -152,19 +152,23 @@ fn four_pchannels_salvaged_and_opened() {
 #[test]
 fn a_cancelled_pchannel_resumes_to_the_same_bytes() {
     let rt = tokio::runtime::Runtime::new().unwrap();
-    let pair = pair(&rt, Faults::default(), Faults::default());
+    let first = "by-dev-rootcoord-dml_0";
+    // dml_0's stream holds after 40 frames, so the cancel lands mid-dump on any machine (a fast
+    // one finished the whole dump before the click).
+    let hold = Faults { stall_after: Some(40), stall_only: Some(first.into()), ..Default::default() };
+    let pair = pair(&rt, hold, Faults::default());
     let dir = tempfile::tempdir().unwrap();
     let folder = dir.path().join("salvage");
     let mut h = app_with(&pair, dir.path(), &folder);
     let end = end_after(4_000);
     prepare(&mut h, end);
     h.get_by_label("Start salvage").click();
-    let first = "by-dev-rootcoord-dml_0";
     step_until(&mut h, "frames on dml_0", |h| {
         pane(h).live_dumps().iter().any(|d| d.pchannel == first && d.progress.borrow().frames > 20)
     });
     h.get_by_label(&format!("Cancel {first}")).click();
     wait_ends(&mut h, 4);
+    pair.old.set_faults(Faults::default());
     let e = pane(&h).ends.iter().find(|e| e.pchannel == first).unwrap();
     assert!(e.resumable && e.outcome.as_ref().is_ok_and(|o| o.starts_with("cancelled")), "{:?}", e.outcome);
     h.get_by_label(&format!("Resume {first}")).click();
@@ -181,7 +185,8 @@ fn a_cancelled_pchannel_resumes_to_the_same_bytes() {
 #[test]
 fn a_restart_mid_salvage_resumes_from_the_folder() {
     let rt = tokio::runtime::Runtime::new().unwrap();
-    let pair = pair(&rt, Faults::default(), Faults::default());
+    // Every stream holds after 30 frames, so all four are mid-dump when the app goes away.
+    let pair = pair(&rt, Faults { stall_after: Some(30), ..Default::default() }, Faults::default());
     let dir = tempfile::tempdir().unwrap();
     let folder = dir.path().join("salvage");
     let end = end_after(4_000);
@@ -195,6 +200,7 @@ fn a_restart_mid_salvage_resumes_from_the_folder() {
         });
         // The app goes away with its jobs (as when the window closes).
     }
+    pair.old.set_faults(Faults::default());
     std::thread::sleep(Duration::from_millis(300));
     let mut h = app_with(&pair, dir.path(), &folder);
     h.get_by_label("Look for unfinished dumps").click();

@@ -424,7 +424,8 @@ impl State {
             Some(n) if !self.dropped_once.swap(true, Ordering::SeqCst) => Some(n),
             _ => None,
         };
-        let stall_after = faults.stall_after;
+        let stall_after =
+            faults.stall_after.filter(|_| faults.stall_only.as_ref().is_none_or(|p| *p == pchannel));
         let opaque = faults.opaque_txn.then(|| self.types.dump_resp.clone());
         let (tx, rx) = tokio::sync::mpsc::channel::<Result<Bytes, Status>>(256);
         let mut cursor = DumpCursor::new(self.wal.clone(), request);

@@ -33,6 +33,9 @@ pub struct Faults {
     pub drop_after: Option<u64>,
     /// Every DumpMessages stream stops sending after N messages but stays open.
     pub stall_after: Option<u64>,
+    /// Limits `stall_after` to the streams of this pchannel (the others run to their end), so a
+    /// test can hold one dump mid-stream however fast the machine is.
+    pub stall_only: Option<String>,
     /// Calls of this method (e.g. "GetReplicateInfo") fail with this status.
     pub fail: Option<(String, Code, String)>,
     /// GetReplicateInfo answers only after this long (the 2.6.9–2.6.18 hang).
