@@ -55,6 +55,7 @@ fn summarise_all(d: &DumpFile, set: &SchemaSet) -> usize {
         d,
         &decoder,
         0..d.frame_count(),
+        true,
         |v| v.summary.len(),
         |n| {
             total += n;

@@ -66,6 +66,11 @@ impl FrameFilter {
         Ok(f)
     }
 
+    /// Whether [`FrameFilter::matches`] reads the summary text (`text=`).
+    pub fn reads_summary(&self) -> bool {
+        self.text.is_some()
+    }
+
     pub fn matches(&self, v: &FrameView) -> bool {
         if let Some(s) = self.status {
             let ok = match s {

@@ -258,33 +258,16 @@ pub fn spawn(
     cache: Option<FileKey>,
 ) -> Arc<IndexShared> {
     let shared = Arc::new(IndexShared::default());
+    if source.bytes().len() <= INLINE_INDEX && cache.is_none() {
+        // A small file is indexed before its open returns: a thread would cost more than the
+        // scan, and the caller's first wait would be a poll.
+        load_or_scan(&source, framing, desc.as_ref(), cache.as_ref(), &shared);
+        return shared;
+    }
     let s = shared.clone();
-    let spawned = std::thread::Builder::new().name("walscope-index".into()).spawn(move || {
-        if let Some((offsets, problems)) = cache.as_ref().and_then(index_cache::load) {
-            if let (Ok(mut o), Ok(mut p)) = (s.offsets.write(), s.problems.write()) {
-                *o = offsets;
-                *p = problems;
-            }
-            s.scanned.store(source.bytes().len() as u64, Ordering::Relaxed);
-            s.set_cache_use(CacheUse::Loaded);
-            s.done.store(true, Ordering::Release);
-            return;
-        }
-        let helper = warm_ahead(source.clone(), s.clone());
-        scan(source.bytes(), framing, desc.as_ref(), &s);
-        if let Some(h) = helper {
-            let _ = h.join();
-        }
-        if let (Some(key), false) = (&cache, s.was_cancelled())
-            && let (Ok(o), Ok(p)) = (s.offsets.read(), s.problems.read())
-        {
-            index_cache::store(key, &o, &p);
-            s.set_cache_use(CacheUse::Stored);
-        } else {
-            s.set_cache_use(CacheUse::NotCached);
-        }
-        s.done.store(true, Ordering::Release);
-    });
+    let spawned = std::thread::Builder::new()
+        .name("walscope-index".into())
+        .spawn(move || load_or_scan(&source, framing, desc.as_ref(), cache.as_ref(), &s));
     if let Err(e) = spawned {
         if let Ok(mut p) = shared.problems.write() {
             p.push(Problem {
@@ -298,6 +281,43 @@ pub fn spawn(
         shared.done.store(true, Ordering::Release);
     }
     shared
+}
+
+/// Files up to this size are indexed on the opening thread.
+const INLINE_INDEX: usize = 256 << 10;
+
+/// Loads the persisted index or scans, stores a fresh one, and marks the index done.
+fn load_or_scan(
+    source: &Arc<super::source::Source>,
+    framing: Framing,
+    desc: Option<&MessageDescriptor>,
+    cache: Option<&FileKey>,
+    s: &Arc<IndexShared>,
+) {
+    if let Some((offsets, problems)) = cache.and_then(index_cache::load) {
+        if let (Ok(mut o), Ok(mut p)) = (s.offsets.write(), s.problems.write()) {
+            *o = offsets;
+            *p = problems;
+        }
+        s.scanned.store(source.bytes().len() as u64, Ordering::Relaxed);
+        s.set_cache_use(CacheUse::Loaded);
+        s.done.store(true, Ordering::Release);
+        return;
+    }
+    let helper = warm_ahead(source.clone(), s.clone());
+    scan(source.bytes(), framing, desc, s);
+    if let Some(h) = helper {
+        let _ = h.join();
+    }
+    if let (Some(key), false) = (cache, s.was_cancelled())
+        && let (Ok(o), Ok(p)) = (s.offsets.read(), s.problems.read())
+    {
+        index_cache::store(key, &o, &p);
+        s.set_cache_use(CacheUse::Stored);
+    } else {
+        s.set_cache_use(CacheUse::NotCached);
+    }
+    s.done.store(true, Ordering::Release);
 }
 
 /// The second core's share of indexing a mapped file. The scan reads one frame header, which

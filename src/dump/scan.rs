@@ -15,11 +15,14 @@ use std::ops::{ControlFlow, Range};
 pub const CHUNK: usize = 2048;
 
 /// Maps the view of every frame in `frames` through `map` (in parallel), then calls `each`
-/// with the results in frame order until it breaks. Frames past the index are skipped.
+/// with the results in frame order until it breaks. Frames past the index are skipped. With
+/// `summaries` false, WAL rows may come without summary and time text (see
+/// [`FrameDecoder::view_uncached_without_text`]).
 pub fn for_each_view<T, M, E>(
     dump: &DumpFile,
     decoder: &FrameDecoder,
     frames: Range<usize>,
+    summaries: bool,
     map: M,
     mut each: E,
 ) -> ControlFlow<()>
@@ -31,8 +34,11 @@ where
     let mut start = frames.start;
     while start < frames.end {
         let end = (start + CHUNK).min(frames.end);
-        let chunk: Vec<Option<T>> =
-            (start..end).into_par_iter().map(|i| decoder.view_uncached(dump, i).map(&map)).collect();
+        let view = |i| match summaries {
+            true => decoder.view_uncached(dump, i),
+            false => decoder.view_uncached_without_text(dump, i),
+        };
+        let chunk: Vec<Option<T>> = (start..end).into_par_iter().map(|i| view(i).map(&map)).collect();
         for item in chunk.into_iter().flatten() {
             each(item)?;
         }

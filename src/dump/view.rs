@@ -97,7 +97,14 @@ impl FrameDecoder {
     /// The view of frame `i`, decoded now and not cached: for whole-file scans, which would
     /// only churn the cache (and may run on several threads at once).
     pub fn view_uncached(&self, dump: &DumpFile, i: usize) -> Option<FrameView> {
-        self.decode_view(dump, i)
+        self.decode_view(dump, i, Text::Summary)
+    }
+
+    /// [`FrameDecoder::view_uncached`] for scans that read only the status and the WAL columns
+    /// (statistics, filters without `text=`): a WAL row read by the fast summary reader gets
+    /// no summary and no formatted time, which were most of the work left per frame.
+    pub fn view_uncached_without_text(&self, dump: &DumpFile, i: usize) -> Option<FrameView> {
+        self.decode_view(dump, i, Text::Skip)
     }
 
     pub fn message_type(&self) -> Option<&MessageDescriptor> {
@@ -121,7 +128,7 @@ impl FrameDecoder {
         {
             return Some(v.clone());
         }
-        let v = Arc::new(self.decode_view(dump, i)?);
+        let v = Arc::new(self.decode_view(dump, i, Text::Summary)?);
         if let Ok(mut c) = self.cache.lock() {
             c.put(i, v.clone());
         }
@@ -139,7 +146,7 @@ impl FrameDecoder {
         }))
     }
 
-    fn decode_view(&self, dump: &DumpFile, i: usize) -> Option<FrameView> {
+    fn decode_view(&self, dump: &DumpFile, i: usize, text: Text) -> Option<FrameView> {
         let loc = dump.frame(i)?;
         let (start, bytes) = dump.message_bytes(&loc);
         let mut view = FrameView {
@@ -160,8 +167,12 @@ impl FrameDecoder {
             }
             return Some(view);
         };
-        if let Some(facts) = self.fast.as_ref().and_then(|f| f.read(bytes)) {
-            apply_facts(facts, &mut view);
+        let detail = match text {
+            Text::Summary => wal::Detail::Full,
+            Text::Skip => wal::Detail::Counts,
+        };
+        if let Some(facts) = self.fast.as_ref().and_then(|f| f.read_with(bytes, detail)) {
+            apply_facts(facts, &mut view, text);
             return Some(view);
         }
         match codec::decode(desc, bytes) {
@@ -214,15 +225,24 @@ impl FrameDecoder {
 }
 
 fn apply_wal(w: &WalMessage, view: &mut FrameView) {
-    apply_facts(w.row_facts(), view);
+    apply_facts(w.row_facts(), view, Text::Summary);
     if !w.problems.is_empty() {
         view.status = FrameStatus::Warning(w.problems.join("; "));
     }
 }
 
-fn apply_facts(f: RowFacts, view: &mut FrameView) {
-    let time = f.timetick.map(wal::format_timetick);
-    view.summary = f.summary_at(time.as_deref());
+/// Whether a view gets its summary and formatted time.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Text {
+    Summary,
+    Skip,
+}
+
+fn apply_facts(f: RowFacts, view: &mut FrameView, text: Text) {
+    let time = f.timetick.filter(|_| text == Text::Summary).map(wal::format_timetick);
+    if text == Text::Summary {
+        view.summary = f.summary_at(time.as_deref());
+    }
     if f.encrypted {
         view.status = FrameStatus::Encrypted;
     }

@@ -10,7 +10,7 @@
 //! facts for a message the full analysis would flag.
 
 use super::analyze::IMMUTABLE_MESSAGE;
-use super::message_id::{WalBackend, render_message_id};
+use super::message_id::{WalBackend, display_message_id, message_id_parts};
 use super::summary::RowFacts;
 use super::timetick::{parse_base36_i64, parse_base36_u64};
 use super::types::{MESSAGE_TYPE_ENUM, expected_version, header_body_types};
@@ -36,6 +36,7 @@ impl IntField {
     }
 
     /// The last value of the field in `bytes` (0 when absent), as the analysis's `int_field`.
+    #[inline]
     fn read(&self, bytes: &[u8]) -> i128 {
         let mut out = 0i128;
         for (n, v) in scan::fields(bytes).flatten() {
@@ -90,6 +91,15 @@ struct Envelope {
     properties: u32,
     id_text: u32,
     id_wal: u32,
+}
+
+/// How much of [`RowFacts`] a read fills in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Detail {
+    /// Everything the full analysis gives.
+    Full,
+    /// Everything but `id`, left empty (statistics and filters do not read it).
+    Counts,
 }
 
 #[derive(Debug)]
@@ -167,6 +177,12 @@ impl SummaryReader {
     /// The facts of one frame, or `None` when the full analysis must look at it (see the
     /// module doc). `frame` is the whole frame as the reader's frame type.
     pub fn read(&self, frame: &[u8]) -> Option<RowFacts> {
+        self.read_with(frame, Detail::Full)
+    }
+
+    /// [`SummaryReader::read`], with `Detail::Counts` leaving out the facts that are only
+    /// shown (the id's text); the frame is checked all the same.
+    pub fn read_with(&self, frame: &[u8], detail: Detail) -> Option<RowFacts> {
         if !self.rules.accepts(self.envelope.frame, frame) {
             return None;
         }
@@ -174,10 +190,10 @@ impl SummaryReader {
             None => frame,
             Some((status, message)) => scan::single_len(frame, message, Some(status))?,
         };
-        self.read_message(imm)
+        self.read_message(imm, detail)
     }
 
-    fn read_message(&self, imm: &[u8]) -> Option<RowFacts> {
+    fn read_message(&self, imm: &[u8], detail: Detail) -> Option<RowFacts> {
         let env = &self.envelope;
         let mut id = None;
         let mut payload: &[u8] = &[];
@@ -201,8 +217,9 @@ impl SummaryReader {
             Some(b) => {
                 let (raw, wal) = message_id(b, env.id_text, env.id_wal)?;
                 let backend = WalBackend::from_number(wal);
-                facts.id = match render_message_id(backend, raw) {
-                    Ok(r) => r.display,
+                facts.id = match message_id_parts(backend, raw) {
+                    Ok(parts) if detail == Detail::Full => display_message_id(backend, &parts),
+                    Ok(_) => String::new(),
                     Err(_) if backend != WalBackend::Unknown => return None,
                     Err(e) => format!("invalid id: {e}"),
                 };
@@ -236,7 +253,7 @@ impl SummaryReader {
         prop("_wt").map(parse_base36_i64).transpose().ok()?;
         facts.vchannel = prop("_vc").map(str::to_string);
         if let Some(lc) = prop("_lc")
-            && render_message_id(backend, lc).is_err()
+            && message_id_parts(backend, lc).is_err()
             && backend != WalBackend::Unknown
         {
             return None;
@@ -272,10 +289,20 @@ impl SummaryReader {
             _ => (None, None),
         };
         let mut header_bytes = None;
+        // Headers are a few dozen bytes: decoded on the stack, a long one into a Vec.
+        let mut small = [0u8; 256];
+        let large: Vec<u8>;
         if let Some(h) = raw_prop("_h") {
-            let bytes = BASE64.decode(h).ok()?;
+            let bytes: &[u8] = match BASE64.decode_slice(h, &mut small) {
+                Ok(n) => &small[..n],
+                Err(base64::DecodeSliceError::OutputSliceTooSmall) => {
+                    large = BASE64.decode(h).ok()?;
+                    &large
+                }
+                Err(_) => return None,
+            };
             if let Some(info) = header {
-                if !self.rules.accepts(info.ty, &bytes) {
+                if !self.rules.accepts(info.ty, bytes) {
                     return None;
                 }
                 header_bytes = Some((info, bytes));
@@ -286,7 +313,7 @@ impl SummaryReader {
         {
             return None;
         }
-        derive_counts(&mut facts, header_bytes.as_ref().map(|(i, b)| (*i, b.as_slice())), cipher_collection);
+        derive_counts(&mut facts, header_bytes, cipher_collection);
         Some(facts)
     }
 }

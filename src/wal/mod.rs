@@ -18,9 +18,10 @@ pub mod versions;
 mod tests;
 
 pub use analyze::{Encryption, WalMessage, analyze, analyze_bytes, analyze_row};
-pub use fast::SummaryReader;
+pub use fast::{Detail, SummaryReader};
 pub use message_id::{
-    MessageIdParts, RenderedId, WalBackend, compare_message_ids, encode_message_id, render_message_id,
+    MessageIdParts, RenderedId, WalBackend, compare_message_ids, display_message_id, encode_message_id,
+    message_id_parts, render_message_id,
 };
 pub use summary::RowFacts;
 pub use timetick::{format_timetick, parse_base36_u64, timetick_to_millis, to_base36};

@@ -37,6 +37,7 @@ pub fn fields(buf: &[u8]) -> Fields<'_> {
 impl<'a> Iterator for Fields<'a> {
     type Item = Result<(u32, Value<'a>), ()>;
 
+    #[inline]
     fn next(&mut self) -> Option<Self::Item> {
         if self.failed || self.pos >= self.buf.len() {
             return None;
@@ -50,6 +51,7 @@ impl<'a> Iterator for Fields<'a> {
 }
 
 impl<'a> Fields<'a> {
+    #[inline]
     fn read(&mut self) -> Result<(u32, Value<'a>), ()> {
         let end = self.buf.len();
         let (key, pos) = read_varint(self.buf, self.pos, end).map_err(|_| ())?;
@@ -232,7 +234,8 @@ impl Rules {
                     let ok = match rule {
                         None => unknown_len_is_safe(b, depth),
                         Some(Rule::Message(m)) => depth < MAX_DEPTH && self.message(m, b, depth + 1),
-                        Some(Rule::Text) => std::str::from_utf8(b).is_ok(),
+                        // Nearly every string is ASCII, which is checked eight bytes at a time.
+                        Some(Rule::Text) => b.is_ascii() || std::str::from_utf8(b).is_ok(),
                         Some(Rule::Bytes) => true,
                         Some(Rule::Scalar { packed: Some(unit), .. }) => packed_fits(b, unit),
                         Some(Rule::Scalar { packed: None, .. } | Rule::Group) => false,
@@ -267,17 +270,50 @@ fn unknown_len_is_safe(b: &[u8], depth: usize) -> bool {
 
 fn packed_fits(b: &[u8], unit: usize) -> bool {
     match unit {
-        0 => {
-            let mut pos = 0;
-            while pos < b.len() {
-                match read_varint(b, pos, b.len()) {
-                    Ok((_, next)) => pos = next,
-                    Err(_) => return false,
-                }
-            }
-            true
-        }
+        0 => packed_varints_fit(b),
         n => b.len().is_multiple_of(n),
+    }
+}
+
+/// True when `b` is a whole number of varints that [`read_varint`] reads: the last byte ends
+/// one, and no varint runs past 10 bytes or past 64 bits (a 10th byte above 1). Packed row ids
+/// and timestamps are most of an Insert's bytes, so this counts runs of continuation bytes
+/// instead of decoding each value, eight bytes at a time where no varint continues.
+fn packed_varints_fit(b: &[u8]) -> bool {
+    if b.last().is_some_and(|last| last & 0x80 != 0) {
+        return false;
+    }
+    let mut run = 0usize;
+    let mut words = b.chunks_exact(8);
+    for word in &mut words {
+        let w = u64::from_le_bytes([word[0], word[1], word[2], word[3], word[4], word[5], word[6], word[7]]);
+        if w & 0x8080_8080_8080_8080 == 0 {
+            // Eight one-byte varints; only a run of nine before them can end here, badly.
+            if run == 9 && word[0] > 1 {
+                return false;
+            }
+            run = 0;
+            continue;
+        }
+        for &byte in word {
+            if !varint_byte_fits(byte, &mut run) {
+                return false;
+            }
+        }
+    }
+    words.remainder().iter().all(|&byte| varint_byte_fits(byte, &mut run))
+}
+
+/// One byte of a packed varint run; `run` counts the continuation bytes before it.
+#[inline(always)]
+fn varint_byte_fits(byte: u8, run: &mut usize) -> bool {
+    if byte & 0x80 != 0 {
+        *run += 1;
+        *run < 10
+    } else {
+        let ok = *run < 9 || byte <= 1;
+        *run = 0;
+        ok
     }
 }
 
@@ -305,14 +341,21 @@ pub fn single_len(bytes: &[u8], number: u32, refuse: Option<u32>) -> Option<&[u8
 }
 
 /// A `map<string, string>` read as prost reads it (a later entry for a key replaces an
-/// earlier one; a missing key or value is empty), keys and values left as bytes.
+/// earlier one; a missing key or value is empty), keys and values left as bytes. A WAL
+/// message has a handful of properties: they are kept inline (no allocation per frame) and
+/// compared byte by byte (no call per comparison).
 #[derive(Debug, Default)]
 pub struct StringMap<'a> {
-    entries: Vec<(&'a [u8], &'a [u8])>,
+    inline: [(&'a [u8], &'a [u8]); MAP_INLINE],
+    len: usize,
+    more: Vec<(&'a [u8], &'a [u8])>,
 }
+
+const MAP_INLINE: usize = 16;
 
 impl<'a> StringMap<'a> {
     /// Adds one encoded map entry; `None` when its fields cannot be read.
+    #[inline]
     pub fn insert_entry(&mut self, entry: &'a [u8]) -> Option<()> {
         let (mut k, mut v): (&[u8], &[u8]) = (&[], &[]);
         for item in fields(entry) {
@@ -322,16 +365,33 @@ impl<'a> StringMap<'a> {
                 _ => {}
             }
         }
-        match self.entries.iter_mut().find(|(key, _)| *key == k) {
-            Some(slot) => slot.1 = v,
-            None => self.entries.push((k, v)),
+        if let Some(slot) = self.slot(k) {
+            *slot = v;
+        } else if self.len < MAP_INLINE {
+            self.inline[self.len] = (k, v);
+            self.len += 1;
+        } else {
+            self.more.push((k, v));
         }
         Some(())
     }
 
-    pub fn get(&self, key: &str) -> Option<&'a [u8]> {
-        self.entries.iter().find(|(k, _)| *k == key.as_bytes()).map(|(_, v)| *v)
+    fn slot(&mut self, key: &[u8]) -> Option<&mut &'a [u8]> {
+        let (inline, more) = (&mut self.inline[..self.len], &mut self.more);
+        inline.iter_mut().chain(more.iter_mut()).find(|(k, _)| same(k, key)).map(|(_, v)| v)
     }
+
+    #[inline]
+    pub fn get(&self, key: &str) -> Option<&'a [u8]> {
+        let key = key.as_bytes();
+        self.inline[..self.len].iter().chain(&self.more).find(|(k, _)| same(k, key)).map(|(_, v)| *v)
+    }
+}
+
+/// Slice equality for short keys, inlined (`==` on slices calls `memcmp`).
+#[inline(always)]
+fn same(a: &[u8], b: &[u8]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x == y)
 }
 
 /// Reads a varint field's value as the signed 64-bit kinds prost-reflect keeps as `I64`.
@@ -367,6 +427,80 @@ mod tests {
         assert_eq!(got[3], Err(()));
         assert_eq!(got.len(), 4);
         assert!(fields(&[0x0b, 0x0c]).next().is_some_and(|r| r.is_err()), "groups are not followed");
+    }
+
+    /// The run counter agrees with decoding varint by varint, on every length and edge.
+    #[test]
+    fn packed_varints_agree_with_read_varint() {
+        fn by_decoding(b: &[u8]) -> bool {
+            let mut pos = 0;
+            while pos < b.len() {
+                match read_varint(b, pos, b.len()) {
+                    Ok((_, next)) => pos = next,
+                    Err(_) => return false,
+                }
+            }
+            true
+        }
+        let mut cases: Vec<Vec<u8>> = vec![vec![], vec![0], vec![0x80], vec![0xff; 9], vec![0xff; 10]];
+        let mut nine = vec![0xff; 9];
+        for last in [0u8, 1, 2, 0x7f] {
+            nine.push(last);
+            cases.push(nine.clone());
+            // The same varint after one- and many-byte ones, across the 8-byte word edges.
+            for pad in 0..17 {
+                let mut c = vec![5u8; pad];
+                c.extend_from_slice(&nine);
+                c.extend_from_slice(&[0x96, 0x01, 3]);
+                cases.push(c);
+            }
+            nine.pop();
+        }
+        let mut x = 0x9e37_79b9_7f4a_7c15u64;
+        for _ in 0..20_000 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            let len = (x % 40) as usize;
+            // Mostly continuation bytes, so long runs and the overflow edge come up often.
+            let c: Vec<u8> = (0..len)
+                .map(|i| {
+                    let r = x.rotate_left(i as u32 * 5);
+                    if r.is_multiple_of(5) { (r >> 8) as u8 & 0x7f } else { 0x80 | (r >> 16) as u8 }
+                })
+                .collect();
+            cases.push(c);
+        }
+        for c in &cases {
+            assert_eq!(packed_varints_fit(c), by_decoding(c), "{c:02x?}");
+        }
+    }
+
+    /// Later entries replace earlier ones, past the inline entries too; missing parts are empty.
+    #[test]
+    fn string_map_keeps_the_last_value_of_each_key() {
+        fn entry(k: &str, v: &str) -> Vec<u8> {
+            let mut e = vec![0x0a, k.len() as u8];
+            e.extend_from_slice(k.as_bytes());
+            e.extend_from_slice(&[0x12, v.len() as u8]);
+            e.extend_from_slice(v.as_bytes());
+            e
+        }
+        let mut entries: Vec<Vec<u8>> = (0..20).map(|i| entry(&format!("k{i}"), &format!("v{i}"))).collect();
+        entries.push(entry("k3", "three"));
+        entries.push(entry("k18", "eighteen"));
+        entries.push(vec![0x12, 1, b'x']); // no key: the empty key
+        let mut m = StringMap::default();
+        for e in &entries {
+            m.insert_entry(e).unwrap();
+        }
+        assert_eq!(m.get("k0"), Some(&b"v0"[..]));
+        assert_eq!(m.get("k3"), Some(&b"three"[..]));
+        assert_eq!(m.get("k17"), Some(&b"v17"[..]));
+        assert_eq!(m.get("k18"), Some(&b"eighteen"[..]));
+        assert_eq!(m.get(""), Some(&b"x"[..]));
+        assert_eq!(m.get("k20"), None);
+        assert!(m.insert_entry(&[0x0a, 9]).is_none(), "a cut entry");
     }
 
     #[test]

@@ -12,13 +12,19 @@ pub enum VarintFault {
 
 /// Reads a base-128 varint starting at `pos`, not reading at or past `end`.
 /// Returns the value and the offset just past it.
-#[inline]
+#[inline(always)]
 pub fn read_varint(buf: &[u8], pos: usize, end: usize) -> Result<(u64, usize), VarintFault> {
     let end = end.min(buf.len());
-    // Most keys and lengths are one byte.
+    // Most keys and lengths are one byte: that case is inlined into every parser's loop.
     if pos < end && buf[pos] < 0x80 {
         return Ok((u64::from(buf[pos]), pos + 1));
     }
+    read_long_varint(buf, pos, end)
+}
+
+/// [`read_varint`] past its one-byte case; `end` is already within `buf`.
+#[inline(never)]
+fn read_long_varint(buf: &[u8], pos: usize, end: usize) -> Result<(u64, usize), VarintFault> {
     let mut value: u64 = 0;
     let mut i = pos;
     for shift in 0..10u32 {
