@@ -55,7 +55,7 @@ fn summarise_all(d: &DumpFile, set: &SchemaSet) -> usize {
         d,
         &decoder,
         0..d.frame_count(),
-        true,
+        walscope::wal::Detail::Full,
         |v| v.summary.len(),
         |n| {
             total += n;

@@ -530,3 +530,50 @@ fn a_malformed_reply_is_refused_in_words() {
     );
     rt.block_on(demo.shutdown());
 }
+
+/// A profile's password in the OS keyring (on Linux the kernel keyring, which needs no desktop
+/// session): `call PROFILE` reads it when it connects and the demo accepts it; an entry that is
+/// not there is named, with the keyring's own reason.
+#[test]
+fn a_password_from_the_keyring_authenticates_a_profile() {
+    use walscope::net::profile::{AuthSettings, ConnectionProfile, ProfileStore, SecretRef, TransportKind};
+    let rt = runtime();
+    let auth = Auth::UserPassword { user: "root".into(), password: "Milvus".into() };
+    let demo =
+        rt.block_on(MilvusDemo::start(MilvusDemoConfig { auth: Some(auth), ..Default::default() })).unwrap();
+    // A login session has a session keyring (pam_keyinit); a test runner usually has none. This
+    // thread joins a new one, as `keyctl session` does, and the walscope it starts inherits it.
+    const KEYCTL_JOIN_SESSION_KEYRING: libc::c_long = 1;
+    // SAFETY: keyctl(2) with a null name: join a new anonymous session keyring.
+    let joined = unsafe {
+        libc::syscall(libc::SYS_keyctl, KEYCTL_JOIN_SESSION_KEYRING, std::ptr::null::<libc::c_char>())
+    };
+    assert!(joined > 0, "keyctl(JOIN_SESSION_KEYRING): {}", std::io::Error::last_os_error());
+    let service = format!("walscope-test-{}", std::process::id());
+    let entry = keyring::Entry::new(&service, "root").unwrap();
+    entry.set_password("Milvus").expect("the kernel keyring takes a password");
+    let dir = tempfile::tempdir().unwrap();
+    let store = ProfileStore::at(&dir.path().join("profiles.json"));
+    for (name, account) in [("keyed", "root"), ("unkeyed", "nobody")] {
+        let mut p = ConnectionProfile::plain(name, TransportKind::Grpc, demo.addr().to_string());
+        let password = SecretRef::Keyring { service: service.clone(), account: account.into() };
+        p.auth = Some(AuthSettings::UserPassword { user: "root".into(), password });
+        store.upsert(p).unwrap();
+    }
+    let call = |profile: &str| {
+        Command::new(env!("CARGO_BIN_EXE_walscope"))
+            .args(["call", profile, "milvus.proto.milvus.MilvusService/GetVersion"])
+            .env("WALSCOPE_CONFIG_DIR", dir.path())
+            .output()
+            .unwrap()
+    };
+    let good = call("keyed");
+    let _ = entry.delete_credential();
+    assert!(good.status.success(), "{}", String::from_utf8_lossy(&good.stderr));
+    assert!(String::from_utf8_lossy(&good.stdout).contains("walscope-demo"));
+    let missing = call("unkeyed");
+    assert!(!missing.status.success());
+    let text = String::from_utf8_lossy(&missing.stderr);
+    assert!(text.contains(&service) && text.contains("nobody"), "the entry is named: {text}");
+    rt.block_on(demo.shutdown());
+}

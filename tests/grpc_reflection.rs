@@ -1,4 +1,5 @@
-//! Schemas by gRPC reflection from the demo (reflection on), and the error when it is off.
+//! Schemas by gRPC reflection from the demo (reflection on), the error when it is off, and a
+//! server whose reflection serves files that do not hold together (a missing import, a broken type).
 
 use walscope::net::grpc::{GrpcSettings, GrpcTransport};
 use walscope::net::reflection::{self, ReflectionError};
@@ -98,4 +99,59 @@ async fn reflection_of_the_upstream_schema_coexists_with_the_builtins() {
     reflection::load(&t, &mut set).await.unwrap();
     assert_eq!(set.symbols().len(), before);
     demo.shutdown().await;
+}
+
+/// The served files of the built-in schemas, to break on purpose.
+fn builtin_files() -> prost_types::FileDescriptorSet {
+    use prost::Message;
+    prost_types::FileDescriptorSet::decode(walscope::schema::builtin_descriptor_set()).unwrap()
+}
+
+async fn load_from(served: prost_types::FileDescriptorSet) -> ReflectionError {
+    use prost::Message;
+    let config = MilvusDemoConfig {
+        reflection: true,
+        reflection_schemas: Some(served.encode_to_vec()),
+        ..Default::default()
+    };
+    let demo = MilvusDemo::start(config).await.unwrap();
+    let t = GrpcTransport::connect(&GrpcSettings::new(demo.addr().to_string())).await.unwrap();
+    let err = reflection::load(&t, &mut SchemaSet::empty()).await.unwrap_err();
+    demo.shutdown().await;
+    err
+}
+
+/// A server whose reflection lists a file's import but cannot serve it: the load stops and
+/// names the file, the one that imports it, and the server's own answer.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn reflection_missing_an_import_is_named() {
+    let mut set = builtin_files();
+    let gone = "milvus/common.proto";
+    assert!(set.file.iter().any(|f| f.name() == gone), "the built-ins hold {gone}");
+    set.file.retain(|f| f.name() != gone);
+    let err = load_from(set).await;
+    match &err {
+        ReflectionError::MissingDependency { file, needed_by, .. } => {
+            assert_eq!(file, gone);
+            assert!(!needed_by.is_empty());
+        }
+        other => panic!("{other}"),
+    }
+    let text = err.to_string();
+    assert!(text.contains("cannot provide milvus/common.proto, imported by"), "{text}");
+}
+
+/// A server whose reflection serves a file that does not hold together (a field of a type no
+/// file defines): a schema error that names the field and the type, and nothing is half-loaded.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn reflection_of_a_broken_file_is_explained() {
+    let mut set = builtin_files();
+    let milvus = set.file.iter_mut().find(|f| f.name() == "milvus/milvus.proto").unwrap();
+    let msg = milvus.message_type.iter_mut().find(|m| m.name() == "DumpMessagesResponse").unwrap();
+    let field = msg.field.iter_mut().find(|f| f.name() == "message").unwrap();
+    field.type_name = Some(".milvus.proto.common.NoSuchMessage".into());
+    let err = load_from(set).await;
+    assert!(matches!(err, ReflectionError::Schema(_)), "{err}");
+    let text = err.to_string();
+    assert!(text.contains("NoSuchMessage"), "{text}");
 }

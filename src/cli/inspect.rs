@@ -142,9 +142,9 @@ pub fn inspect(file: &Path, args: &DumpArgs, jsonl: bool, stats: bool, limit: Op
         (v, keep, json)
     };
     let mut failed = None;
-    let summaries = !stats || o.filter.reads_summary();
+    let detail = if stats { o.filter.detail() } else { crate::wal::Detail::Full };
     let frames = 0..d.frame_count();
-    let _ = crate::dump::scan::for_each_view(d, &o.decoder, frames, summaries, render, |(v, keep, json)| {
+    let _ = crate::dump::scan::for_each_view(d, &o.decoder, frames, detail, render, |(v, keep, json)| {
         let write = || -> Result<ControlFlow<()>> {
             while let Some(p) = problems.next_if(|p| p.offset < v.offset) {
                 st.problem(&p);
@@ -321,8 +321,8 @@ pub fn export(file: &Path, args: &DumpArgs, to: ExportFormat, out: &Path) -> Res
     let d = &o.dump;
     let mut selected = Vec::new();
     let keep = |v: FrameView| o.filter.matches(&v).then_some(v.index);
-    let summaries = o.filter.reads_summary();
-    let _ = crate::dump::scan::for_each_view(d, &o.decoder, 0..d.frame_count(), summaries, keep, |i| {
+    let detail = o.filter.detail();
+    let _ = crate::dump::scan::for_each_view(d, &o.decoder, 0..d.frame_count(), detail, keep, |i| {
         selected.extend(i);
         ControlFlow::Continue(())
     });

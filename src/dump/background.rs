@@ -91,11 +91,10 @@ impl FilterScan {
                 // One chunk of the indexed frames at a time, on every core, in order.
                 let end = indexed.min(i + super::scan::CHUNK);
                 let keep = |v: FrameView| filter.matches(&v).then_some(v.index);
-                let _ =
-                    super::scan::for_each_view(&dump, &decoder, i..end, filter.reads_summary(), keep, |m| {
-                        batch.extend(m);
-                        ControlFlow::Continue(())
-                    });
+                let _ = super::scan::for_each_view(&dump, &decoder, i..end, filter.detail(), keep, |m| {
+                    batch.extend(m);
+                    ControlFlow::Continue(())
+                });
                 i = end;
                 if let Ok(mut m) = matches.lock() {
                     m.append(&mut batch);

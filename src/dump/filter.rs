@@ -66,9 +66,12 @@ impl FrameFilter {
         Ok(f)
     }
 
-    /// Whether [`FrameFilter::matches`] reads the summary text (`text=`).
-    pub fn reads_summary(&self) -> bool {
-        self.text.is_some()
+    /// What [`FrameFilter::matches`] needs of a view: the summary text only for `text=`.
+    pub fn detail(&self) -> crate::wal::Detail {
+        match self.text {
+            Some(_) => crate::wal::Detail::Full,
+            None => crate::wal::Detail::Counts,
+        }
     }
 
     pub fn matches(&self, v: &FrameView) -> bool {

@@ -7,6 +7,7 @@
 
 use super::reader::DumpFile;
 use super::view::{FrameDecoder, FrameView};
+use crate::wal::Detail;
 use rayon::prelude::*;
 use std::ops::{ControlFlow, Range};
 
@@ -16,13 +17,13 @@ pub const CHUNK: usize = 2048;
 
 /// Maps the view of every frame in `frames` through `map` (in parallel), then calls `each`
 /// with the results in frame order until it breaks. Frames past the index are skipped. With
-/// `summaries` false, WAL rows may come without summary and time text (see
-/// [`FrameDecoder::view_uncached_without_text`]).
+/// `Detail::Counts`, WAL rows may come without summary, time and id text (see
+/// [`FrameDecoder::view_uncached_with`]).
 pub fn for_each_view<T, M, E>(
     dump: &DumpFile,
     decoder: &FrameDecoder,
     frames: Range<usize>,
-    summaries: bool,
+    detail: Detail,
     map: M,
     mut each: E,
 ) -> ControlFlow<()>
@@ -31,18 +32,28 @@ where
     M: Fn(FrameView) -> T + Sync,
     E: FnMut(T) -> ControlFlow<()>,
 {
-    let mut start = frames.start;
-    while start < frames.end {
-        let end = (start + CHUNK).min(frames.end);
-        let view = |i| match summaries {
-            true => decoder.view_uncached(dump, i),
-            false => decoder.view_uncached_without_text(dump, i),
-        };
-        let chunk: Vec<Option<T>> = (start..end).into_par_iter().map(|i| view(i).map(&map)).collect();
-        for item in chunk.into_iter().flatten() {
-            each(item)?;
+    let compute = |r: Range<usize>| -> Vec<Option<T>> {
+        r.into_par_iter().map(|i| decoder.view_uncached_with(dump, i, detail).map(&map)).collect()
+    };
+    let next_chunk = |start: usize| start..(start + CHUNK).min(frames.end).max(start);
+    let first = next_chunk(frames.start);
+    let mut start = first.end;
+    let mut ready = compute(first);
+    loop {
+        // The pool computes the next chunk while this thread hands out the ready one (`each`
+        // may hold what cannot leave this thread, such as a locked stdout).
+        let next = next_chunk(start);
+        start = next.end;
+        let mut computed = None;
+        let flow = rayon::in_place_scope(|s| {
+            if !next.is_empty() {
+                s.spawn(|_| computed = Some(compute(next)));
+            }
+            ready.drain(..).flatten().try_for_each(&mut each)
+        });
+        match (flow, computed) {
+            (ControlFlow::Continue(()), Some(c)) => ready = c,
+            (flow, _) => return flow,
         }
-        start = end;
     }
-    ControlFlow::Continue(())
 }

@@ -4,7 +4,7 @@
 
 use super::reader::DumpFile;
 use crate::codec;
-use crate::wal::{self, RowFacts, SummaryReader, WalMessage};
+use crate::wal::{self, Detail, RowFacts, SummaryReader, WalMessage};
 use lru::LruCache;
 use prost_reflect::{DescriptorPool, DynamicMessage, MessageDescriptor, ReflectMessage};
 use std::num::NonZeroUsize;
@@ -97,14 +97,15 @@ impl FrameDecoder {
     /// The view of frame `i`, decoded now and not cached: for whole-file scans, which would
     /// only churn the cache (and may run on several threads at once).
     pub fn view_uncached(&self, dump: &DumpFile, i: usize) -> Option<FrameView> {
-        self.decode_view(dump, i, Text::Summary)
+        self.decode_view(dump, i, Detail::Full)
     }
 
-    /// [`FrameDecoder::view_uncached`] for scans that read only the status and the WAL columns
-    /// (statistics, filters without `text=`): a WAL row read by the fast summary reader gets
-    /// no summary and no formatted time, which were most of the work left per frame.
-    pub fn view_uncached_without_text(&self, dump: &DumpFile, i: usize) -> Option<FrameView> {
-        self.decode_view(dump, i, Text::Skip)
+    /// [`FrameDecoder::view_uncached`] with `Detail::Counts` for scans that read only the status
+    /// and the WAL columns (statistics, filters without `text=`): a WAL row read by the fast
+    /// summary reader then gets no summary, time or id text, which were most of the work left
+    /// per frame.
+    pub fn view_uncached_with(&self, dump: &DumpFile, i: usize, detail: Detail) -> Option<FrameView> {
+        self.decode_view(dump, i, detail)
     }
 
     pub fn message_type(&self) -> Option<&MessageDescriptor> {
@@ -128,7 +129,7 @@ impl FrameDecoder {
         {
             return Some(v.clone());
         }
-        let v = Arc::new(self.decode_view(dump, i, Text::Summary)?);
+        let v = Arc::new(self.decode_view(dump, i, Detail::Full)?);
         if let Ok(mut c) = self.cache.lock() {
             c.put(i, v.clone());
         }
@@ -146,7 +147,7 @@ impl FrameDecoder {
         }))
     }
 
-    fn decode_view(&self, dump: &DumpFile, i: usize, text: Text) -> Option<FrameView> {
+    fn decode_view(&self, dump: &DumpFile, i: usize, detail: Detail) -> Option<FrameView> {
         let loc = dump.frame(i)?;
         let (start, bytes) = dump.message_bytes(&loc);
         let mut view = FrameView {
@@ -167,12 +168,8 @@ impl FrameDecoder {
             }
             return Some(view);
         };
-        let detail = match text {
-            Text::Summary => wal::Detail::Full,
-            Text::Skip => wal::Detail::Counts,
-        };
         if let Some(facts) = self.fast.as_ref().and_then(|f| f.read_with(bytes, detail)) {
-            apply_facts(facts, &mut view, text);
+            apply_facts(facts, &mut view, detail);
             return Some(view);
         }
         match codec::decode(desc, bytes) {
@@ -225,22 +222,16 @@ impl FrameDecoder {
 }
 
 fn apply_wal(w: &WalMessage, view: &mut FrameView) {
-    apply_facts(w.row_facts(), view, Text::Summary);
+    apply_facts(w.row_facts(), view, Detail::Full);
     if !w.problems.is_empty() {
         view.status = FrameStatus::Warning(w.problems.join("; "));
     }
 }
 
-/// Whether a view gets its summary and formatted time.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Text {
-    Summary,
-    Skip,
-}
-
-fn apply_facts(f: RowFacts, view: &mut FrameView, text: Text) {
-    let time = f.timetick.filter(|_| text == Text::Summary).map(wal::format_timetick);
-    if text == Text::Summary {
+/// The view's columns from `f`; with `Detail::Counts` no summary and no formatted time.
+fn apply_facts(f: RowFacts, view: &mut FrameView, detail: Detail) {
+    let time = f.timetick.filter(|_| detail == Detail::Full).map(wal::format_timetick);
+    if detail == Detail::Full {
         view.summary = f.summary_at(time.as_deref());
     }
     if f.encrypted {

@@ -390,20 +390,18 @@ impl Sender<'_> {
             self.options.max_request_bytes,
         );
         let call = if as_upsert { "Upsert" } else { "Insert" };
-        // Every row in one call: the request is the WAL's FieldData bytes, copied.
+        // Every row in one call: the request is the WAL's FieldData bytes, copied. Reading the
+        // frame and building requests is CPU work: it runs off the runtime's workers.
         if keep.len() == keys.len() && per_call >= keys.len() {
             let s = self.salvage.clone();
-            let payload = tokio::task::spawn_blocking(move || s.payload_at(at.dump, at.offset, at.len))
-                .await
-                .map_err(blocking_err)??;
-            let request = crate::replay::wire_insert::read(&payload).and_then(|f| {
-                crate::replay::wire_insert::public_request(
-                    &f,
-                    keys.len() as u64,
-                    &columns.drop,
-                    columns.no_partition,
-                )
-            });
+            let (rows, drop, no_partition) = (keys.len() as u64, columns.drop.clone(), columns.no_partition);
+            let request = tokio::task::spawn_blocking(move || -> Result<Option<Vec<u8>>, ReplayError> {
+                let payload = s.payload_at(at.dump, at.offset, at.len)?;
+                Ok(crate::replay::wire_insert::read(&payload)
+                    .and_then(|f| crate::replay::wire_insert::public_request(&f, rows, &drop, no_partition)))
+            })
+            .await
+            .map_err(blocking_err)??;
             if let Some(request) = request {
                 self.pace().await;
                 self.target.apply_bytes(call, collection, bytes::Bytes::from(request)).await?;
@@ -411,16 +409,29 @@ impl Sender<'_> {
                 return Ok((1, keep.len() as u64));
             }
         }
-        let body = self.body(at).await?;
+        let s = self.salvage.clone();
+        let (db, name, partition, total) = (db.clone(), collection.clone(), partition.clone(), keys.len());
+        let chunks: Vec<Vec<usize>> = keep.chunks(per_call).map(<[usize]>::to_vec).collect();
+        let requests = tokio::task::spawn_blocking(move || -> Result<Vec<_>, ReplayError> {
+            let body = s.body_at(at.dump, at.offset, at.len)?;
+            chunks
+                .iter()
+                .map(|chunk| {
+                    rows_request(call, &body, &db, &name, &partition, &columns, total, chunk)
+                        .map(|req| (chunk.len() as u64, req))
+                        .map_err(ReplayError::Plan)
+                })
+                .collect()
+        })
+        .await
+        .map_err(blocking_err)??;
         let (mut calls, mut rows) = (0, 0);
-        for chunk in keep.chunks(per_call) {
-            let req = rows_request(call, &body, db, collection, partition, &columns, keys.len(), chunk)
-                .map_err(ReplayError::Plan)?;
+        for (n, req) in requests {
             self.pace().await;
             self.target.apply_message(call, collection, &req).await?;
             calls += 1;
-            rows += chunk.len() as u64;
-            self.counted(1, chunk.len() as u64);
+            rows += n;
+            self.counted(1, n);
         }
         Ok((calls, rows))
     }

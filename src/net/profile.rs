@@ -200,7 +200,7 @@ pub enum ProfileError {
     #[error("the secret comes from environment variable {var}, which is not set; export it and retry")]
     MissingSecret { var: String },
     #[error(
-        "the secret for service \"{service}\", account \"{account}\" is not in the OS keyring ({reason}); store it there, or name an environment variable instead"
+        "the secret for service \"{service}\", account \"{account}\" is not in the OS keyring ({reason}); store it there, or name an environment variable instead (on Linux the keyring is the login session's kernel keyring: a process outside a login session, such as a service or a container, has none unless started under `keyctl session`)"
     )]
     Keyring { service: String, account: String, reason: String },
     #[error("{path}: {reason}")]
