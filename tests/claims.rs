@@ -8,6 +8,7 @@
 //! lower `--max-message-size` refuses them naming the flag; a malformed OK answer is refused
 //! in words by `call` and by the salvage's checkpoint fetch.
 
+use std::path::Path;
 use std::process::{Command, Output};
 use walscope::dump::SyncPolicy;
 use walscope::net::grpc::Auth;
@@ -21,6 +22,16 @@ fn walscope(args: &[&str]) -> Output {
         .env("WALSCOPE_INDEX_CACHE", "off")
         .output()
         .unwrap()
+}
+
+/// `walscope salvage` of `pchannel` with `primary` as both the old and the new primary (the demo
+/// serves both roles), into `out`, with `extra` flags after.
+fn salvage(primary: &str, cluster: &str, pchannel: &str, out: &Path, extra: &[&str]) -> Output {
+    let out = out.to_str().expect("path");
+    let mut args = vec!["salvage", "--new-primary", primary, "--old-primary", primary];
+    args.extend(["--source-cluster-id", cluster, "--pchannel", pchannel, "--out", out]);
+    args.extend_from_slice(extra);
+    walscope(&args)
 }
 
 fn ok(args: &[&str]) -> String {
@@ -176,20 +187,7 @@ fn a_garbage_manifest_does_not_stop_inspect_and_a_resume_explains_it() {
     let listed = ok(&["inspect", path.to_str().unwrap(), "--stats"]);
     assert!(listed.contains("matching frames: 50"), "{listed}");
     // A manifest that lies about the data: more frames than the file holds.
-    let out = walscope(&[
-        "salvage",
-        "--new-primary",
-        "127.0.0.1:1",
-        "--old-primary",
-        "127.0.0.1:1",
-        "--source-cluster-id",
-        "x",
-        "--pchannel",
-        "p",
-        "--out",
-        path.to_str().unwrap(),
-        "--resume",
-    ]);
+    let out = salvage("127.0.0.1:1", "x", "p", &path, &["--resume"]);
     assert!(!out.status.success());
     let text = String::from_utf8_lossy(&out.stderr);
     assert!(
@@ -377,22 +375,7 @@ fn dump_messages_leaves_out_bookkeeping_and_rolled_back_transactions() {
     let dir = tempfile::tempdir().expect("dir");
     let out = dir.path().join("s.dump");
     let end = own.get(own.len() * 3 / 4).map(|m| m.timetick).expect("an end").to_string();
-    let said = walscope(&[
-        "salvage",
-        "--new-primary",
-        &addr,
-        "--old-primary",
-        &addr,
-        "--source-cluster-id",
-        "by-dev-old",
-        "--pchannel",
-        pchannel,
-        "--out",
-        out.to_str().expect("path"),
-        "--end-timetick",
-        &end,
-        "--keep-replicated",
-    ]);
+    let said = salvage(&addr, "by-dev-old", pchannel, &out, &["--end-timetick", &end, "--keep-replicated"]);
     assert!(said.status.success(), "{}", String::from_utf8_lossy(&said.stderr));
     let salvage = walscope::replay::Salvage::open(std::slice::from_ref(&out)).expect("open");
     let mut dumped: Vec<(String, Vec<u8>)> = Vec::new();
@@ -439,33 +422,17 @@ fn the_message_size_limit_is_512_mib_and_can_be_lowered() {
     let demo = rt.block_on(MilvusDemo::start(MilvusDemoConfig { wal, ..Default::default() })).expect("demo");
     let addr = demo.addr().to_string();
     let dir = tempfile::tempdir().expect("dir");
-    let salvage = |out: &str, extra: &[&str]| {
+    let salvage_into = |out: &str, extra: &[&str]| {
         let out = dir.path().join(out);
-        let mut args = vec![
-            "salvage",
-            "--new-primary",
-            &addr,
-            "--old-primary",
-            &addr,
-            "--source-cluster-id",
-            "by-dev-old",
-            "--pchannel",
-            pchannel,
-            "--end-timetick",
-            &end,
-            "--retries",
-            "0",
-        ];
-        let path = out.to_str().expect("path").to_string();
-        args.extend(["--out", path.as_str()]);
-        args.extend(extra);
-        (walscope(&args), out)
+        let mut flags = vec!["--end-timetick", end.as_str(), "--retries", "0"];
+        flags.extend_from_slice(extra);
+        (salvage(&addr, "by-dev-old", pchannel, &out, &flags), out)
     };
-    let (done, out) = salvage("big.dump", &[]);
+    let (done, out) = salvage_into("big.dump", &[]);
     assert!(done.status.success(), "{}", String::from_utf8_lossy(&done.stderr));
     let big = std::fs::metadata(&out).expect("dump").len();
     assert!(big > 8 << 20, "the dump holds the large messages: {big} bytes");
-    let (refused, _) = salvage("small.dump", &["--max-message-size", "4"]);
+    let (refused, _) = salvage_into("small.dump", &["--max-message-size", "4"]);
     let said = String::from_utf8_lossy(&refused.stderr).to_string();
     assert!(!refused.status.success(), "{said}");
     assert!(said.contains("raise --max-message-size"), "{said}");
@@ -504,21 +471,13 @@ fn a_malformed_reply_is_refused_in_words() {
     assert!(!out.status.success(), "{said}");
     assert!(said.contains("GetReplicateInfoResponse"), "{said}");
     let dir = tempfile::tempdir().expect("dir");
-    let out = walscope(&[
-        "salvage",
-        "--new-primary",
+    let out = salvage(
         &addr,
-        "--old-primary",
-        &addr,
-        "--source-cluster-id",
         "by-dev-old",
-        "--pchannel",
         "by-dev-rootcoord-dml_0",
-        "--out",
-        dir.path().join("s.dump").to_str().expect("path"),
-        "--end-timetick",
-        "1",
-    ]);
+        &dir.path().join("s.dump"),
+        &["--end-timetick", "1"],
+    );
     let said = String::from_utf8_lossy(&out.stderr).to_string();
     assert!(!out.status.success(), "{said}");
     assert!(said.contains("GetReplicateInfo"), "{said}");
