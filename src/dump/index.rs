@@ -249,7 +249,8 @@ fn finish(shared: &IndexShared, pending: &mut Vec<u64>, pos: usize) {
 const WARM_STEP: usize = 1 << 20;
 const WARM_AHEAD: usize = 8 << 20;
 
-/// Starts the scan on its own thread over `source` (kept alive by the Arc). With a `cache`
+/// Starts the scan on its own thread over `source` (kept alive by the Arc); a file of at most
+/// [`INLINE_INDEX`] bytes without a cache key is scanned before this returns. With a `cache`
 /// key, a persisted index of the same file state is used instead, and a fresh one is stored.
 pub fn spawn(
     source: Arc<super::source::Source>,
