@@ -100,6 +100,7 @@ fn mutate(set: &SchemaSet, rng: &mut SimRng, frame: &[u8]) -> Vec<u8> {
         }
         3 => bytes.extend_from_slice(&[0x1a, 0x02, 0x08, 0x01]), // a second `message`: merged
         4 => bytes.extend_from_slice(&[0xf8, 0x3e, 0x05]),       // an unknown varint field
+        5 if rng.percent(50) => bytes = with_entry_given_twice(&bytes, rng),
         _ => {
             let desc = set.message(T).unwrap();
             let msg = DynamicMessage::decode(desc, frame).unwrap();
@@ -137,6 +138,34 @@ fn mutate(set: &SchemaSet, rng: &mut SimRng, frame: &[u8]) -> Vec<u8> {
     bytes
 }
 
+/// A property entry added inside the frame's `message` whose key or value comes twice, the first
+/// of them not UTF-8 half of the time: the later one replaces it, but the decoders refuse it.
+fn with_entry_given_twice(frame: &[u8], rng: &mut SimRng) -> Vec<u8> {
+    let Some(imm) = walscope::wire::scan::single_len(frame, 2, None) else { return frame.to_vec() };
+    let bad: &[u8] = if rng.percent(50) { &[0xff] } else { b"x" };
+    let key = ["_t", "_v", "_tt", "_vc", "_zz"][rng.range(0, 4) as usize].as_bytes();
+    let mut entry = Vec::new();
+    let field = |out: &mut Vec<u8>, n: u8, b: &[u8]| {
+        out.extend_from_slice(&[n << 3 | 2, b.len() as u8]);
+        out.extend_from_slice(b);
+    };
+    if rng.percent(50) {
+        field(&mut entry, 1, key);
+        field(&mut entry, 2, bad);
+        field(&mut entry, 2, b"2");
+    } else {
+        field(&mut entry, 1, bad);
+        field(&mut entry, 1, key);
+        field(&mut entry, 2, b"2");
+    }
+    let mut inner = imm.to_vec();
+    field(&mut inner, 3, &entry);
+    let mut out = vec![0x12];
+    walscope::wire::varint::write_varint(inner.len() as u64, &mut out);
+    out.extend_from_slice(&inner);
+    out
+}
+
 #[test]
 fn mutated_frames_are_read_alike_or_handed_to_the_full_analysis() {
     let set = SchemaSet::builtin();
@@ -160,6 +189,39 @@ fn mutated_frames_are_read_alike_or_handed_to_the_full_analysis() {
     }
     // Both outcomes must occur often, or the mutations test nothing.
     assert!(agreed > 1500 && handed > 1500, "agreed {agreed}, handed over {handed}");
+}
+
+/// Walking a message with `fields` and checking each field with `Rules::accepts_field` (what
+/// the fused envelope reader does) says yes exactly where `Rules::accepts` does.
+#[test]
+fn field_by_field_checks_agree_with_the_whole_message_check() {
+    use walscope::wire::scan::{Rules, fields};
+    let set = SchemaSet::builtin();
+    let mut rules = Rules::default();
+    let types: Vec<_> = [T, "milvus.proto.common.ImmutableMessage", "milvus.proto.msg.InsertRequest"]
+        .iter()
+        .map(|t| rules.add(&set.message(t).unwrap()))
+        .collect();
+    let cfg = WalGenConfig { seed: 12, total: Some(300), ..Default::default() };
+    let frames: Vec<Vec<u8>> = WalGenerator::new(set.pool(), cfg).take(300).map(|m| m.response).collect();
+    let mut rng = SimRng::new(9);
+    let (mut yes, mut no) = (0, 0);
+    for round in 0..6000 {
+        let frame = mutate(&set, &mut rng, &frames[round % frames.len()]);
+        // The frame, the ImmutableMessage inside it, and its payload, each as its own type.
+        let imm = walscope::wire::scan::single_len(&frame, 2, None).unwrap_or_default();
+        let payload = fields(imm).flatten().find(|(n, _)| *n == 2).map_or(&[][..], |(_, v)| match v {
+            walscope::wire::scan::Value::Len(b) => b,
+            _ => &[],
+        });
+        for (ty, bytes) in types.iter().zip([&frame[..], imm, payload]) {
+            let whole = rules.accepts(*ty, bytes);
+            let by_field = fields(bytes).all(|f| f.is_ok_and(|(n, v)| rules.accepts_field(*ty, n, v, 0)));
+            assert_eq!(whole, by_field, "round {round}: {}", BASE64.encode(bytes));
+            if whole { yes += 1 } else { no += 1 }
+        }
+    }
+    assert!(yes > 3000 && no > 1000, "accepted {yes}, refused {no}");
 }
 
 fn walscope(args: &[&str]) -> Vec<u8> {

@@ -13,6 +13,7 @@ pub mod filter;
 pub mod framing;
 pub mod index;
 pub mod index_cache;
+mod prefetch;
 pub mod reader;
 pub mod scan;
 /// Atomic saves with a backup (the crate-wide [`crate::atomic`], under the name dumps knew it by).

@@ -126,7 +126,11 @@ impl DumpFile {
     }
 
     pub fn frame(&self, i: usize) -> Option<FrameLoc> {
-        let offset = self.index.offset(i)?;
+        self.frame_at(i, self.index.offset(i)?)
+    }
+
+    /// Frame `i`, which the index says starts at `offset` (scans read many offsets at once).
+    pub fn frame_at(&self, i: usize, offset: u64) -> Option<FrameLoc> {
         let header = read_header(self.bytes(), offset as usize, self.framing).ok()?;
         Some(FrameLoc { index: i, offset, header })
     }

@@ -2,7 +2,7 @@
 //! fields (id, type, vchannel, timetick, collection, rows). Decoded on demand through a bounded
 //! LRU cache, so scrolling a million rows never holds a million decoded messages.
 
-use super::reader::DumpFile;
+use super::reader::{DumpFile, FrameLoc};
 use crate::codec;
 use crate::wal::{self, Detail, RowFacts, SummaryReader, WalMessage};
 use lru::LruCache;
@@ -97,7 +97,7 @@ impl FrameDecoder {
     /// The view of frame `i`, decoded now and not cached: for whole-file scans, which would
     /// only churn the cache (and may run on several threads at once).
     pub fn view_uncached(&self, dump: &DumpFile, i: usize) -> Option<FrameView> {
-        self.decode_view(dump, i, Detail::Full)
+        Some(self.decode_view(dump, dump.frame(i)?, Detail::Full))
     }
 
     /// [`FrameDecoder::view_uncached`] with `Detail::Counts` for scans that read only the status
@@ -105,7 +105,12 @@ impl FrameDecoder {
     /// summary reader then gets no summary, time or id text, which were most of the work left
     /// per frame.
     pub fn view_uncached_with(&self, dump: &DumpFile, i: usize, detail: Detail) -> Option<FrameView> {
-        self.decode_view(dump, i, detail)
+        Some(self.decode_view(dump, dump.frame(i)?, detail))
+    }
+
+    /// [`FrameDecoder::view_uncached_with`] of a frame already located.
+    pub fn view_of(&self, dump: &DumpFile, loc: FrameLoc, detail: Detail) -> FrameView {
+        self.decode_view(dump, loc, detail)
     }
 
     pub fn message_type(&self) -> Option<&MessageDescriptor> {
@@ -129,7 +134,7 @@ impl FrameDecoder {
         {
             return Some(v.clone());
         }
-        let v = Arc::new(self.decode_view(dump, i, Detail::Full)?);
+        let v = Arc::new(self.decode_view(dump, dump.frame(i)?, Detail::Full));
         if let Ok(mut c) = self.cache.lock() {
             c.put(i, v.clone());
         }
@@ -147,11 +152,10 @@ impl FrameDecoder {
         }))
     }
 
-    fn decode_view(&self, dump: &DumpFile, i: usize, detail: Detail) -> Option<FrameView> {
-        let loc = dump.frame(i)?;
+    fn decode_view(&self, dump: &DumpFile, loc: FrameLoc, detail: Detail) -> FrameView {
         let (start, bytes) = dump.message_bytes(&loc);
         let mut view = FrameView {
-            index: i,
+            index: loc.index,
             offset: loc.offset,
             size: loc.header.total(),
             status: FrameStatus::Ok,
@@ -166,11 +170,11 @@ impl FrameDecoder {
                 view.status =
                     FrameStatus::Undecodable { offset: start + e.offset as u64, reason: e.kind.to_string() };
             }
-            return Some(view);
+            return view;
         };
         if let Some(facts) = self.fast.as_ref().and_then(|f| f.read_with(bytes, detail)) {
             apply_facts(facts, &mut view, detail);
-            return Some(view);
+            return view;
         }
         match codec::decode(desc, bytes) {
             Err(codec::CodecError::Malformed { offset, reason, .. }) => {
@@ -184,7 +188,7 @@ impl FrameDecoder {
             }
             Ok(d) => self.summarize(&d.message, &mut view),
         }
-        Some(view)
+        view
     }
 
     fn summarize(&self, msg: &DynamicMessage, view: &mut FrameView) {

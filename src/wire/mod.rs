@@ -8,6 +8,7 @@
 
 mod decode;
 pub mod framing;
+mod rules;
 pub mod scan;
 pub mod varint;
 

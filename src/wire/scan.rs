@@ -2,16 +2,13 @@
 //! job's bookkeeping): a field iterator over borrowed bytes, and a schema check compiled once per
 //! type that answers "would the strict decoders accept this?" without building anything.
 //!
-//! Owns: the rule that [`Rules::accepts`] says yes only for bytes that both
-//! [`super::decode_with`] (with that schema) and prost-reflect's `DynamicMessage::decode` accept
-//! without a single error. It may say no to bytes they accept (groups, very deep nesting, large
-//! unknown fields): callers then take the slow path, which explains what is wrong. Must never:
-//! allocate per field, panic on any input, or say yes to bytes the slow path would flag.
+//! Owns: reading fields as they are, borrowed. The schema check is [`Rules`] (in
+//! `wire/rules.rs`). Must never: allocate per field or panic on any input.
 
+use super::WireType;
+pub use super::rules::{Rules, TypeId};
 use super::varint::read_varint;
-use super::{DEFAULT_MAX_DEPTH, WireType};
-use prost_reflect::{Kind, MessageDescriptor};
-use std::collections::HashMap;
+use prost_reflect::Kind;
 
 /// One field's value as it sits in the buffer.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -37,7 +34,7 @@ pub fn fields(buf: &[u8]) -> Fields<'_> {
 impl<'a> Iterator for Fields<'a> {
     type Item = Result<(u32, Value<'a>), ()>;
 
-    #[inline]
+    #[inline(always)]
     fn next(&mut self) -> Option<Self::Item> {
         if self.failed || self.pos >= self.buf.len() {
             return None;
@@ -51,7 +48,7 @@ impl<'a> Iterator for Fields<'a> {
 }
 
 impl<'a> Fields<'a> {
-    #[inline]
+    #[inline(always)]
     fn read(&mut self) -> Result<(u32, Value<'a>), ()> {
         let end = self.buf.len();
         let (key, pos) = read_varint(self.buf, self.pos, end).map_err(|_| ())?;
@@ -95,225 +92,6 @@ impl Value<'_> {
             Value::Fixed32(_) => WireType::Fixed32,
             Value::Len(_) => WireType::Len,
         }
-    }
-}
-
-/// How the schema reads one field.
-#[derive(Debug, Clone, Copy)]
-enum Rule {
-    /// A message (or map entry), by its index in [`Rules::messages`].
-    Message(usize),
-    Text,
-    Bytes,
-    /// A scalar of this wire type; `packed` is the element size (0 = varints) when the field is
-    /// repeated and may also come packed.
-    Scalar {
-        wire: WireType,
-        packed: Option<usize>,
-    },
-    /// A group field: never followed here.
-    Group,
-}
-
-#[derive(Debug, Default)]
-struct MessageRules {
-    /// Rules indexed by field number when the numbers are small, else looked up.
-    dense: Vec<Option<Rule>>,
-    sparse: HashMap<u32, Rule>,
-}
-
-impl MessageRules {
-    fn get(&self, number: u32) -> Option<Rule> {
-        match self.dense.get(number as usize) {
-            Some(r) => *r,
-            None => self.sparse.get(&number).copied(),
-        }
-    }
-}
-
-/// Compiled checks for a set of message types and every type they reach.
-#[derive(Debug, Default)]
-pub struct Rules {
-    messages: Vec<MessageRules>,
-    by_name: HashMap<String, usize>,
-}
-
-/// A compiled type within [`Rules`].
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct TypeId(usize);
-
-/// Nesting the fast check follows before it hands the bytes to the slow path: well inside both
-/// the wire decoder's limit and prost's recursion limit (100).
-const MAX_DEPTH: usize = 32;
-
-impl Rules {
-    /// Compiles `desc` (and what it reaches), once per type.
-    pub fn add(&mut self, desc: &MessageDescriptor) -> TypeId {
-        if let Some(&i) = self.by_name.get(desc.full_name()) {
-            return TypeId(i);
-        }
-        let index = self.messages.len();
-        self.messages.push(MessageRules::default());
-        self.by_name.insert(desc.full_name().to_string(), index);
-        let mut rules = MessageRules::default();
-        let mut list = Vec::new();
-        for fd in desc.fields() {
-            let rule = if fd.is_group() {
-                Rule::Group
-            } else {
-                match fd.kind() {
-                    Kind::Message(m) => Rule::Message(self.add(&m).0),
-                    Kind::String => Rule::Text,
-                    Kind::Bytes => Rule::Bytes,
-                    k => {
-                        let (wire, unit) = match k {
-                            Kind::Double | Kind::Fixed64 | Kind::Sfixed64 => (WireType::Fixed64, 8),
-                            Kind::Float | Kind::Fixed32 | Kind::Sfixed32 => (WireType::Fixed32, 4),
-                            _ => (WireType::Varint, 0),
-                        };
-                        Rule::Scalar { wire, packed: fd.is_list().then_some(unit) }
-                    }
-                }
-            };
-            list.push((fd.number(), rule));
-        }
-        let max = list.iter().map(|(n, _)| *n).max().unwrap_or(0);
-        if max < 512 {
-            rules.dense = vec![None; max as usize + 1];
-            for (n, r) in list {
-                rules.dense[n as usize] = Some(r);
-            }
-        } else {
-            rules.sparse = list.into_iter().collect();
-        }
-        self.messages[index] = rules;
-        TypeId(index)
-    }
-
-    /// True only if `bytes` decode as the type without any error (see the module doc).
-    pub fn accepts(&self, ty: TypeId, bytes: &[u8]) -> bool {
-        self.message(ty.0, bytes, 0)
-    }
-
-    /// A hand loop rather than [`Fields`]: this runs over every field of every payload in a
-    /// whole-file scan.
-    fn message(&self, index: usize, bytes: &[u8], depth: usize) -> bool {
-        let Some(rules) = self.messages.get(index) else { return false };
-        let end = bytes.len();
-        let mut pos = 0;
-        while pos < end {
-            let Ok((key, next)) = read_varint(bytes, pos, end) else { return false };
-            let number = key >> 3;
-            if number == 0 || number > 536_870_911 {
-                return false;
-            }
-            let rule = rules.get(number as u32);
-            pos = match key & 7 {
-                0 => {
-                    let Ok((_, after)) = read_varint(bytes, next, end) else { return false };
-                    if !scalar_fits(rule, WireType::Varint) {
-                        return false;
-                    }
-                    after
-                }
-                1 | 5 => {
-                    let (wire, n) =
-                        if key & 7 == 1 { (WireType::Fixed64, 8) } else { (WireType::Fixed32, 4) };
-                    if end - next < n || !scalar_fits(rule, wire) {
-                        return false;
-                    }
-                    next + n
-                }
-                2 => {
-                    let Ok((len, start)) = read_varint(bytes, next, end) else { return false };
-                    if len > (end - start) as u64 {
-                        return false;
-                    }
-                    let stop = start + len as usize;
-                    let b = &bytes[start..stop];
-                    let ok = match rule {
-                        None => unknown_len_is_safe(b, depth),
-                        Some(Rule::Message(m)) => depth < MAX_DEPTH && self.message(m, b, depth + 1),
-                        // Nearly every string is ASCII, which is checked eight bytes at a time.
-                        Some(Rule::Text) => b.is_ascii() || std::str::from_utf8(b).is_ok(),
-                        Some(Rule::Bytes) => true,
-                        Some(Rule::Scalar { packed: Some(unit), .. }) => packed_fits(b, unit),
-                        Some(Rule::Scalar { packed: None, .. } | Rule::Group) => false,
-                    };
-                    if !ok {
-                        return false;
-                    }
-                    stop
-                }
-                _ => return false, // groups (and invalid wire types) go to the slow path
-            };
-        }
-        true
-    }
-}
-
-/// A varint or fixed value where the schema expects `rule`: unknown fields take anything.
-fn scalar_fits(rule: Option<Rule>, found: WireType) -> bool {
-    match rule {
-        None => true,
-        Some(Rule::Scalar { wire, .. }) => wire == found,
-        Some(_) => false,
-    }
-}
-
-/// The wire decoder guesses what an unknown length-delimited field holds and reports only one
-/// thing from that guess: nesting past its limit. Each guessed level takes at least two bytes,
-/// so a field this short cannot reach it.
-fn unknown_len_is_safe(b: &[u8], depth: usize) -> bool {
-    depth + 2 + b.len() / 2 < DEFAULT_MAX_DEPTH
-}
-
-fn packed_fits(b: &[u8], unit: usize) -> bool {
-    match unit {
-        0 => packed_varints_fit(b),
-        n => b.len().is_multiple_of(n),
-    }
-}
-
-/// True when `b` is a whole number of varints that [`read_varint`] reads: the last byte ends
-/// one, and no varint runs past 10 bytes or past 64 bits (a 10th byte above 1). Packed row ids
-/// and timestamps are most of an Insert's bytes, so this counts runs of continuation bytes
-/// instead of decoding each value, eight bytes at a time where no varint continues.
-fn packed_varints_fit(b: &[u8]) -> bool {
-    if b.last().is_some_and(|last| last & 0x80 != 0) {
-        return false;
-    }
-    let mut run = 0usize;
-    let mut words = b.chunks_exact(8);
-    for word in &mut words {
-        let w = u64::from_le_bytes([word[0], word[1], word[2], word[3], word[4], word[5], word[6], word[7]]);
-        if w & 0x8080_8080_8080_8080 == 0 {
-            // Eight one-byte varints; only a run of nine before them can end here, badly.
-            if run == 9 && word[0] > 1 {
-                return false;
-            }
-            run = 0;
-            continue;
-        }
-        for &byte in word {
-            if !varint_byte_fits(byte, &mut run) {
-                return false;
-            }
-        }
-    }
-    words.remainder().iter().all(|&byte| varint_byte_fits(byte, &mut run))
-}
-
-/// One byte of a packed varint run; `run` counts the continuation bytes before it.
-#[inline(always)]
-fn varint_byte_fits(byte: u8, run: &mut usize) -> bool {
-    if byte & 0x80 != 0 {
-        *run += 1;
-        *run < 10
-    } else {
-        let ok = *run < 9 || byte <= 1;
-        *run = 0;
-        ok
     }
 }
 
@@ -427,53 +205,6 @@ mod tests {
         assert_eq!(got[3], Err(()));
         assert_eq!(got.len(), 4);
         assert!(fields(&[0x0b, 0x0c]).next().is_some_and(|r| r.is_err()), "groups are not followed");
-    }
-
-    /// The run counter agrees with decoding varint by varint, on every length and edge.
-    #[test]
-    fn packed_varints_agree_with_read_varint() {
-        fn by_decoding(b: &[u8]) -> bool {
-            let mut pos = 0;
-            while pos < b.len() {
-                match read_varint(b, pos, b.len()) {
-                    Ok((_, next)) => pos = next,
-                    Err(_) => return false,
-                }
-            }
-            true
-        }
-        let mut cases: Vec<Vec<u8>> = vec![vec![], vec![0], vec![0x80], vec![0xff; 9], vec![0xff; 10]];
-        let mut nine = vec![0xff; 9];
-        for last in [0u8, 1, 2, 0x7f] {
-            nine.push(last);
-            cases.push(nine.clone());
-            // The same varint after one- and many-byte ones, across the 8-byte word edges.
-            for pad in 0..17 {
-                let mut c = vec![5u8; pad];
-                c.extend_from_slice(&nine);
-                c.extend_from_slice(&[0x96, 0x01, 3]);
-                cases.push(c);
-            }
-            nine.pop();
-        }
-        let mut x = 0x9e37_79b9_7f4a_7c15u64;
-        for _ in 0..20_000 {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            let len = (x % 40) as usize;
-            // Mostly continuation bytes, so long runs and the overflow edge come up often.
-            let c: Vec<u8> = (0..len)
-                .map(|i| {
-                    let r = x.rotate_left(i as u32 * 5);
-                    if r.is_multiple_of(5) { (r >> 8) as u8 & 0x7f } else { 0x80 | (r >> 16) as u8 }
-                })
-                .collect();
-            cases.push(c);
-        }
-        for c in &cases {
-            assert_eq!(packed_varints_fit(c), by_decoding(c), "{c:02x?}");
-        }
     }
 
     /// Later entries replace earlier ones, past the inline entries too; missing parts are empty.

@@ -9,6 +9,9 @@
 //! caller then runs the full analysis, which explains the problem. Must never: guess, or return
 //! facts for a message the full analysis would flag.
 
+mod properties;
+mod types;
+
 use super::analyze::IMMUTABLE_MESSAGE;
 use super::message_id::{WalBackend, display_message_id, message_id_parts};
 use super::summary::RowFacts;
@@ -17,8 +20,9 @@ use super::types::{MESSAGE_TYPE_ENUM, expected_version, header_body_types};
 use crate::wire::scan::{self, Rules, TypeId, Value};
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD as BASE64;
+use properties::{Key, Properties};
 use prost_reflect::{DescriptorPool, Kind, MessageDescriptor};
-use std::collections::HashMap;
+use types::Types;
 
 /// A 64-bit integer field that the full analysis reads by name.
 #[derive(Debug, Clone)]
@@ -74,7 +78,7 @@ struct TypeEntry {
 /// `collection_id`.
 #[derive(Debug)]
 struct SideHeader {
-    key: &'static str,
+    key: Key,
     /// None when the schema lacks the type: a message carrying the header goes slow.
     ty: Option<TypeId>,
     int: Option<IntField>,
@@ -86,6 +90,9 @@ struct Envelope {
     /// `DumpMessagesResponse.status` and `.message` when frames are responses.
     response: Option<(u32, u32)>,
     frame: TypeId,
+    /// `ImmutableMessage` and its properties' map entry type.
+    imm: TypeId,
+    entry: TypeId,
     id: u32,
     payload: u32,
     properties: u32,
@@ -106,7 +113,7 @@ pub enum Detail {
 pub struct SummaryReader {
     rules: Rules,
     envelope: Envelope,
-    types: HashMap<i32, TypeEntry>,
+    types: Types,
     side: Vec<SideHeader>,
 }
 
@@ -145,6 +152,8 @@ impl SummaryReader {
         let envelope = Envelope {
             response,
             frame,
+            imm: rules.add(&imm),
+            entry: rules.add(&entry),
             id: id.number(),
             payload: payload.number(),
             properties: properties.number(),
@@ -152,20 +161,23 @@ impl SummaryReader {
             id_wal: id_wal.number(),
         };
 
-        let mut types = HashMap::new();
+        let mut types = Types::default();
         if let Some(e) = pool.get_enum_by_name(MESSAGE_TYPE_ENUM) {
             for v in e.values() {
                 let t = v.number();
-                types.entry(t).or_insert_with(|| type_entry(pool, &mut rules, t));
+                if types.get(t).is_none() {
+                    let entry = type_entry(pool, &mut rules, t);
+                    types.insert(t, entry);
+                }
             }
         }
         let mut side = Vec::new();
         for (key, name, int) in [
-            ("_tx", "TxnContext", Some("txn_id")),
-            ("_bh", "BroadcastHeader", None),
-            ("_rh", "ReplicateHeader", None),
-            ("_tc", "TraceContextHeader", None),
-            ("_ch", "CipherHeader", Some("collection_id")),
+            (Key::Tx, "TxnContext", Some("txn_id")),
+            (Key::Bh, "BroadcastHeader", None),
+            (Key::Rh, "ReplicateHeader", None),
+            (Key::Tc, "TraceContextHeader", None),
+            (Key::Ch, "CipherHeader", Some("collection_id")),
         ] {
             let desc = pool.get_message_by_name(&format!("milvus.proto.messages.{name}"));
             let int = desc.as_ref().zip(int).and_then(|(d, n)| IntField::of(d, n));
@@ -183,33 +195,50 @@ impl SummaryReader {
     /// [`SummaryReader::read`], with `Detail::Counts` leaving out the facts that are only
     /// shown (the id's text); the frame is checked all the same.
     pub fn read_with(&self, frame: &[u8], detail: Detail) -> Option<RowFacts> {
-        if !self.rules.accepts(self.envelope.frame, frame) {
-            return None;
-        }
-        let imm = match self.envelope.response {
-            None => frame,
-            Some((status, message)) => scan::single_len(frame, message, Some(status))?,
+        let env = &self.envelope;
+        // One walk: each field is checked as `Rules::accepts` would check it in the frame, and
+        // the envelope's id, payload and properties are kept on the way.
+        let (imm, depth) = match env.response {
+            None => (frame, 0),
+            Some((status, message)) => {
+                let mut imm = None;
+                for item in scan::fields(frame) {
+                    match item.ok()? {
+                        (n, _) if n == status => return None,
+                        (n, Value::Len(b)) if n == message => scan::set_once(&mut imm, b)?,
+                        (n, v) if self.rules.accepts_field(env.frame, n, v, 0) => {}
+                        _ => return None,
+                    }
+                }
+                (imm?, 1)
+            }
         };
-        self.read_message(imm, detail)
+        self.read_message(imm, depth, detail)
     }
 
-    fn read_message(&self, imm: &[u8], detail: Detail) -> Option<RowFacts> {
+    /// `imm` is the `ImmutableMessage`, nested `depth` deep in the frame.
+    fn read_message(&self, imm: &[u8], depth: usize, detail: Detail) -> Option<RowFacts> {
         let env = &self.envelope;
         let mut id = None;
         let mut payload: &[u8] = &[];
-        // Keys and values stay bytes (the frame check made sure they are UTF-8); only the values
-        // read as text are converted.
-        let mut props = scan::StringMap::default();
+        let mut props = Properties::default();
         for item in scan::fields(imm) {
             match item.ok()? {
-                (n, Value::Len(b)) if n == env.id => scan::set_once(&mut id, b)?,
+                // `payload` is bytes: any length-delimited value is accepted.
                 (n, Value::Len(b)) if n == env.payload => payload = b,
-                (n, Value::Len(b)) if n == env.properties => props.insert_entry(b)?,
-                _ => {}
+                (n, Value::Len(b)) if n == env.properties => {
+                    props.insert_entry(&self.rules, env.entry, b, depth + 1)?
+                }
+                (n, v) if self.rules.accepts_field(env.imm, n, v, depth) => {
+                    if let (true, Value::Len(b)) = (n == env.id, v) {
+                        scan::set_once(&mut id, b)?;
+                    }
+                }
+                _ => return None,
             }
         }
-        let raw_prop = |k: &str| props.get(k);
-        let prop = |k: &str| raw_prop(k).map(|v| std::str::from_utf8(v).unwrap_or_default());
+        let raw_prop = |k: Key| props.get(k).map(str::as_bytes);
+        let prop = |k: Key| props.get(k);
         let mut facts = RowFacts { payload_len: payload.len(), ..RowFacts::default() };
 
         let backend = match id {
@@ -226,7 +255,7 @@ impl SummaryReader {
                 backend
             }
         };
-        let version = match prop("_v") {
+        let version = match prop(Key::V) {
             None => {
                 facts.legacy = true;
                 None
@@ -234,12 +263,12 @@ impl SummaryReader {
             Some(v) => Some(v.parse::<u32>().ok()?),
         };
         let mut entry = None;
-        match prop("_t") {
+        match prop(Key::T) {
             None => facts.type_name = if facts.legacy { "legacy" } else { "Unknown" }.to_string(),
             Some(t) => {
                 let t = t.parse::<i32>().ok()?;
                 facts.type_number = Some(t);
-                entry = self.types.get(&t);
+                entry = self.types.get(t);
                 facts.type_name = entry.map_or_else(|| t.to_string(), |e| e.name.clone());
             }
         }
@@ -248,11 +277,11 @@ impl SummaryReader {
         {
             return None;
         }
-        facts.timetick = prop("_tt").map(parse_base36_u64).transpose().ok()?;
-        prop("_btt").map(parse_base36_u64).transpose().ok()?;
-        prop("_wt").map(parse_base36_i64).transpose().ok()?;
-        facts.vchannel = prop("_vc").map(str::to_string);
-        if let Some(lc) = prop("_lc")
+        facts.timetick = prop(Key::Tt).map(parse_base36_u64).transpose().ok()?;
+        prop(Key::Btt).map(parse_base36_u64).transpose().ok()?;
+        prop(Key::Wt).map(parse_base36_i64).transpose().ok()?;
+        facts.vchannel = prop(Key::Vc).map(str::to_string);
+        if let Some(lc) = prop(Key::Lc)
             && message_id_parts(backend, lc).is_err()
             && backend != WalBackend::Unknown
         {
@@ -269,14 +298,14 @@ impl SummaryReader {
             }
             match side.key {
                 // The summary shows txn_id only when prost-reflect reads it as an I64.
-                "_tx" => {
+                Key::Tx => {
                     facts.txn_id = side
                         .int
                         .as_ref()
                         .filter(|f| matches!(f.kind, Kind::Int64 | Kind::Sint64 | Kind::Sfixed64))
                         .map(|f| f.read(bytes) as i64)
                 }
-                "_ch" => {
+                Key::Ch => {
                     facts.encrypted = true;
                     cipher_collection = side.int.as_ref().map_or(0, |f| f.read(bytes));
                 }
@@ -292,7 +321,7 @@ impl SummaryReader {
         // Headers are a few dozen bytes: decoded on the stack, a long one into a Vec.
         let mut small = [0u8; 256];
         let large: Vec<u8>;
-        if let Some(h) = raw_prop("_h") {
+        if let Some(h) = raw_prop(Key::H) {
             let bytes: &[u8] = match BASE64.decode_slice(h, &mut small) {
                 Ok(n) => &small[..n],
                 Err(base64::DecodeSliceError::OutputSliceTooSmall) => {
