@@ -38,7 +38,7 @@ fn prefetch_frame(bytes: &[u8], from: u64, to: u64) {
 /// Maps the view of every frame in `frames` through `map` (in parallel), then calls `each`
 /// with the results in frame order until it breaks. Frames past the index are skipped. With
 /// `Detail::Counts`, WAL rows may come without summary, time and id text (see
-/// [`FrameDecoder::view_uncached_with`]).
+/// [`FrameDecoder::view_of`]).
 pub fn for_each_view<T, M, E>(
     dump: &DumpFile,
     decoder: &FrameDecoder,

@@ -100,15 +100,10 @@ impl FrameDecoder {
         Some(self.decode_view(dump, dump.frame(i)?, Detail::Full))
     }
 
-    /// [`FrameDecoder::view_uncached`] with `Detail::Counts` for scans that read only the status
-    /// and the WAL columns (statistics, filters without `text=`): a WAL row read by the fast
-    /// summary reader then gets no summary, time or id text, which were most of the work left
-    /// per frame.
-    pub fn view_uncached_with(&self, dump: &DumpFile, i: usize, detail: Detail) -> Option<FrameView> {
-        Some(self.decode_view(dump, dump.frame(i)?, detail))
-    }
-
-    /// [`FrameDecoder::view_uncached_with`] of a frame already located.
+    /// The view of a frame already located (scans read many offsets at once), not cached. With
+    /// `Detail::Counts`, for scans that read only the status and the WAL columns (statistics,
+    /// filters without `text=`), a WAL row read by the fast summary reader gets no summary, time
+    /// or id text, which were most of the work left per frame.
     pub fn view_of(&self, dump: &DumpFile, loc: FrameLoc, detail: Detail) -> FrameView {
         self.decode_view(dump, loc, detail)
     }

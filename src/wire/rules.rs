@@ -236,13 +236,7 @@ impl Rules {
     /// or checks it the same way, has checked the whole message.
     pub fn accepts_field(&self, ty: TypeId, number: u32, value: Value<'_>, depth: usize) -> bool {
         let Some(rules) = self.messages.get(ty.0) else { return false };
-        let wire = match value {
-            Value::Varint(_) => 0,
-            Value::Fixed64(_) => 1,
-            Value::Len(_) => 2,
-            Value::Fixed32(_) => 5,
-        };
-        match (Op::of(rules.get(number), wire), value) {
+        match (Op::of(rules.get(number), u64::from(value.wire_type().bits())), value) {
             (Op::Varint, Value::Varint(_))
             | (Op::Fixed64, Value::Fixed64(_))
             | (Op::Fixed32, Value::Fixed32(_)) => true,
