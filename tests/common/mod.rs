@@ -253,10 +253,15 @@ pub async fn recording_proxy(
             tokio::spawn(async move {
                 let mut buf = vec![0u8; 64 * 1024];
                 while let Ok(n) = cr.read(&mut buf).await {
-                    if n == 0 || sw.write_all(&buf[..n]).await.is_err() {
+                    if n == 0 {
                         break;
                     }
+                    // Recorded before it is forwarded: once the reply is back, the request has
+                    // been seen (recording after the write raced the client's next assertion).
                     keep.lock().unwrap().extend_from_slice(&buf[..n]);
+                    if sw.write_all(&buf[..n]).await.is_err() {
+                        break;
+                    }
                 }
                 let _ = sw.shutdown().await;
             });
