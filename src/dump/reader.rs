@@ -130,7 +130,8 @@ impl DumpFile {
     }
 
     /// Frame `i`, which the index says starts at `offset` (scans read many offsets at once).
-    pub fn frame_at(&self, i: usize, offset: u64) -> Option<FrameLoc> {
+    /// Only for offsets from the index: it checks the header, not that the frame fits the file.
+    pub(crate) fn frame_at(&self, i: usize, offset: u64) -> Option<FrameLoc> {
         let header = read_header(self.bytes(), offset as usize, self.framing).ok()?;
         Some(FrameLoc { index: i, offset, header })
     }
