@@ -123,12 +123,16 @@ fn runtime() -> tokio::runtime::Runtime {
     tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap()
 }
 
+/// A demo Milvus that accepts only root / Milvus.
+fn demo_with_password(rt: &tokio::runtime::Runtime) -> MilvusDemo {
+    let auth = Auth::UserPassword { user: "root".into(), password: "Milvus".into() };
+    rt.block_on(MilvusDemo::start(MilvusDemoConfig { auth: Some(auth), ..Default::default() })).unwrap()
+}
+
 #[test]
 fn a_password_from_the_environment_authenticates_a_call() {
     let rt = runtime();
-    let auth = Auth::UserPassword { user: "root".into(), password: "Milvus".into() };
-    let demo =
-        rt.block_on(MilvusDemo::start(MilvusDemoConfig { auth: Some(auth), ..Default::default() })).unwrap();
+    let demo = demo_with_password(&rt);
     let addr = demo.addr().to_string();
     let call = |pw: Option<&str>| {
         let mut cmd = Command::new(env!("CARGO_BIN_EXE_walscope"));
@@ -497,9 +501,7 @@ fn a_malformed_reply_is_refused_in_words() {
 fn a_password_from_the_keyring_authenticates_a_profile() {
     use walscope::net::profile::{AuthSettings, ConnectionProfile, ProfileStore, SecretRef, TransportKind};
     let rt = runtime();
-    let auth = Auth::UserPassword { user: "root".into(), password: "Milvus".into() };
-    let demo =
-        rt.block_on(MilvusDemo::start(MilvusDemoConfig { auth: Some(auth), ..Default::default() })).unwrap();
+    let demo = demo_with_password(&rt);
     // A login session has a session keyring (pam_keyinit); a test runner usually has none. This
     // thread joins a new one, as `keyctl session` does, and the walscope it starts inherits it.
     const KEYCTL_JOIN_SESSION_KEYRING: libc::c_long = 1;

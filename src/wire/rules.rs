@@ -221,8 +221,7 @@ impl Rules {
         match op {
             Op::Unknown => unknown_len_is_safe(b, depth),
             Op::Message(m) => depth < MAX_DEPTH && self.message(m as usize, b, depth + 1),
-            // Nearly every string is ASCII, which is checked eight bytes at a time.
-            Op::Text => b.is_ascii() || std::str::from_utf8(b).is_ok(),
+            Op::Text => is_text(b),
             Op::Bytes => true,
             Op::PackedVarints => packed_varints_fit(b),
             Op::PackedFixed(n) => b.len().is_multiple_of(usize::from(n)),
@@ -244,6 +243,13 @@ impl Rules {
             _ => false,
         }
     }
+}
+
+/// A string field's bytes as the strict decoders accept them: UTF-8. Nearly every string is
+/// ASCII, which is checked eight bytes at a time.
+#[inline(always)]
+pub fn is_text(b: &[u8]) -> bool {
+    b.is_ascii() || std::str::from_utf8(b).is_ok()
 }
 
 /// A varint or fixed value where the schema expects `rule`: unknown fields take anything.

@@ -5,7 +5,7 @@
 //! earlier one; a missing key or value is empty). Must never: accept an entry the strict
 //! check would refuse.
 
-use crate::wire::scan::{self, Rules, TypeId, Value};
+use crate::wire::scan::{self, Rules, TypeId, Value, is_text};
 
 /// The properties the reader uses, each with its own slot.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -86,9 +86,4 @@ impl<'a> Properties<'a> {
     pub(super) fn get(&self, key: Key) -> Option<&'a str> {
         self.values[key as usize]
     }
-}
-
-#[inline(always)]
-fn is_text(b: &[u8]) -> bool {
-    b.is_ascii() || std::str::from_utf8(b).is_ok()
 }
