@@ -24,7 +24,7 @@ use walscope::ui::replay::{ReplayState, Stage};
 
 /// Small messages, so the salvage and the replay are quick in a debug build.
 fn wal() -> walscope::sim::WalGenConfig {
-    walscope::sim::WalGenConfig { seed: 5, rows: (1, 1), total: None, rehearsal: true, bookkeeping: false }
+    walscope::sim::WalGenConfig { seed: 5, rows: (1, 1), rehearsal: true, ..Default::default() }
 }
 
 fn harness(app: WalscopeApp) -> Harness<'static, WalscopeApp> {

@@ -330,37 +330,12 @@ async fn incomplete_transactions_and_opaque_txn_frames_are_reported() {
 /// and stops; with new ids the rows go in without their keys, and the counts verify.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn auto_id_collections_are_explained_and_new_ids_replay() {
-    use base64::Engine;
     let pair = pair().await;
     let dir = tempfile::tempdir().expect("tempdir");
     let folder = dir.path().join("salvage");
     tokio::task::block_in_place(|| salvage(&pair, &folder));
     let np = rehearsal::new_primary(&pair).await;
-    np.apply(
-        "DropCollection",
-        "users",
-        serde_json::json!({"db_name": "default", "collection_name": "users"}),
-    )
-    .await
-    .expect("drop");
-    let set = walscope::schema::SchemaSet::builtin();
-    let schema = prost_reflect::DynamicMessage::deserialize(
-        set.message("milvus.proto.schema.CollectionSchema").expect("type"),
-        serde_json::json!({"name": "users", "fields": [
-            {"name": "id", "is_primary_key": true, "autoID": true, "data_type": "Int64"},
-            {"name": "embedding", "data_type": "FloatVector", "type_params": [{"key": "dim", "value": "128"}]},
-            {"name": "title", "data_type": "VarChar", "type_params": [{"key": "max_length", "value": "256"}]}
-        ]}),
-    )
-    .expect("schema");
-    let schema = base64::engine::general_purpose::STANDARD.encode(walscope::codec::encode(&schema));
-    np.apply(
-        "CreateCollection",
-        "users",
-        serde_json::json!({"db_name": "default", "collection_name": "users", "schema": schema}),
-    )
-    .await
-    .expect("create");
+    rehearsal::make_users_auto_id(&np).await;
     let new = pair.new_addr().to_string();
     let path = folder.to_str().expect("path");
     let out = tokio::task::block_in_place(|| walscope(&["replay", path, "--new-primary", &new]));

@@ -12,7 +12,8 @@
 use crate::net::grpc::GrpcSettings;
 use crate::replay::convert::{Columns, rows_per_call, rows_request};
 use crate::replay::journal::{Journal, JournalState, SavedPlan};
-use crate::replay::plan::{Plan, PlanOptions, Policy, simulate};
+use crate::replay::plan::{Plan, PlanOptions, Policy};
+use crate::replay::simulate::{self, Until};
 use crate::replay::target::{NewPrimary, QUERY_CHUNK, pk_in};
 use crate::replay::units::Op;
 use crate::replay::{Pk, ReplayError, Salvage, build_plan};
@@ -60,12 +61,14 @@ pub async fn plan(spec: &ReplaySpec) -> Result<Planned, ReplayError> {
             .map_err(|e| ReplayError::Plan(e.to_string()))??,
     );
     let dir = salvage.dir.clone();
-    let journal = tokio::task::spawn_blocking(move || Journal::read(&dir))
+    let db = crate::replay::target::database(&spec.settings);
+    let d = db.clone();
+    let journal = tokio::task::spawn_blocking(move || Journal::read(&dir, &d))
         .await
         .map_err(|e| ReplayError::Plan(e.to_string()))??;
     if journal.plan.is_some() {
-        let dir = salvage.dir.clone();
-        let saved = tokio::task::spawn_blocking(move || SavedPlan::load(&dir))
+        let (dir, d) = (salvage.dir.clone(), db.clone());
+        let saved = tokio::task::spawn_blocking(move || SavedPlan::load(&dir, &d))
             .await
             .map_err(|e| ReplayError::Plan(e.to_string()))??;
         match saved {
@@ -76,7 +79,7 @@ pub async fn plan(spec: &ReplaySpec) -> Result<Planned, ReplayError> {
             _ => {
                 return Err(ReplayError::Plan(format!(
                     "{} belongs to a replay whose plan ({}) is missing or different: move the journal away to plan a new replay",
-                    Journal::path_in(&salvage.dir).display(),
+                    Journal::path_in(&salvage.dir, &db).display(),
                     journal.plan.unwrap_or_default()
                 )));
             }
@@ -273,6 +276,10 @@ struct Sender<'a> {
     plan: &'a Plan,
     options: &'a ApplyOptions,
     conflicts: HashMap<String, HashSet<Pk>>,
+    /// Per collection, the first unit that drops it: the conflicts end there.
+    first_drop: HashMap<String, usize>,
+    /// Rows per call of the units an earlier run was interrupted in, as its journal says.
+    interrupted_batch: HashMap<String, usize>,
     last_call: Option<Instant>,
     progress: &'a watch::Sender<ApplyProgress>,
     started: Instant,
@@ -301,6 +308,28 @@ impl Sender<'_> {
         });
     }
 
+    /// The keys of `collection` the new primary held at planning time and the plan found
+    /// conflicting, as of unit `unit` (none once the replay dropped the collection).
+    fn conflicts_at(&self, unit: usize, collection: &str) -> &HashSet<Pk> {
+        static NONE: std::sync::OnceLock<HashSet<Pk>> = std::sync::OnceLock::new();
+        let none = NONE.get_or_init(HashSet::new);
+        match self.first_drop.get(collection) {
+            Some(d) if *d < unit => none,
+            _ => self.conflicts.get(collection).unwrap_or(none),
+        }
+    }
+
+    /// What the plan says `collection` holds just before op `until`.
+    fn simulated(&self, collection: &str, until: Until) -> (simulate::Simulation, HashMap<Pk, u64>) {
+        let c = self.plan.collections.get(collection);
+        let present: HashMap<Pk, u64> =
+            c.map(|c| c.present_before.iter().cloned().collect()).unwrap_or_default();
+        let none = HashSet::new();
+        let conflicts = self.conflicts.get(collection).unwrap_or(&none);
+        let new_ids = c.is_some_and(|c| c.new_ids);
+        (simulate::run(self.plan, collection, until, &present, conflicts, new_ids), present)
+    }
+
     fn columns(&self, collection: &str) -> Columns {
         let c = self.plan.collections.get(collection);
         Columns {
@@ -319,35 +348,66 @@ impl Sender<'_> {
             .map_err(blocking_err)?
     }
 
-    /// Keys of `keys` that already landed beyond what the plan expects before unit `unit`.
+    /// Whether reading the kept keys back cannot say which rows landed: a key the plan expects
+    /// to have rows already, or one given twice (a server's query shows one row per key).
+    fn keys_ambiguous(&self, until: Until, collection: &str, keys: &[Pk], keep: &[usize]) -> bool {
+        let (sim, _) = self.simulated(collection, until);
+        let mut seen = HashSet::new();
+        keep.iter().any(|i| sim.counts.get(&keys[*i]).is_some_and(|n| *n > 0) || !seen.insert(&keys[*i]))
+    }
+
+    /// Keys of `keys` that already landed beyond what the plan expects before op `until`.
     async fn landed(
         &self,
-        unit: usize,
+        until: Until,
         collection: &str,
         keys: &[Pk],
     ) -> Result<HashMap<Pk, u64>, ReplayError> {
         let c = self.plan.collections.get(collection);
         let Some(pk) = c.and_then(|c| c.primary_key.clone()) else { return Ok(HashMap::new()) };
-        let mut expected: HashMap<Pk, u64> = c
-            .map(|c| c.present_before.iter().filter(|(k, _)| keys.contains(k)).cloned().collect())
-            .unwrap_or_default();
-        let none = HashSet::new();
-        let conflicts = self.conflicts.get(collection).unwrap_or(&none);
-        for op in self.plan.units[..unit].iter().flat_map(|u| &u.ops).filter(|o| o.collection() == collection)
-        {
-            simulate(&mut expected, op, self.plan.options.policy, conflicts);
-        }
+        let (expected, _) = self.simulated(collection, until);
         let found = self.target.key_counts(collection, &pk, keys).await?;
         Ok(found
             .into_iter()
             .filter_map(|(k, n)| {
-                let extra = n.saturating_sub(expected.get(&k).copied().unwrap_or(0));
+                let extra = n.saturating_sub(expected.counts.get(&k).copied().unwrap_or(0));
                 (extra > 0).then_some((k, extra))
             })
             .collect())
     }
 
-    async fn rows(&mut self, unit: usize, uncertain: bool, op: &Op) -> Result<(u64, u64), ReplayError> {
+    /// How many of an interrupted Insert's calls landed, when its keys cannot tell (the new
+    /// primary chose them, or a key has rows already or twice in the Insert, which a real
+    /// server's query merges into one): the collection's count now against the plan's just
+    /// before the Insert. Calls land whole and in order, so that is a whole number of this Insert's
+    /// first calls; anything else means other writes moved the count, and the apply stops
+    /// rather than guess.
+    async fn landed_calls(
+        &self,
+        until: Until,
+        unit_key: &str,
+        collection: &str,
+        calls: &[usize],
+    ) -> Result<usize, ReplayError> {
+        let c = self.plan.collections.get(collection);
+        let (sim, present) = self.simulated(collection, until);
+        let expected = sim.rows(c.and_then(|c| c.count_before).unwrap_or(0), &present);
+        let now = self.target.count(collection).await?;
+        let mut landed = 0u64;
+        for (i, n) in std::iter::once(0).chain(calls.iter().copied()).enumerate() {
+            landed += n as u64;
+            if expected + landed == now {
+                return Ok(i);
+            }
+        }
+        Err(ReplayError::Plan(format!(
+            "unit {unit_key} was interrupted during an Insert into {collection} whose rows its keys cannot tell apart: the collection holds {now} row(s), and the plan expects {expected} before this Insert plus a whole number of its {} call(s) of {} row(s): other writes changed the count since the plan, so walscope cannot tell which of this Insert's rows landed and sends nothing more. Find out what {collection} holds and finish it by hand (a new plan would count this replay's own rows as the new primary's)",
+            calls.len(),
+            calls.iter().map(|n| n.to_string()).collect::<Vec<_>>().join("/")
+        )))
+    }
+
+    async fn rows(&mut self, until: Until, uncertain: bool, op: &Op) -> Result<(u64, u64), ReplayError> {
         let (db, collection, partition, at, keys, upsert) = match op {
             Op::Insert { db, collection, partition, at, keys, .. } => {
                 (db, collection, partition, *at, keys, false)
@@ -357,15 +417,31 @@ impl Sender<'_> {
             }
             _ => return Ok((0, 0)),
         };
-        let none = HashSet::new();
-        let conflicts = self.conflicts.get(collection).unwrap_or(&none);
+        let conflicts = self.conflicts_at(until.unit, collection);
         let policy = self.plan.options.policy;
         let mut keep: Vec<usize> = (0..keys.len())
             .filter(|i| upsert || policy != Policy::Skip || !conflicts.contains(&keys[*i]))
             .collect();
         let as_upsert = upsert || (policy == Policy::Upsert && keys.iter().any(|k| conflicts.contains(k)));
-        if uncertain && !as_upsert {
-            let mut landed = self.landed(unit, collection, keys).await?;
+        let per_call = rows_per_call(
+            self.options.batch_rows,
+            keys.len(),
+            at.len as usize,
+            self.options.max_request_bytes,
+        );
+        let new_ids = self.plan.collections.get(collection).is_some_and(|c| c.new_ids);
+        let by_count =
+            uncertain && !as_upsert && (new_ids || self.keys_ambiguous(until, collection, keys, &keep));
+        if by_count {
+            let unit_key = self.plan.units[until.unit].key.clone();
+            let then = self.interrupted_batch.get(&unit_key).copied().unwrap_or(self.options.batch_rows);
+            let per_call_then =
+                rows_per_call(then, keys.len(), at.len as usize, self.options.max_request_bytes);
+            let calls: Vec<usize> = keep.chunks(per_call_then).map(<[usize]>::len).collect();
+            let sent = self.landed_calls(until, &unit_key, collection, &calls).await?;
+            keep.drain(..calls[..sent].iter().sum::<usize>());
+        } else if uncertain && !as_upsert {
+            let mut landed = self.landed(until, collection, keys).await?;
             keep.retain(|i| match landed.get_mut(&keys[*i]) {
                 Some(n) if *n > 0 => {
                     *n -= 1;
@@ -383,12 +459,6 @@ impl Sender<'_> {
             let pk = self.plan.collections.get(collection).and_then(|c| c.primary_key.clone());
             columns.drop.retain(|c| Some(c) != pk.as_ref());
         }
-        let per_call = rows_per_call(
-            self.options.batch_rows,
-            keys.len(),
-            at.len as usize,
-            self.options.max_request_bytes,
-        );
         let call = if as_upsert { "Upsert" } else { "Insert" };
         // Every row in one call: the request is the WAL's FieldData bytes, copied. Reading the
         // frame and building requests is CPU work: it runs off the runtime's workers.
@@ -436,12 +506,11 @@ impl Sender<'_> {
         Ok((calls, rows))
     }
 
-    async fn op(&mut self, unit: usize, uncertain: bool, op: &Op) -> Result<(u64, u64), ReplayError> {
+    async fn op(&mut self, until: Until, uncertain: bool, op: &Op) -> Result<(u64, u64), ReplayError> {
         match op {
-            Op::Insert { .. } | Op::Upsert { .. } => self.rows(unit, uncertain, op).await,
+            Op::Insert { .. } | Op::Upsert { .. } => self.rows(until, uncertain, op).await,
             Op::Delete { db, collection, partition, keys } => {
-                let none = HashSet::new();
-                let conflicts = self.conflicts.get(collection).unwrap_or(&none);
+                let conflicts = self.conflicts_at(until.unit, collection);
                 let skip = self.plan.options.policy == Policy::Skip;
                 let keys: Vec<Pk> =
                     keys.iter().filter(|k| !(skip && conflicts.contains(*k))).cloned().collect();
@@ -550,13 +619,13 @@ async fn run_apply(
     let dir = salvage.dir.clone();
     let (p, d) = (plan.clone(), dir.clone());
     let (state, journal) = tokio::task::spawn_blocking(move || -> Result<_, ReplayError> {
-        let state = Journal::read(&d)?;
+        let state = Journal::read(&d, &p.db)?;
         if let Some(fp) = &state.plan
             && fp != &p.fingerprint
         {
             return Err(ReplayError::Plan(format!(
                 "{} belongs to another plan ({fp}): move it away to start a new replay",
-                Journal::path_in(&d).display()
+                Journal::path_in(&d, &p.db).display()
             )));
         }
         if state.plan.is_none() {
@@ -589,6 +658,12 @@ async fn run_apply(
             .iter()
             .map(|(n, c)| (n.clone(), c.conflicts.iter().cloned().collect()))
             .collect(),
+        first_drop: plan
+            .collections
+            .keys()
+            .filter_map(|n| simulate::first_drop(&plan, n).map(|d| (n.clone(), d)))
+            .collect(),
+        interrupted_batch: state.batch.clone(),
         last_call: None,
         progress,
         started: Instant::now(),
@@ -606,10 +681,11 @@ async fn run_apply(
         let uncertain = state.uncertain.contains(&unit.key);
         progress.send_modify(|p| p.current = Some(unit.key.clone()));
         let key = unit.key.clone();
-        write(Box::new(move |j| j.start(&key))).await?;
+        let batch = options.batch_rows;
+        write(Box::new(move |j| j.start(&key, batch))).await?;
         let (mut c, mut r) = (0, 0);
-        for op in &unit.ops {
-            let (oc, or) = sender.op(i, uncertain, op).await?;
+        for (o, op) in unit.ops.iter().enumerate() {
+            let (oc, or) = sender.op(Until { unit: i, op: o }, uncertain, op).await?;
             c += oc;
             r += or;
         }

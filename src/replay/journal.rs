@@ -2,7 +2,9 @@
 //! before the next call — `start` before a unit's first call, `done` after its last — under a
 //! header naming the plan it belongs to. The plan itself is saved beside it
 //! (`replay-plan.json`) when the first apply starts, so a resume or a second run uses the same
-//! conflicts and expectations rather than ones computed over its own writes.
+//! conflicts and expectations rather than ones computed over its own writes. A plan goes to one
+//! database: those of other databases than `default` have their own pair of files
+//! (`replay.<db>.journal`, `replay-plan.<db>.json`), so each database replays on its own.
 //!
 //! Must never: record a unit as done before the new primary acknowledged its every call, or
 //! rewrite a line (the file is only appended to).
@@ -14,15 +16,29 @@ use std::collections::HashSet;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-pub const JOURNAL_FILE: &str = "replay.journal";
-pub const PLAN_FILE: &str = "replay-plan.json";
-
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(tag = "event", rename_all = "lowercase")]
 pub enum Entry {
-    Header { journal: u32, plan: String, endpoint: String, at: String },
-    Start { unit: String, at: String },
-    Done { unit: String, calls: u64, rows: u64, at: String },
+    Header {
+        journal: u32,
+        plan: String,
+        endpoint: String,
+        at: String,
+    },
+    Start {
+        unit: String,
+        at: String,
+        /// Rows per call the unit is sent with (`--batch`): a resume of an Insert whose keys
+        /// cannot be read back counts its calls in the same batches.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        batch: Option<usize>,
+    },
+    Done {
+        unit: String,
+        calls: u64,
+        rows: u64,
+        at: String,
+    },
 }
 
 /// What a journal says happened.
@@ -33,6 +49,8 @@ pub struct JournalState {
     pub done: HashSet<String>,
     /// Started, not done: the process stopped in the middle of it.
     pub uncertain: HashSet<String>,
+    /// The rows per call an uncertain unit was being sent with, when the journal says.
+    pub batch: std::collections::HashMap<String, usize>,
     pub lines: usize,
 }
 
@@ -41,19 +59,31 @@ pub struct Journal {
     file: std::fs::File,
 }
 
+/// `base` + `.<db>` + `ext` for databases other than `default` (the name kept to what is safe
+/// in a file name).
+fn file_for(dir: &Path, base: &str, ext: &str, db: &str) -> PathBuf {
+    if db.is_empty() || db == "default" {
+        return dir.join(format!("{base}{ext}"));
+    }
+    let safe: String =
+        db.chars().map(|c| if c.is_ascii_alphanumeric() || c == '_' || c == '-' { c } else { '_' }).collect();
+    dir.join(format!("{base}.{safe}{ext}"))
+}
+
 fn io_err(path: &Path, e: impl std::fmt::Display) -> ReplayError {
     ReplayError::File { path: path.display().to_string(), reason: e.to_string() }
 }
 
 impl Journal {
-    pub fn path_in(dir: &Path) -> PathBuf {
-        dir.join(JOURNAL_FILE)
+    /// The journal of the replay into database `db`.
+    pub fn path_in(dir: &Path, db: &str) -> PathBuf {
+        file_for(dir, "replay", ".journal", db)
     }
 
     /// Reads a journal; a missing file is an empty state. A cut last line (the process died
     /// writing it) is ignored; any other bad line is an error naming it.
-    pub fn read(dir: &Path) -> Result<JournalState, ReplayError> {
-        let path = Self::path_in(dir);
+    pub fn read(dir: &Path, db: &str) -> Result<JournalState, ReplayError> {
+        let path = Self::path_in(dir, db);
         let text = match std::fs::read_to_string(&path) {
             Ok(t) => t,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(JournalState::default()),
@@ -76,11 +106,15 @@ impl Journal {
                     st.plan = Some(plan);
                     st.endpoint = Some(endpoint);
                 }
-                Entry::Start { unit, .. } => {
+                Entry::Start { unit, batch, .. } => {
+                    if let Some(b) = batch {
+                        st.batch.insert(unit.clone(), b);
+                    }
                     st.uncertain.insert(unit);
                 }
                 Entry::Done { unit, .. } => {
                     st.uncertain.remove(&unit);
+                    st.batch.remove(&unit);
                     st.done.insert(unit);
                 }
             }
@@ -90,7 +124,7 @@ impl Journal {
 
     /// Opens the journal for appending, writing the header when it is new.
     pub fn open(dir: &Path, plan: &Plan) -> Result<Journal, ReplayError> {
-        let path = Self::path_in(dir);
+        let path = Self::path_in(dir, &plan.db);
         let existing = std::fs::read(&path).unwrap_or_default();
         // A line cut by a crash would fuse with the next one: cut it off first.
         let whole = existing.iter().rposition(|b| *b == b'\n').map_or(0, |i| i + 1);
@@ -98,7 +132,7 @@ impl Journal {
             let f = std::fs::OpenOptions::new().write(true).open(&path).map_err(|e| io_err(&path, e))?;
             f.set_len(whole as u64).map_err(|e| io_err(&path, e))?;
         }
-        let fresh = Self::read(dir)?.plan.is_none();
+        let fresh = Self::read(dir, &plan.db)?.plan.is_none();
         let file = std::fs::OpenOptions::new()
             .create(true)
             .append(true)
@@ -123,8 +157,12 @@ impl Journal {
         self.file.sync_data().map_err(|e| io_err(&self.path, e))
     }
 
-    pub fn start(&mut self, unit: &str) -> Result<(), ReplayError> {
-        self.write(&Entry::Start { unit: unit.to_string(), at: crate::dump::writer::now_text() })
+    pub fn start(&mut self, unit: &str, batch: usize) -> Result<(), ReplayError> {
+        self.write(&Entry::Start {
+            unit: unit.to_string(),
+            at: crate::dump::writer::now_text(),
+            batch: Some(batch),
+        })
     }
 
     pub fn done(&mut self, unit: &str, calls: u64, rows: u64) -> Result<(), ReplayError> {
@@ -136,18 +174,18 @@ impl Journal {
 pub struct SavedPlan;
 
 impl SavedPlan {
-    pub fn path_in(dir: &Path) -> PathBuf {
-        dir.join(PLAN_FILE)
+    pub fn path_in(dir: &Path, db: &str) -> PathBuf {
+        file_for(dir, "replay-plan", ".json", db)
     }
 
     pub fn save(dir: &Path, plan: &Plan) -> Result<(), ReplayError> {
-        let path = Self::path_in(dir);
+        let path = Self::path_in(dir, &plan.db);
         let bytes = serde_json::to_vec(plan).map_err(|e| io_err(&path, e))?;
         crate::atomic::atomic_write(&path, &bytes, false).map(drop).map_err(|e| io_err(&path, e))
     }
 
-    pub fn load(dir: &Path) -> Result<Option<Plan>, ReplayError> {
-        let path = Self::path_in(dir);
+    pub fn load(dir: &Path, db: &str) -> Result<Option<Plan>, ReplayError> {
+        let path = Self::path_in(dir, db);
         match std::fs::read(&path) {
             Ok(b) => serde_json::from_slice(&b)
                 .map(Some)

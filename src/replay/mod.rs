@@ -15,6 +15,7 @@ pub mod convert;
 pub mod journal;
 pub mod plan;
 pub mod schema_check;
+pub mod simulate;
 pub mod source;
 pub mod target;
 pub mod units;

@@ -6,6 +6,7 @@
 //! Must never: change the new primary (planning calls only DescribeCollection and Query).
 
 use super::schema_check::{CollectionShape, SchemaDifference, compare};
+use super::simulate::Until;
 use super::source::Salvage;
 use super::target::NewPrimary;
 use super::units::{Op, SkipReason, Skipped, Unit, read_units};
@@ -83,6 +84,9 @@ pub struct CollectionPlan {
     /// Columns not sent, and whether the partition name is left empty.
     pub drop_columns: Vec<String>,
     pub no_partition: bool,
+    /// Auto id with new keys: the new primary chooses the keys of replayed Inserts.
+    #[serde(default)]
+    pub new_ids: bool,
     pub notes: Vec<String>,
     pub count_before: Option<u64>,
     pub expected_after: Option<u64>,
@@ -141,46 +145,6 @@ fn fingerprint(units: &[Unit]) -> String {
     format!("{h:016x}-{}", units.len())
 }
 
-/// One step of what a replay does to key counts (Insert adds a row: Milvus does not
-/// de-duplicate; Delete removes every row; Upsert leaves one). `conflicts` and the policy say
-/// which rows are actually sent.
-pub fn simulate(counts: &mut HashMap<Pk, u64>, op: &Op, policy: Policy, conflicts: &HashSet<Pk>) {
-    match op {
-        Op::Insert { keys, .. } if policy == Policy::Upsert && keys.iter().any(|k| conflicts.contains(k)) => {
-            // Sent as one Upsert: one row per key.
-            for k in keys {
-                counts.insert(k.clone(), 1);
-            }
-        }
-        Op::Insert { keys, .. } => {
-            for k in keys {
-                let conflict = conflicts.contains(k);
-                match (conflict, policy) {
-                    (true, Policy::Skip) => {}
-                    (true, Policy::Upsert) => {
-                        counts.insert(k.clone(), 1);
-                    }
-                    _ => *counts.entry(k.clone()).or_insert(0) += 1,
-                }
-            }
-        }
-        Op::Delete { keys, .. } => {
-            for k in keys {
-                if !(policy == Policy::Skip && conflicts.contains(k)) {
-                    counts.insert(k.clone(), 0);
-                }
-            }
-        }
-        Op::Upsert { keys, .. } => {
-            for k in keys {
-                counts.insert(k.clone(), 1);
-            }
-        }
-        Op::DropCollection { .. } => counts.clear(),
-        _ => {}
-    }
-}
-
 /// Reads the salvage, checks it against the new primary, and plans the replay. Sends nothing.
 pub async fn build_plan(
     salvage: Arc<Salvage>,
@@ -205,6 +169,7 @@ pub async fn build_plan(
     }
     let handle = tokio::runtime::Handle::current();
     let (s, t, schemas) = (salvage.clone(), target.clone(), dump_schemas.clone());
+    let db = target.db().to_string();
     let (units, shapes) = tokio::task::spawn_blocking(move || {
         let mut shapes: HashMap<String, Option<CollectionShape>> = HashMap::new();
         let mut failure: Option<ReplayError> = None;
@@ -228,7 +193,7 @@ pub async fn build_plan(
                     .and_then(|s| CollectionShape::of_schema(s, None).primary_key().map(|f| f.name.clone()))
             })
         };
-        let units = read_units(&s, &mut pk_of);
+        let units = read_units(&s, &db, &mut pk_of);
         match failure {
             Some(e) => Err(e),
             None => units.map(|u| (u, shapes)),
@@ -265,7 +230,13 @@ pub async fn build_plan(
     }
     let mut names: Vec<String> =
         plan.units.iter().flat_map(|u| u.ops.iter().map(|o| o.collection().to_string())).collect();
-    names.extend(plan.skipped.iter().filter_map(|s| s.collection.clone()));
+    names.extend(
+        plan.skipped
+            .iter()
+            .filter(|s| s.reason != SkipReason::OtherDatabase)
+            .filter_map(|s| s.collection.clone()),
+    );
+    other_databases(&mut plan);
     names.sort();
     names.dedup();
     for name in names {
@@ -292,6 +263,26 @@ pub async fn build_plan(
     Ok(plan)
 }
 
+/// One warning per database the salvage writes to besides the plan's: those messages are
+/// skipped (a plan checks and writes one database), and the warning says how to replay them.
+fn other_databases(plan: &mut Plan) {
+    let mut by_db: BTreeMap<String, (u64, std::collections::BTreeSet<String>)> = BTreeMap::new();
+    for s in &plan.skipped {
+        let Some(db) = super::units::database_of(s) else { continue };
+        let e = by_db.entry(db.to_string()).or_default();
+        e.0 += 1;
+        e.1.extend(s.collection.clone());
+    }
+    for (db, (n, collections)) in by_db {
+        let names: Vec<String> = collections.into_iter().collect();
+        plan.warnings.push(format!(
+            "{n} message(s) of database {db} ({}) are not in this plan, which goes to database {}: plan them with --db {db}",
+            names.join(", "),
+            plan.db
+        ));
+    }
+}
+
 /// Counts, schema check, auto id, conflicts and expectations of one collection.
 async fn check_collection(
     plan: &mut Plan,
@@ -313,33 +304,69 @@ async fn check_collection(
         .iter()
         .flat_map(|u| &u.ops)
         .any(|o| matches!(o, Op::CreateCollection { collection, .. } if collection == name));
-    // A CreateCollection of a collection the new primary has is skipped, and its schema compared.
-    if target_shape.is_some() && creates {
-        let mut moved = Vec::new();
-        for u in &mut plan.units {
-            u.ops.retain(|o| {
-                let hit = matches!(o, Op::CreateCollection { collection, .. } if collection == name);
-                if hit {
+    // A CreateCollection of a collection that exists at that point of the replay (the new
+    // primary has it, and no replayed DropCollection came before) is skipped, and its schema
+    // compared.
+    let mut exists = target_shape.is_some();
+    let mut moved = Vec::new();
+    for u in &mut plan.units {
+        u.ops.retain(|o| match o {
+            Op::DropCollection { collection, .. } if collection == name => {
+                exists = false;
+                true
+            }
+            Op::CreateCollection { collection, .. } if collection == name => {
+                let skip = exists;
+                exists = true;
+                if skip {
                     moved.push((u.pchannel.clone(), u.message.clone(), u.tt));
                 }
-                !hit
-            });
-        }
-        plan.units.retain(|u| !u.ops.is_empty());
-        for (pchannel, message_id, tt) in moved {
-            plan.skipped.push(Skipped {
-                pchannel,
-                message_id,
-                tt,
-                type_name: "CreateCollection".into(),
-                reason: SkipReason::AlreadyExists,
-                collection: Some(name.to_string()),
-                detail: Some("the new primary has this collection: its schema is compared instead".into()),
-            });
-        }
+                !skip
+            }
+            _ => true,
+        });
     }
-    let shape = target_shape.clone().or(dump_shape.clone());
+    plan.units.retain(|u| !u.ops.is_empty());
+    for (pchannel, message_id, tt) in moved {
+        plan.skipped.push(Skipped {
+            pchannel,
+            message_id,
+            tt,
+            type_name: "CreateCollection".into(),
+            reason: SkipReason::AlreadyExists,
+            collection: Some(name.to_string()),
+            detail: Some("the new primary has this collection: its schema is compared instead".into()),
+        });
+    }
+    // A replay whose first write to the collection is a DropCollection replaces it: what the
+    // new primary holds (rows and schema) goes, and the dump's CreateCollection makes it anew.
+    let drops_first = plan
+        .units
+        .iter()
+        .flat_map(|u| &u.ops)
+        .filter(|o| o.collection() == name && !matches!(o, Op::CreatePartition { .. }))
+        .find(|o| !matches!(o, Op::CreateCollection { .. }))
+        .is_some_and(|o| matches!(o, Op::DropCollection { .. }));
+    let replaced = drops_first && target_shape.is_some();
+    let shape =
+        if replaced && creates { dump_shape.clone() } else { target_shape.clone().or(dump_shape.clone()) };
+    if replaced {
+        c.notes.push(
+            "the dump drops it before writing to it: the replay drops it on the new primary and creates it again from the dump".into(),
+        );
+    }
+    let drops = plan
+        .units
+        .iter()
+        .flat_map(|u| &u.ops)
+        .any(|o| matches!(o, Op::DropCollection { collection, .. } if collection == name));
+    if drops && target_shape.is_some() {
+        plan.warnings.push(format!(
+            "collection {name}: the dump drops it, so the replay drops it on the new primary with every row it holds then, its own writes since the promotion included"
+        ));
+    }
     match (&target_shape, &dump_shape) {
+        _ if replaced && creates => {}
         (Some(t), Some(d)) => c.differences = compare(d, t),
         (Some(t), None) => {
             if let Some(cols) = &columns {
@@ -381,6 +408,7 @@ async fn check_collection(
     let columns = super::convert::Columns::for_target(&shape, new_ids);
     c.drop_columns = columns.drop.clone();
     c.no_partition = columns.no_partition;
+    c.new_ids = new_ids;
     if columns.no_partition {
         c.notes.push(
             "partition-key collection: partition names are left empty (the proxy routes by key)".into(),
@@ -407,9 +435,12 @@ async fn check_collection(
             }
         }
     }
-    // Counts per call kind, and the keys the replay touches.
+    // Counts per call kind, and the keys the replay touches. Only Inserts before a replayed
+    // DropCollection can meet the new primary's rows.
     let mut touched: Vec<Pk> = Vec::new();
     let mut inserted: HashSet<Pk> = HashSet::new();
+    let mut inserted_before_drop: HashSet<Pk> = HashSet::new();
+    let mut dropped = false;
     for op in plan.units.iter().flat_map(|u| &u.ops).filter(|o| o.collection() == name) {
         match op {
             Op::Insert { rows, keys, .. } => {
@@ -417,6 +448,13 @@ async fn check_collection(
                 c.insert_rows += rows;
                 touched.extend(keys.iter().cloned());
                 inserted.extend(keys.iter().cloned());
+                if !dropped {
+                    inserted_before_drop.extend(keys.iter().cloned());
+                }
+            }
+            Op::DropCollection { .. } => {
+                dropped = true;
+                c.ddl.push(op.name().to_string());
             }
             Op::Delete { keys, .. } => {
                 c.deletes += 1;
@@ -463,7 +501,8 @@ async fn check_collection(
     };
     let present = target.key_counts(name, &pk, &touched).await?;
     if !new_ids {
-        let mut conflicts: Vec<Pk> = inserted.iter().filter(|k| present.contains_key(*k)).cloned().collect();
+        let mut conflicts: Vec<Pk> =
+            inserted_before_drop.iter().filter(|k| present.contains_key(*k)).cloned().collect();
         conflicts.sort();
         c.conflicts = conflicts;
     }
@@ -509,22 +548,8 @@ fn expected(
     before: u64,
     new_ids: bool,
 ) -> u64 {
-    let mut counts = present.clone();
-    // With new ids an Insert's rows land under keys the new primary chooses: counted apart.
-    let mut fresh = 0u64;
-    for op in plan.units.iter().flat_map(|u| &u.ops).filter(|o| o.collection() == name) {
-        match op {
-            Op::Insert { rows, .. } if new_ids => fresh += rows,
-            _ => simulate(&mut counts, op, plan.options.policy, conflicts),
-        }
-    }
-    let initial: u64 = present.values().sum();
-    let after: u64 = counts.values().sum::<u64>() + fresh;
-    let dropped = plan
-        .units
-        .iter()
-        .flat_map(|u| &u.ops)
-        .any(|o| matches!(o, Op::DropCollection { collection, .. } if collection == name));
+    let sim = super::simulate::run(plan, name, Until::end(plan), present, conflicts, new_ids);
+    let counts = &sim.counts;
     let mut keys: Vec<(&Pk, &u64)> = counts.iter().collect();
     keys.sort();
     let n = plan.options.sample.max(2);
@@ -535,6 +560,5 @@ fn expected(
     yes = yes.into_iter().step_by(sy).take(n / 2).collect();
     no = no.into_iter().step_by(sn).take(n / 2).collect();
     c.sample = yes.into_iter().chain(no).map(|(k, v)| (k.clone(), *v)).collect();
-    // After a DropCollection only what the replay writes since is there.
-    if dropped { after } else { (before + after).saturating_sub(initial) }
+    sim.rows(before, present)
 }

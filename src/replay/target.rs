@@ -73,7 +73,7 @@ pub fn pk_in(pk: &str, keys: &[Pk]) -> (String, serde_json::Value) {
 
 impl NewPrimary {
     pub async fn connect(settings: &GrpcSettings, timeout: Duration) -> Result<NewPrimary, ReplayError> {
-        let db = settings.db_name.clone().filter(|d| !d.is_empty()).unwrap_or_else(|| "default".into());
+        let db = database(settings);
         Ok(NewPrimary { transport: GrpcTransport::connect(settings).await?, timeout, db })
     }
 
@@ -81,6 +81,7 @@ impl NewPrimary {
         self.transport.endpoint()
     }
 
+    /// The database every check and call of the replay goes to.
     pub fn db(&self) -> &str {
         &self.db
     }
@@ -229,4 +230,9 @@ fn column(reply: &DynamicMessage, name: &str) -> Vec<Pk> {
         return Vec::new();
     };
     super::units::insert_keys_of_field(field)
+}
+
+/// The database a replay with these settings goes to: the profile's or `--db`, else `default`.
+pub fn database(settings: &GrpcSettings) -> String {
+    settings.db_name.clone().filter(|d| !d.is_empty()).unwrap_or_else(|| "default".into())
 }

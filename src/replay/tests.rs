@@ -4,7 +4,8 @@
 use super::Pk;
 use super::convert::select_rows;
 use super::journal::{Entry, Journal};
-use super::plan::{Policy, simulate};
+use super::plan::Policy;
+use super::simulate::simulate;
 use super::target::pk_in;
 use super::units::{FrameAt, Op};
 use crate::schema::SchemaSet;
@@ -99,16 +100,16 @@ fn a_cut_last_journal_line_is_ignored_and_a_bad_middle_line_is_an_error() {
     let dir = tempfile::tempdir().expect("tempdir");
     let line = |e: &Entry| serde_json::to_string(e).expect("json");
     let head = Entry::Header { journal: 1, plan: "p".into(), endpoint: "e".into(), at: "t".into() };
-    let start = Entry::Start { unit: "u1".into(), at: "t".into() };
+    let start = Entry::Start { unit: "u1".into(), at: "t".into(), batch: None };
     let done = Entry::Done { unit: "u1".into(), calls: 1, rows: 2, at: "t".into() };
     let text = format!("{}\n{}\n{}\n{{\"event\":\"sta", line(&head), line(&start), line(&done));
-    std::fs::write(Journal::path_in(dir.path()), &text).expect("write");
-    let st = Journal::read(dir.path()).expect("read");
+    std::fs::write(Journal::path_in(dir.path(), "default"), &text).expect("write");
+    let st = Journal::read(dir.path(), "default").expect("read");
     assert!(st.done.contains("u1") && st.uncertain.is_empty());
     assert_eq!(st.plan.as_deref(), Some("p"));
     let text = format!("{}\nnot json\n{}\n", line(&head), line(&done));
-    std::fs::write(Journal::path_in(dir.path()), &text).expect("write");
-    let e = Journal::read(dir.path()).expect_err("a bad line in the middle");
+    std::fs::write(Journal::path_in(dir.path(), "default"), &text).expect("write");
+    let e = Journal::read(dir.path(), "default").expect_err("a bad line in the middle");
     assert!(e.to_string().contains("line 2"), "{e}");
 }
 
@@ -159,4 +160,16 @@ fn the_wire_level_request_equals_the_typed_one() {
         checked += 1;
     }
     assert!(checked > 50, "{checked}");
+}
+
+#[test]
+fn each_database_has_its_own_journal_and_plan_files() {
+    use super::journal::SavedPlan;
+    let dir = std::path::Path::new("/salvage");
+    assert_eq!(Journal::path_in(dir, "default"), dir.join("replay.journal"));
+    assert_eq!(Journal::path_in(dir, ""), dir.join("replay.journal"));
+    assert_eq!(Journal::path_in(dir, "prod"), dir.join("replay.prod.journal"));
+    assert_eq!(Journal::path_in(dir, "../x y"), dir.join("replay.___x_y.journal"));
+    assert_eq!(SavedPlan::path_in(dir, "default"), dir.join("replay-plan.json"));
+    assert_eq!(SavedPlan::path_in(dir, "prod"), dir.join("replay-plan.prod.json"));
 }

@@ -74,6 +74,17 @@ impl Op {
         }
     }
 
+    pub fn db(&self) -> &str {
+        match self {
+            Op::CreateCollection { db, .. }
+            | Op::DropCollection { db, .. }
+            | Op::CreatePartition { db, .. }
+            | Op::Insert { db, .. }
+            | Op::Delete { db, .. }
+            | Op::Upsert { db, .. } => db,
+        }
+    }
+
     pub fn name(&self) -> &'static str {
         match self {
             Op::CreateCollection { .. } => "CreateCollection",
@@ -126,6 +137,8 @@ pub enum SkipReason {
     NotReplayed,
     /// The body could not be read.
     Unreadable,
+    /// In another database than the one this replay goes to.
+    OtherDatabase,
 }
 
 impl SkipReason {
@@ -152,6 +165,9 @@ impl SkipReason {
             SkipReason::AlreadyExists => "the new primary already has it",
             SkipReason::NotReplayed => "not replayed by walscope: apply it by hand",
             SkipReason::Unreadable => "body unreadable",
+            SkipReason::OtherDatabase => {
+                "in another database: replay it with --db NAME (a plan per database)"
+            }
         }
     }
 }
@@ -246,6 +262,8 @@ pub struct Units {
 
 struct Walk<'s, 'p> {
     pchannel: String,
+    /// The database the replay goes to: messages of any other are skipped, never redirected.
+    db: &'p str,
     checkpoint: Option<u64>,
     pk_of: &'p mut PkOf<'s>,
     out: Units,
@@ -255,7 +273,8 @@ struct Walk<'s, 'p> {
 
 impl Walk<'_, '_> {
     fn skip(&mut self, m: &SourceMessage, reason: SkipReason, detail: Option<String>) {
-        let collection = m.body.as_ref().map(collection_of).filter(|c| !c.is_empty());
+        let collection =
+            m.body.as_ref().map(collection_of).or_else(|| m.collection.clone()).filter(|c| !c.is_empty());
         self.out.skipped.push(Skipped {
             pchannel: self.pchannel.clone(),
             message_id: m.message_id_display.clone(),
@@ -267,8 +286,16 @@ impl Walk<'_, '_> {
         });
     }
 
-    /// The call a message becomes, or why it is skipped.
+    /// The call a message becomes in the replay's database, or why it is skipped.
     fn op(&mut self, m: &SourceMessage) -> Result<Option<Op>, (SkipReason, Option<String>)> {
+        match self.op_in_any_database(m)? {
+            Some(op) if op.db() != self.db => Err((SkipReason::OtherDatabase, Some(other_database(op.db())))),
+            other => Ok(other),
+        }
+    }
+
+    /// The call a message becomes, or why it is skipped.
+    fn op_in_any_database(&mut self, m: &SourceMessage) -> Result<Option<Op>, (SkipReason, Option<String>)> {
         if m.encrypted {
             return Err((SkipReason::Encrypted, None));
         }
@@ -480,6 +507,17 @@ impl Walk<'_, '_> {
     }
 }
 
+/// The detail of an [`SkipReason::OtherDatabase`] skip, and its reading.
+fn other_database(db: &str) -> String {
+    format!("database {db}")
+}
+
+pub fn database_of(skipped: &Skipped) -> Option<&str> {
+    (skipped.reason == SkipReason::OtherDatabase)
+        .then(|| skipped.detail.as_deref().and_then(|d| d.strip_prefix("database ")))
+        .flatten()
+}
+
 pub fn collection_of(body: &DynamicMessage) -> String {
     let c = text(body, "collection_name");
     if c.is_empty() { text(body, "collectionName") } else { c }
@@ -519,14 +557,16 @@ fn fuse_upserts(ops: Vec<Op>) -> Vec<Op> {
     deletes
 }
 
-/// Reads every dump, applies the rules, merges by `_tt`, keeps each DDL once.
-pub fn read_units(salvage: &Salvage, pk_of: &mut PkOf<'_>) -> Result<Units, super::ReplayError> {
+/// Reads every dump, applies the rules, merges by `_tt`, keeps each DDL once. Only messages of
+/// database `db` become units; the others are skipped with their database named.
+pub fn read_units(salvage: &Salvage, db: &str, pk_of: &mut PkOf<'_>) -> Result<Units, super::ReplayError> {
     let mut all = Units::default();
     let mut order: Vec<(u64, usize, usize)> = Vec::new();
     let mut per_dump: Vec<Vec<Unit>> = Vec::new();
     for (d, dump) in salvage.dumps.iter().enumerate() {
         let mut walk = Walk {
             pchannel: dump.pchannel.clone(),
+            db,
             checkpoint: dump.checkpoint_tt,
             pk_of: &mut *pk_of,
             out: Units::default(),
@@ -563,6 +603,7 @@ pub fn read_units(salvage: &Salvage, pk_of: &mut PkOf<'_>) -> Result<Units, supe
         if let [op @ (Op::CreateCollection { .. } | Op::DropCollection { .. } | Op::CreatePartition { .. })] =
             unit.ops.as_slice()
         {
+            // Keyed by name (a broadcast DDL has one per pchannel); the database is the replay's.
             let id = (op.name().to_string(), format!("{}/{}", op.collection(), partition_of(op)));
             if !seen_ddl.insert(id) {
                 all.skipped.push(Skipped {

@@ -46,7 +46,7 @@ impl WalGenerator {
             &self.types.insert,
             json!({
                 "base": {"msg_type": "Insert", "msgID": tt.to_string(), "timestamp": tt.to_string(), "sourceID": "3"},
-                "shardName": vchannel, "db_name": "default", "collection_name": cname, "partition_name": "_default",
+                "shardName": vchannel, "db_name": self.collections[c].db, "collection_name": cname, "partition_name": "_default",
                 "dbID": "1", "collectionID": cid.to_string(), "partitionID": partition.to_string(), "segmentID": segment.to_string(),
                 "timestamps": vec![tt.to_string(); rows as usize],
                 "rowIDs": pks.iter().map(|p| p.to_string()).collect::<Vec<_>>(),
@@ -124,7 +124,7 @@ impl WalGenerator {
         let payload = self.body(
             "milvus.proto.msg.DeleteRequest",
             json!({"base": {"msg_type": "Delete", "msgID": tt.to_string(), "timestamp": tt.to_string(), "sourceID": "3"},
-                "shardName": vchannel, "db_name": "default", "collection_name": cname, "partition_name": "_default",
+                "shardName": vchannel, "db_name": self.collections[c].db, "collection_name": cname, "partition_name": "_default",
                 "dbID": "1", "collectionID": cid.to_string(), "partitionID": partition.to_string(),
                 "timestamps": vec![tt.to_string(); n as usize], "num_rows": n.to_string(),
                 "primary_keys": {"int_id": {"data": pks}}}),
@@ -145,7 +145,7 @@ impl WalGenerator {
         let payload = self.body(
             "milvus.proto.msg.CreateCollectionRequest",
             json!({"base": {"msg_type": "CreateCollection", "msgID": tt.to_string(), "timestamp": tt.to_string()},
-                "db_name": "default", "collectionName": cname, "dbID": "1", "collectionID": cid.to_string(),
+                "db_name": self.collections[c].db, "collectionName": cname, "dbID": "1", "collectionID": cid.to_string(),
                 "virtualChannelNames": vchannels, "physicalChannelNames": pchannels,
                 "partitionIDs": [partition.to_string()], "partitionNames": ["_default"],
                 "collection_schema": {"name": cname, "fields": [
@@ -168,7 +168,7 @@ impl WalGenerator {
         let payload = self.body(
             "milvus.proto.msg.DropCollectionRequest",
             json!({"base": {"msg_type": "DropCollection", "msgID": tt.to_string(), "timestamp": tt.to_string()},
-                "db_name": "default", "collectionName": cname, "dbID": "1", "collectionID": cid.to_string()}),
+                "db_name": self.collections[c].db, "collectionName": cname, "dbID": "1", "collectionID": cid.to_string()}),
         );
         let header = self
             .header("DropCollectionMessageHeader", json!({"collection_id": cid.to_string(), "db_id": "1"}));

@@ -35,11 +35,27 @@ pub struct WalGenConfig {
     /// and rolled-back transactions, in place of some ManualFlushes. Off: the stream is byte
     /// for byte what it was.
     pub bookkeeping: bool,
+    /// At this step the `events` collection is dropped and created again, its keys starting
+    /// over at 1 (a history that re-creates a collection). None: never.
+    pub recreate_events_at: Option<u64>,
+    /// The database of the rehearsal's `audit` collection (every other is in `default`).
+    pub audit_database: &'static str,
 }
+
+/// The collection [`WalGenConfig::recreate_events_at`] re-creates.
+pub const EVENTS: usize = 2;
 
 impl Default for WalGenConfig {
     fn default() -> Self {
-        WalGenConfig { seed: 1, rows: (1, 8), total: None, rehearsal: false, bookkeeping: false }
+        WalGenConfig {
+            seed: 1,
+            rows: (1, 8),
+            total: None,
+            rehearsal: false,
+            bookkeeping: false,
+            recreate_events_at: None,
+            audit_database: "default",
+        }
     }
 }
 
@@ -63,6 +79,7 @@ pub(super) struct Collection {
     pub(super) vchannels: Vec<(usize, String)>,
     pub(super) partition: i64,
     pub(super) next_pk: i64,
+    pub(super) db: &'static str,
 }
 
 impl Collection {
@@ -74,7 +91,7 @@ impl Collection {
                 (p, format!("{}_{id}v{j}", PCHANNELS[p].0))
             })
             .collect();
-        Collection { id, name, vchannels, partition: id * 10 + 1, next_pk: 1 }
+        Collection { id, name, vchannels, partition: id * 10 + 1, next_pk: 1, db: "default" }
     }
 }
 
@@ -265,8 +282,14 @@ impl WalGenerator {
             return vec![self.create_collection(step as usize)];
         }
         if self.cfg.rehearsal && step == AUDIT_STEP {
-            self.collections.push(Collection::new(3, AUDIT.0, AUDIT.1));
+            let audit = Collection { db: self.cfg.audit_database, ..Collection::new(3, AUDIT.0, AUDIT.1) };
+            self.collections.push(audit);
             return vec![self.create_collection(3)];
+        }
+        if self.cfg.recreate_events_at == Some(step) && EVENTS < self.collections.len() {
+            let dropped = self.drop_collection(EVENTS);
+            self.collections[EVENTS].next_pk = 1;
+            return vec![dropped, self.create_collection(EVENTS)];
         }
         let c = self.rng.range(0, n - 1) as usize;
         if let Some(total) = self.cfg.total

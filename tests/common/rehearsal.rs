@@ -107,13 +107,18 @@ pub struct Unit {
 
 /// The old primary's WAL up to the salvage's end, as units, read from the generator.
 pub fn wal_units() -> Vec<Unit> {
+    wal_units_of(wal())
+}
+
+/// [`wal_units`] of a rehearsal WAL generated with `cfg`.
+pub fn wal_units_of(cfg: WalGenConfig) -> Vec<Unit> {
     let set = SchemaSet::builtin();
     let pool = set.pool();
     let resp = set.message("milvus.proto.milvus.DumpMessagesResponse").expect("type");
     let end = end_timetick();
     let mut units = Vec::new();
     let mut open: Option<Unit> = None;
-    for m in WalGenerator::new(pool, wal()) {
+    for m in WalGenerator::new(pool, cfg) {
         let frame =
             prost_reflect::DynamicMessage::decode(resp.clone(), m.response.as_slice()).expect("frame");
         let im = frame.get_field_by_name("message").and_then(|v| v.as_message().cloned()).expect("message");
@@ -145,6 +150,7 @@ pub fn wal_units() -> Vec<Unit> {
                     .unwrap_or_default(),
             )),
             ("CreateCollection", Some(b)) => Some((name(b), "create", vec![])),
+            ("DropCollection", Some(b)) => Some((name(b), "drop", vec![])),
             _ => None,
         };
         match m.type_name {
@@ -203,17 +209,31 @@ pub fn checkpoints(dir: &Path) -> HashMap<String, u64> {
 /// then the WAL units above each pchannel's checkpoint, where keys it already had when a plain
 /// Insert of them comes keep its rows (neither that Insert nor a later Delete of them is sent).
 pub fn expected_after(before: &State, dir: &Path) -> BTreeMap<String, HashMap<Pk, u64>> {
+    expected_after_of(before, dir, wal())
+}
+
+/// [`expected_after`] for a rehearsal WAL generated with `cfg`. A DropCollection empties the
+/// collection: Inserts after it meet none of the rows it had.
+pub fn expected_after_of(
+    before: &State,
+    dir: &Path,
+    cfg: WalGenConfig,
+) -> BTreeMap<String, HashMap<Pk, u64>> {
     let ckpt = checkpoints(dir);
-    let tail: Vec<Unit> =
-        wal_units().into_iter().filter(|u| ckpt.get(&u.pchannel).is_some_and(|c| u.judge > *c)).collect();
+    let tail: Vec<Unit> = wal_units_of(cfg)
+        .into_iter()
+        .filter(|u| ckpt.get(&u.pchannel).is_some_and(|c| u.judge > *c))
+        .collect();
     let mut out: BTreeMap<String, HashMap<Pk, u64>> =
         before.iter().map(|(c, (k, _))| (c.clone(), k.clone())).collect();
     let mut conflicts: HashMap<String, Vec<Pk>> = HashMap::new();
+    let mut dropped: std::collections::HashSet<String> = Default::default();
     for u in &tail {
         for (c, op, keys) in &u.ops {
-            if *op == "insert" {
-                let had = out.get(c).cloned().unwrap_or_default();
-                let _ = &had;
+            if *op == "drop" {
+                dropped.insert(c.clone());
+            }
+            if *op == "insert" && !dropped.contains(c) {
                 let existing = before.get(c).map(|(k, _)| k.clone()).unwrap_or_default();
                 conflicts
                     .entry(c.clone())
@@ -227,6 +247,11 @@ pub fn expected_after(before: &State, dir: &Path) -> BTreeMap<String, HashMap<Pk
         // Inside a transaction deletes come first.
         ops.sort_by_key(|o| if o.1 == "delete" { 0 } else { 1 });
         for (c, op, keys) in ops {
+            if op == "drop" {
+                out.entry(c.clone()).or_default().clear();
+                conflicts.remove(&c);
+                continue;
+            }
             let skip = conflicts.get(&c).cloned().unwrap_or_default();
             let rows = out.entry(c.clone()).or_default();
             for k in keys {
@@ -248,4 +273,35 @@ pub fn expected_after(before: &State, dir: &Path) -> BTreeMap<String, HashMap<Pk
         rows.retain(|_, n| *n > 0);
     }
     out
+}
+
+/// Replaces the new primary's `users` by an empty auto-id collection of the same fields (its
+/// Inserts then refuse keys unless the replay takes new ids).
+pub async fn make_users_auto_id(np: &NewPrimary) {
+    use base64::Engine;
+    np.apply(
+        "DropCollection",
+        "users",
+        serde_json::json!({"db_name": "default", "collection_name": "users"}),
+    )
+    .await
+    .expect("drop");
+    let set = SchemaSet::builtin();
+    let schema = prost_reflect::DynamicMessage::deserialize(
+        set.message("milvus.proto.schema.CollectionSchema").expect("type"),
+        serde_json::json!({"name": "users", "fields": [
+            {"name": "id", "is_primary_key": true, "autoID": true, "data_type": "Int64"},
+            {"name": "embedding", "data_type": "FloatVector", "type_params": [{"key": "dim", "value": "128"}]},
+            {"name": "title", "data_type": "VarChar", "type_params": [{"key": "max_length", "value": "256"}]}
+        ]}),
+    )
+    .expect("schema");
+    let schema = base64::engine::general_purpose::STANDARD.encode(walscope::codec::encode(&schema));
+    np.apply(
+        "CreateCollection",
+        "users",
+        serde_json::json!({"db_name": "default", "collection_name": "users", "schema": schema}),
+    )
+    .await
+    .expect("create");
 }
