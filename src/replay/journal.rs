@@ -187,9 +187,15 @@ impl SavedPlan {
     pub fn load(dir: &Path, db: &str) -> Result<Option<Plan>, ReplayError> {
         let path = Self::path_in(dir, db);
         match std::fs::read(&path) {
-            Ok(b) => serde_json::from_slice(&b)
-                .map(Some)
-                .map_err(|e| io_err(&path, format!("not a replay plan: {e}"))),
+            Ok(b) => {
+                let mut plan: Plan = serde_json::from_slice(&b)
+                    .map_err(|e| io_err(&path, format!("not a replay plan: {e}")))?;
+                // Plans saved before `new_ids` was recorded say it by leaving the key out.
+                for c in plan.collections.values_mut() {
+                    c.new_ids |= c.primary_key.as_ref().is_some_and(|pk| c.drop_columns.contains(pk));
+                }
+                Ok(Some(plan))
+            }
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
             Err(e) => Err(io_err(&path, e)),
         }

@@ -152,7 +152,8 @@ pub async fn build_plan(
     options: PlanOptions,
 ) -> Result<Plan, ReplayError> {
     let s = salvage.clone();
-    let mut dump_schemas = tokio::task::spawn_blocking(move || s.created_schemas())
+    let db_of_plan = target.db().to_string();
+    let mut dump_schemas = tokio::task::spawn_blocking(move || s.created_schemas(&db_of_plan))
         .await
         .map_err(|e| ReplayError::Plan(e.to_string()))??;
     let mut given = HashSet::new();

@@ -105,6 +105,8 @@ pub struct SourceMessage {
     pub payload: Option<bytes::Bytes>,
     /// The collection named by the body, when it was read.
     pub collection: Option<String>,
+    /// The database named by the body (`default` when it names none), when it was read.
+    pub db: Option<String>,
 }
 
 /// Types whose body the replay reads.
@@ -197,10 +199,12 @@ impl Salvage {
         let row = analyze_row(pool, &m);
         let mut payload = None;
         let mut collection = None;
+        let mut db = None;
         let w = if row.type_name == "Insert" && !row.is_encrypted() && row.problems.is_empty() {
             let bytes = m.get_field_by_name("payload").and_then(|v| v.as_bytes().cloned());
             if let Some(facts) = bytes.as_deref().and_then(super::wire_insert::read) {
                 collection = Some(facts.collection.clone());
+                db = Some(facts.db.clone());
                 payload = bytes;
                 row
             } else {
@@ -251,6 +255,9 @@ impl Salvage {
             broadcast_id: w.broadcast.as_ref().and_then(|b| u64_of(b, "broadcast_id")),
             collection: collection
                 .or_else(|| body.as_ref().map(super::units::collection_of).filter(|c| !c.is_empty())),
+            db: db
+                .or_else(|| body.as_ref().map(super::units::database_of_body))
+                .map(|d| if d.is_empty() { "default".to_string() } else { d }),
             body,
             body_error,
             payload,
@@ -318,7 +325,10 @@ impl Salvage {
 impl Salvage {
     /// The schema of every CreateCollection in the dumps (replicated or not: the schema the data
     /// was written with), by collection name; a later one wins. Reads only those frames' bodies.
-    pub fn created_schemas(&self) -> Result<std::collections::HashMap<String, DynamicMessage>, ReplayError> {
+    pub fn created_schemas(
+        &self,
+        db: &str,
+    ) -> Result<std::collections::HashMap<String, DynamicMessage>, ReplayError> {
         let set = SchemaSet::shared_builtin();
         let create = set
             .pool()
@@ -356,6 +366,10 @@ impl Salvage {
                     .get_field_by_name("collectionName")
                     .and_then(|v| v.as_str().map(str::to_string))
                     .unwrap_or_default();
+                let in_db = super::units::database_of_body(&b);
+                if in_db != db && !(in_db.is_empty() && db == "default") {
+                    continue;
+                }
                 if let Some(s) = schema {
                     out.insert(name, s);
                 }

@@ -269,6 +269,8 @@ struct Walk<'s, 'p> {
     out: Units,
     seq: Vec<(u64, usize, usize)>,
     open: BTreeMap<i64, Vec<SourceMessage>>,
+    /// Transactions with a body in another database: that database and collection.
+    foreign_txns: std::collections::HashMap<i64, (String, Option<String>)>,
 }
 
 impl Walk<'_, '_> {
@@ -286,16 +288,17 @@ impl Walk<'_, '_> {
         });
     }
 
-    /// The call a message becomes in the replay's database, or why it is skipped.
-    fn op(&mut self, m: &SourceMessage) -> Result<Option<Op>, (SkipReason, Option<String>)> {
-        match self.op_in_any_database(m)? {
-            Some(op) if op.db() != self.db => Err((SkipReason::OtherDatabase, Some(other_database(op.db())))),
-            other => Ok(other),
-        }
+    /// The database of `m` when it is not the replay's: nothing else of `m` is looked at then
+    /// (its collection is another database's, not this one's).
+    fn other_database(&self, m: &SourceMessage) -> Option<String> {
+        m.db.clone().filter(|d| d != self.db)
     }
 
     /// The call a message becomes, or why it is skipped.
-    fn op_in_any_database(&mut self, m: &SourceMessage) -> Result<Option<Op>, (SkipReason, Option<String>)> {
+    fn op(&mut self, m: &SourceMessage) -> Result<Option<Op>, (SkipReason, Option<String>)> {
+        if let Some(db) = self.other_database(m) {
+            return Err((SkipReason::OtherDatabase, Some(other_database(&db))));
+        }
         if m.encrypted {
             return Err((SkipReason::Encrypted, None));
         }
@@ -414,6 +417,15 @@ impl Walk<'_, '_> {
     }
 
     fn message(&mut self, m: SourceMessage) {
+        if let Some(db) = self.other_database(&m) {
+            // Another database's, whatever else it is (replicated, in a transaction, ...):
+            // judged by a plan into that database, never by this one.
+            if let Some(id) = m.txn_id {
+                self.foreign_txns.insert(id, (db.clone(), m.collection.clone()));
+            }
+            self.skip(&m, SkipReason::OtherDatabase, Some(other_database(&db)));
+            return;
+        }
         let replicated = self.checkpoint.is_some_and(|c| m.tt <= c);
         match m.type_name.as_str() {
             "BeginTxn" => {
@@ -467,6 +479,21 @@ impl Walk<'_, '_> {
     /// A whole transaction, judged by its commit (reference §3): deletes first, then inserts;
     /// an Insert and a Delete of the same keys become one Upsert.
     fn transaction(&mut self, id: i64, group: Vec<SourceMessage>, commit: bool, tt: u64) {
+        let bodies = group
+            .iter()
+            .filter(|m| !matches!(m.type_name.as_str(), "BeginTxn" | "CommitTxn" | "RollbackTxn"));
+        if bodies.count() == 0
+            && let Some((db, collection)) = self.foreign_txns.get(&id).cloned()
+        {
+            // A transaction of another database (its bodies were skipped as such).
+            for m in &group {
+                self.skip(m, SkipReason::OtherDatabase, Some(other_database(&db)));
+                if let Some(s) = self.out.skipped.last_mut() {
+                    s.collection = collection.clone();
+                }
+            }
+            return;
+        }
         let replicated = self.checkpoint.is_some_and(|c| tt <= c);
         let begun = group.first().is_some_and(|m| m.type_name == "BeginTxn");
         if commit && !replicated && !begun {
@@ -505,6 +532,11 @@ impl Walk<'_, '_> {
         let shown = group.last().map(|m| m.message_id_display.clone()).unwrap_or_default();
         self.push_unit(key, shown, tt, Some(id), ops);
     }
+}
+
+/// The database a WAL body names (`db_name`), empty when none.
+pub fn database_of_body(body: &DynamicMessage) -> String {
+    text(body, "db_name")
 }
 
 /// The detail of an [`SkipReason::OtherDatabase`] skip, and its reading.
@@ -572,6 +604,7 @@ pub fn read_units(salvage: &Salvage, db: &str, pk_of: &mut PkOf<'_>) -> Result<U
             out: Units::default(),
             seq: Vec::new(),
             open: BTreeMap::new(),
+            foreign_txns: Default::default(),
         };
         let mut frames = 0u64;
         salvage.for_each(d, |m| {
@@ -617,10 +650,17 @@ pub fn read_units(salvage: &Salvage, db: &str, pk_of: &mut PkOf<'_>) -> Result<U
                 });
                 continue;
             }
-            // A DropCollection ends what came before: a later CreateCollection is new again.
-            if let Op::DropCollection { collection, .. } = op {
-                seen_ddl.retain(|(_, c)| !c.starts_with(&format!("{collection}/")));
-                seen_ddl.insert(("DropCollection".into(), format!("{collection}/")));
+            // A DropCollection ends what came before: a later CreateCollection is new again,
+            // and a drop after that re-creation is a new drop.
+            match op {
+                Op::DropCollection { collection, .. } => {
+                    seen_ddl.retain(|(_, c)| !c.starts_with(&format!("{collection}/")));
+                    seen_ddl.insert(("DropCollection".into(), format!("{collection}/")));
+                }
+                Op::CreateCollection { collection, .. } => {
+                    seen_ddl.remove(&("DropCollection".to_string(), format!("{collection}/")));
+                }
+                _ => {}
             }
         }
         unit.ops.shrink_to_fit();
