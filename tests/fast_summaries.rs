@@ -254,6 +254,50 @@ fn cli_outputs_match(messages: u64) {
         assert!(a.len() > 100, "{extra:?} printed {} bytes", a.len());
         assert!(a == b, "{extra:?}: outputs differ");
     }
+    stats_agree_with_the_listing(file);
+}
+
+/// `--stats` (counted on every core, then merged) against the same counts taken from the
+/// `--jsonl` listing (one row per frame, in order, on another path).
+fn stats_agree_with_the_listing(file: &str) {
+    let stats: serde_json::Value =
+        serde_json::from_slice(&walscope(&["inspect", file, "--stats", "--jsonl"])).expect("stats JSON");
+    let listing = walscope(&["inspect", file, "--jsonl"]);
+    let (mut frames, mut bytes, mut encrypted, mut damaged, mut damaged_bytes) =
+        (0u64, 0u64, 0u64, 0u64, 0u64);
+    let mut per_type = std::collections::BTreeMap::<String, u64>::new();
+    let mut per_vchannel = std::collections::BTreeMap::<String, u64>::new();
+    let (mut lo, mut hi) = (u64::MAX, 0u64);
+    for line in listing.split(|b| *b == b'\n').filter(|l| !l.is_empty()) {
+        let row: serde_json::Value = serde_json::from_slice(line).expect("row JSON");
+        if let Some(d) = row.get("damaged") {
+            damaged += 1;
+            damaged_bytes += d["len"].as_u64().expect("len");
+            continue;
+        }
+        frames += 1;
+        bytes += row["size"].as_u64().expect("size");
+        encrypted += u64::from(row["status"] == "encrypted");
+        if let Some(t) = row["type"].as_str() {
+            *per_type.entry(t.to_string()).or_default() += 1;
+        }
+        if let Some(v) = row["vchannel"].as_str().filter(|v| !v.is_empty()) {
+            *per_vchannel.entry(v.to_string()).or_default() += 1;
+        }
+        if let Some(t) = row["timetick"].as_u64() {
+            (lo, hi) = (lo.min(t), hi.max(t));
+        }
+    }
+    assert!(frames > 1000 && damaged > 0, "{frames} frames, {damaged} damaged ranges");
+    assert_eq!(stats["frames"], frames);
+    assert_eq!(stats["bytes"], bytes);
+    assert_eq!(stats["encrypted"], encrypted);
+    assert_eq!(stats["damaged_ranges"], damaged);
+    assert_eq!(stats["damaged_bytes"], damaged_bytes);
+    assert_eq!(stats["per_type"], serde_json::json!(per_type));
+    assert_eq!(stats["per_vchannel"], serde_json::json!(per_vchannel));
+    assert_eq!(stats["timetick"]["from"], lo);
+    assert_eq!(stats["timetick"]["to"], hi);
 }
 
 #[test]

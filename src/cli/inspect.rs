@@ -129,34 +129,33 @@ pub fn inspect(file: &Path, args: &DumpArgs, jsonl: bool, stats: bool, limit: Op
         writeln!(out, "type:    {type_name} ({})", o.why_type)?;
         writeln!(out, "frames:  {}, damaged ranges: {}", d.frame_count(), d.problems().len())?;
     }
+    if stats {
+        print_stats(&o, &mut out, jsonl)?;
+        out.flush()?;
+        return Ok(());
+    }
     let mut problems = d.problems().into_iter().peekable();
-    let mut st = Stats::default();
     let mut shown = 0usize;
-    if !jsonl && !stats {
+    if !jsonl {
         writeln!(out, "{:>8} {:>12} {:>8} {:<9} {:<22} summary", "#", "offset", "size", "status", "id")?;
     }
     // Rows are read (and, for --jsonl, rendered) on every core; written here in frame order.
     let render = |v: FrameView| {
         let keep = o.filter.matches(&v);
-        let json = (jsonl && keep && !stats).then(|| view_json(&o, &v).to_string());
+        let json = (jsonl && keep).then(|| view_json(&o, &v).to_string());
         (v, keep, json)
     };
     let mut failed = None;
-    let detail = if stats { o.filter.detail() } else { crate::wal::Detail::Full };
     let frames = 0..d.frame_count();
+    let detail = crate::wal::Detail::Full;
     let _ = crate::dump::scan::for_each_view(d, &o.decoder, frames, detail, render, |(v, keep, json)| {
         let write = || -> Result<ControlFlow<()>> {
             while let Some(p) = problems.next_if(|p| p.offset < v.offset) {
-                st.problem(&p);
-                if !stats && o.filter.status != Some(crate::dump::filter::StatusFilter::Ok) {
+                if o.filter.status != Some(crate::dump::filter::StatusFilter::Ok) {
                     print_problem(&mut out, &p, jsonl)?;
                 }
             }
             if !keep {
-                return Ok(ControlFlow::Continue(()));
-            }
-            st.add(&v);
-            if stats {
                 return Ok(ControlFlow::Continue(()));
             }
             if limit.is_some_and(|l| shown >= l) {
@@ -189,16 +188,36 @@ pub fn inspect(file: &Path, args: &DumpArgs, jsonl: bool, stats: bool, limit: Op
         return Err(e);
     }
     for p in problems {
-        st.problem(&p);
-        if !stats {
-            print_problem(&mut out, &p, jsonl)?;
-        }
-    }
-    if stats {
-        st.print(&mut out, jsonl)?;
+        print_problem(&mut out, &p, jsonl)?;
     }
     out.flush()?;
     Ok(())
+}
+
+/// `--stats`: every core counts its own frames (nothing is handed over per frame), then the
+/// counts are merged; the damaged ranges are counted from the index.
+fn print_stats(o: &Opened, out: &mut impl Write, jsonl: bool) -> Result<()> {
+    let d = &o.dump;
+    let count = |mut st: Stats, v: FrameView| {
+        if o.filter.matches(&v) {
+            st.add(&v);
+        }
+        st
+    };
+    let frames = 0..d.frame_count();
+    let mut st = crate::dump::scan::fold_views(
+        d,
+        &o.decoder,
+        frames,
+        o.filter.detail(),
+        Stats::default,
+        count,
+        Stats::merge,
+    );
+    for p in d.problems() {
+        st.problem(&p);
+    }
+    st.print(out, jsonl)
 }
 
 fn print_problem(out: &mut impl Write, p: &crate::dump::Problem, jsonl: bool) -> Result<()> {
@@ -257,6 +276,28 @@ impl Stats {
                 self.tt = Some(self.tt.map_or((t, t), |(a, b)| (a.min(t), b.max(t))));
             }
         }
+    }
+
+    /// Both counts in one (each scan worker counts its own frames).
+    fn merge(mut self, other: Stats) -> Stats {
+        self.frames += other.frames;
+        self.bytes += other.bytes;
+        self.bad += other.bad;
+        self.encrypted += other.encrypted;
+        for (map, theirs) in
+            [(&mut self.per_type, other.per_type), (&mut self.per_vchannel, other.per_vchannel)]
+        {
+            for (k, n) in theirs {
+                *map.entry(k).or_insert(0) += n;
+            }
+        }
+        self.tt = match (self.tt, other.tt) {
+            (Some((a, b)), Some((c, d))) => Some((a.min(c), b.max(d))),
+            (x, y) => x.or(y),
+        };
+        self.damaged += other.damaged;
+        self.damaged_bytes += other.damaged_bytes;
+        self
     }
 
     fn problem(&mut self, p: &crate::dump::Problem) {

@@ -35,6 +35,63 @@ fn prefetch_frame(bytes: &[u8], from: u64, to: u64) {
     }
 }
 
+/// The view of frame `i` (`k` its place in `offsets`, the index's offsets from a chunk's
+/// first frame), after asking for the bytes of the frame the worker reads after the next.
+fn view_in_chunk(
+    dump: &DumpFile,
+    decoder: &FrameDecoder,
+    detail: Detail,
+    offsets: &[u64],
+    i: usize,
+    k: usize,
+) -> Option<FrameView> {
+    if let (Some(&from), Some(&to)) = (offsets.get(k + AHEAD), offsets.get(k + AHEAD + 1)) {
+        prefetch_frame(dump.bytes(), from, to);
+    }
+    let loc = dump.frame_at(i, *offsets.get(k)?)?;
+    Some(decoder.view_of(dump, loc, detail))
+}
+
+/// Folds the view of every frame in `frames` into an accumulator, on every core: each worker
+/// folds its runs of frames into its own (`init`, `fold`), and the accumulators are merged
+/// (`merge`) in no particular order, so the result must not depend on it (counts, sums,
+/// ranges). No view leaves the worker that read it: for a whole-file statistic this is the
+/// fast path, with nothing handed from thread to thread per frame.
+pub fn fold_views<A, I, F, R>(
+    dump: &DumpFile,
+    decoder: &FrameDecoder,
+    frames: Range<usize>,
+    detail: Detail,
+    init: I,
+    fold: F,
+    merge: R,
+) -> A
+where
+    A: Send,
+    I: Fn() -> A + Sync + Send,
+    F: Fn(A, FrameView) -> A + Sync + Send,
+    R: Fn(A, A) -> A + Sync + Send,
+{
+    let mut total = init();
+    let mut start = frames.start;
+    while start < frames.end {
+        let r = start..(start + CHUNK).min(frames.end);
+        start = r.end;
+        let offsets = dump.index().offsets(r.clone());
+        let first = r.start;
+        let chunk = r
+            .into_par_iter()
+            .with_min_len(RUN)
+            .fold(&init, |acc, i| match view_in_chunk(dump, decoder, detail, &offsets, i, i - first) {
+                Some(v) => fold(acc, v),
+                None => acc,
+            })
+            .reduce(&init, &merge);
+        total = merge(total, chunk);
+    }
+    total
+}
+
 /// Maps the view of every frame in `frames` through `map` (in parallel), then calls `each`
 /// with the results in frame order until it breaks. Frames past the index are skipped. With
 /// `Detail::Counts`, WAL rows may come without summary, time and id text (see
@@ -58,14 +115,7 @@ where
         let start = r.start;
         r.into_par_iter()
             .with_min_len(RUN)
-            .map(|i| {
-                let k = i - start;
-                if let (Some(&from), Some(&to)) = (offsets.get(k + AHEAD), offsets.get(k + AHEAD + 1)) {
-                    prefetch_frame(dump.bytes(), from, to);
-                }
-                let loc = dump.frame_at(i, *offsets.get(k)?)?;
-                Some(map(decoder.view_of(dump, loc, detail)))
-            })
+            .map(|i| view_in_chunk(dump, decoder, detail, &offsets, i, i - start).map(&map))
             .collect()
     };
     let next_chunk = |start: usize| start..(start + CHUNK).min(frames.end).max(start);
