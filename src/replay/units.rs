@@ -166,7 +166,7 @@ impl SkipReason {
             SkipReason::NotReplayed => "not replayed by walscope: apply it by hand",
             SkipReason::Unreadable => "body unreadable",
             SkipReason::OtherDatabase => {
-                "in another database: replay it with --db NAME (a plan per database)"
+                "in another database than the plan's: plan it into that database (--db NAME, or a profile of that database)"
             }
         }
     }

@@ -275,6 +275,26 @@ pub fn expected_after_of(
     out
 }
 
+/// `walscope replay FOLDER --new-primary NEW --apply --yes` plus `extra`: it must succeed and
+/// verify. Returns what it said.
+pub fn apply_verified(folder: &Path, new: &str, extra: &[&str]) -> String {
+    let path = folder.to_str().expect("utf-8 path");
+    let mut args = vec!["replay", path, "--new-primary", new, "--apply", "--yes"];
+    args.extend_from_slice(extra);
+    let out = walscope(&args);
+    let said = text(&out);
+    assert!(out.status.success(), "apply failed: {said}");
+    assert!(said.contains("verification: OK"), "{said}");
+    said
+}
+
+/// DropCollection of `name` in `default` on the new primary.
+pub async fn drop_collection(np: &NewPrimary, name: &str) {
+    np.apply("DropCollection", name, serde_json::json!({"db_name": "default", "collection_name": name}))
+        .await
+        .expect("drop");
+}
+
 /// Replaces the new primary's `users` by an empty auto-id collection of the same fields (its
 /// Inserts then refuse keys unless the replay takes new ids).
 pub async fn make_users_auto_id(np: &NewPrimary) {
