@@ -22,9 +22,16 @@ use walscope::sim::milvus_pair::{MilvusPair, MilvusPairConfig};
 use walscope::ui::WalscopeApp;
 use walscope::ui::replay::{ReplayState, Stage};
 
-/// Small messages, so the salvage and the replay are quick in a debug build.
+/// Small messages, so the salvage and the replay are quick in a debug build; `events` is
+/// dropped and created again after the checkpoints, which the plan warns about.
 fn wal() -> walscope::sim::WalGenConfig {
-    walscope::sim::WalGenConfig { seed: 5, rows: (1, 1), rehearsal: true, ..Default::default() }
+    walscope::sim::WalGenConfig {
+        seed: 5,
+        rows: (1, 1),
+        rehearsal: true,
+        recreate_events_at: Some(walscope::sim::walgen::AUDIT_STEP + 30),
+        ..Default::default()
+    }
 }
 
 fn harness(app: WalscopeApp) -> Harness<'static, WalscopeApp> {
@@ -139,6 +146,11 @@ fn a_salvage_is_planned_confirmed_applied_and_verified() {
     h.get_by_label("Apply this replay?");
     h.get_by_label_contains(&format!("to demo-new-primary ({}, database {})", plan.endpoint, plan.db));
     h.get_by_label_contains("Nothing has been sent yet.");
+    // The plan's warnings are repeated where the operator decides.
+    assert!(!plan.warnings.is_empty(), "the rehearsal's plan warns of something");
+    for w in &plan.warnings {
+        h.get_by_label(&format!("Warning: {w}"));
+    }
     for _ in 0..30 {
         h.step();
     }

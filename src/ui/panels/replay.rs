@@ -211,6 +211,11 @@ fn confirm(st: &mut ReplayState, ui: &mut egui::Ui, out: &mut Vec<AppCommand>) {
         for d in plan.collections.values().flat_map(|c| &c.differences) {
             ui.colored_label(ui.visuals().warn_fg_color, format!("{}: {}", d.collection, d.what));
         }
+        // What the plan warned of (a collection dropped, another database left out) is said
+        // again where the operator decides.
+        for w in &plan.warnings {
+            ui.colored_label(ui.visuals().warn_fg_color, format!("Warning: {w}"));
+        }
         let conflicts: usize = plan.collections.values().map(|c| c.conflicts.len()).sum();
         ui.label(format!(
             "Policy for keys the new primary already has ({conflicts} found): {}",
