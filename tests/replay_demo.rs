@@ -101,14 +101,7 @@ async fn plan_apply_verify_and_apply_again() {
     for c in COLLECTIONS {
         let got: HashMap<Pk, u64> = after.get(c).map(|(k, _)| k.clone()).unwrap_or_default();
         let want = expected.get(c).cloned().unwrap_or_default();
-        let mut wrong: Vec<_> = want
-            .keys()
-            .chain(got.keys())
-            .filter(|k| want.get(*k) != got.get(*k))
-            .map(|k| (k.clone(), want.get(k).copied(), got.get(k).copied()))
-            .collect();
-        wrong.sort();
-        wrong.dedup();
+        let wrong = rehearsal::differences(&want, &got);
         assert!(wrong.is_empty(), "{c}: (key, expected rows, found rows) differ: {wrong:?}");
         let total: u64 = got.values().sum();
         assert_eq!(

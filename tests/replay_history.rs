@@ -14,10 +14,25 @@ use walscope::sim::WalGenConfig;
 use walscope::sim::milvus_pair::{MilvusPair, MilvusPairConfig};
 use walscope::sim::walgen::AUDIT_STEP;
 
-async fn pair_with(wal: WalGenConfig) -> MilvusPair {
-    MilvusPair::start(MilvusPairConfig { rehearsal: true, wal, ..Default::default() })
+/// A rehearsal pair of `wal`'s history, salvaged into a folder as an operator would.
+struct Salvaged {
+    pair: MilvusPair,
+    _dir: tempfile::TempDir,
+    folder: std::path::PathBuf,
+    new: String,
+    np: walscope::replay::NewPrimary,
+}
+
+async fn salvaged(wal: WalGenConfig) -> Salvaged {
+    let pair = MilvusPair::start(MilvusPairConfig { rehearsal: true, wal, ..Default::default() })
         .await
-        .expect("pair starts")
+        .expect("pair starts");
+    let dir = tempfile::tempdir().expect("tempdir");
+    let folder = dir.path().join("salvage");
+    tokio::task::block_in_place(|| salvage(&pair, &folder));
+    let new = pair.new_addr().to_string();
+    let np = rehearsal::new_primary(&pair).await;
+    Salvaged { pair, _dir: dir, folder, new, np }
 }
 
 fn plan_json(dir: &std::path::Path, new: &str) -> serde_json::Value {
@@ -32,28 +47,10 @@ fn strings(v: &serde_json::Value) -> Vec<String> {
         .unwrap_or_default()
 }
 
-/// (key, expected rows, found rows) wherever the new primary differs from the model.
-fn differences(want: &HashMap<Pk, u64>, got: &HashMap<Pk, u64>) -> Vec<(Pk, Option<u64>, Option<u64>)> {
-    let mut wrong: Vec<_> = want
-        .keys()
-        .chain(got.keys())
-        .filter(|k| want.get(*k) != got.get(*k))
-        .map(|k| (k.clone(), want.get(k).copied(), got.get(k).copied()))
-        .collect();
-    wrong.sort();
-    wrong.dedup();
-    wrong
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_collection_the_dump_drops_and_creates_again_is_replaced_not_merged() {
     let wal = WalGenConfig { recreate_events_at: Some(AUDIT_STEP + 30), ..rehearsal::wal() };
-    let pair = pair_with(wal.clone()).await;
-    let dir = tempfile::tempdir().expect("tempdir");
-    let folder = dir.path().join("salvage");
-    tokio::task::block_in_place(|| salvage(&pair, &folder));
-    let new = pair.new_addr().to_string();
-    let np = rehearsal::new_primary(&pair).await;
+    let Salvaged { pair, _dir, folder, new, np } = salvaged(wal.clone()).await;
     let before = state(&np).await;
     assert!(before.get("events").is_some_and(|(k, _)| !k.is_empty()), "the new primary holds events rows");
 
@@ -104,7 +101,7 @@ async fn a_collection_the_dump_drops_and_creates_again_is_replaced_not_merged() 
     let after = state(&np).await;
     for (c, want) in &model {
         let got: HashMap<Pk, u64> = after.get(c).map(|(k, _)| k.clone()).unwrap_or_default();
-        let wrong = differences(want, &got);
+        let wrong = rehearsal::differences(want, &got);
         assert!(wrong.is_empty(), "{c}: (key, expected rows, found rows) differ: {wrong:?}");
     }
     // Only what the replay wrote since the drop is in events.
@@ -116,12 +113,7 @@ async fn a_collection_the_dump_drops_and_creates_again_is_replaced_not_merged() 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn messages_of_another_database_are_skipped_and_named() {
     let wal = WalGenConfig { audit_database: "archive", ..rehearsal::wal() };
-    let pair = pair_with(wal.clone()).await;
-    let dir = tempfile::tempdir().expect("tempdir");
-    let folder = dir.path().join("salvage");
-    tokio::task::block_in_place(|| salvage(&pair, &folder));
-    let new = pair.new_addr().to_string();
-    let np = rehearsal::new_primary(&pair).await;
+    let Salvaged { pair, _dir, folder, new, np } = salvaged(wal.clone()).await;
     // The new primary's `default` has no `audit`: a replay that took the dump's `archive.audit`
     // for it would create it, or stop for want of its primary key.
     rehearsal::drop_collection(&np, "audit").await;
@@ -173,7 +165,7 @@ async fn messages_of_another_database_are_skipped_and_named() {
     let model = rehearsal::expected_after_of(&before, &folder, wal);
     for c in ["orders", "users", "events"] {
         let got: HashMap<Pk, u64> = after.get(c).map(|(k, _)| k.clone()).unwrap_or_default();
-        let wrong = differences(&model[c], &got);
+        let wrong = rehearsal::differences(&model[c], &got);
         assert!(wrong.is_empty(), "{c}: (key, expected rows, found rows) differ: {wrong:?}");
     }
 
@@ -196,13 +188,8 @@ async fn messages_of_another_database_are_skipped_and_named() {
 /// keys cannot be read back, so the resume counts rows; the count verifies exactly.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_apply_killed_inside_a_new_ids_insert_resumes_without_duplicates() {
-    let pair = pair_with(rehearsal::wal()).await;
-    let dir = tempfile::tempdir().expect("tempdir");
-    let folder = dir.path().join("salvage");
-    tokio::task::block_in_place(|| salvage(&pair, &folder));
-    let np = rehearsal::new_primary(&pair).await;
+    let Salvaged { pair, _dir, folder, new, np } = salvaged(rehearsal::wal()).await;
     rehearsal::make_users_auto_id(&np).await;
-    let new = pair.new_addr().to_string();
     let path = folder.to_str().expect("path");
     let plan = tokio::task::block_in_place(|| {
         let out = walscope(&["replay", path, "--new-primary", &new, "--auto-id", "new", "--json"]);

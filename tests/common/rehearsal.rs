@@ -325,3 +325,16 @@ pub async fn make_users_auto_id(np: &NewPrimary) {
     .await
     .expect("create");
 }
+
+/// (key, expected rows, found rows) wherever the new primary differs from the model.
+pub fn differences(want: &HashMap<Pk, u64>, got: &HashMap<Pk, u64>) -> Vec<(Pk, Option<u64>, Option<u64>)> {
+    let mut wrong: Vec<_> = want
+        .keys()
+        .chain(got.keys())
+        .filter(|k| want.get(*k) != got.get(*k))
+        .map(|k| (k.clone(), want.get(k).copied(), got.get(k).copied()))
+        .collect();
+    wrong.sort();
+    wrong.dedup();
+    wrong
+}
