@@ -137,9 +137,9 @@ fn same_salvage(plan: &Plan, salvage: &Salvage, endpoint: &str) -> Result<(), Re
     if now != then {
         return Err(ReplayError::Plan(format!(
             "the journal's plan was made from other dumps ({}) than these ({}): resume with the same inputs, or move the journal ({}) away to plan anew",
-            Journal::path_in(&salvage.dir, &plan.db).display(),
             then.iter().map(|(p, _)| p.as_str()).collect::<Vec<_>>().join(", "),
-            now.iter().map(|(p, _)| p.as_str()).collect::<Vec<_>>().join(", ")
+            now.iter().map(|(p, _)| p.as_str()).collect::<Vec<_>>().join(", "),
+            Journal::path_in(&salvage.dir, &plan.db).display()
         )));
     }
     if plan.endpoint != endpoint {

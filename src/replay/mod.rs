@@ -29,6 +29,11 @@ pub use units::{Op, SkipReason, Skipped, Unit};
 
 use serde::{Deserialize, Serialize};
 
+/// The database a request or WAL body names: `default` when it names none, as Milvus reads it.
+pub fn database_name(db: &str) -> String {
+    if db.is_empty() { "default".to_string() } else { db.to_string() }
+}
+
 /// A primary key as Milvus has them: Int64 or VarChar.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(untagged)]

@@ -152,8 +152,9 @@ pub async fn build_plan(
     options: PlanOptions,
 ) -> Result<Plan, ReplayError> {
     let s = salvage.clone();
-    let db_of_plan = target.db().to_string();
-    let mut dump_schemas = tokio::task::spawn_blocking(move || s.created_schemas(&db_of_plan))
+    let db = target.db().to_string();
+    let d = db.clone();
+    let mut dump_schemas = tokio::task::spawn_blocking(move || s.created_schemas(&d))
         .await
         .map_err(|e| ReplayError::Plan(e.to_string()))??;
     let mut given = HashSet::new();
@@ -170,7 +171,6 @@ pub async fn build_plan(
     }
     let handle = tokio::runtime::Handle::current();
     let (s, t, schemas) = (salvage.clone(), target.clone(), dump_schemas.clone());
-    let db = target.db().to_string();
     let (units, shapes) = tokio::task::spawn_blocking(move || {
         let mut shapes: HashMap<String, Option<CollectionShape>> = HashMap::new();
         let mut failure: Option<ReplayError> = None;

@@ -204,7 +204,7 @@ impl Salvage {
             let bytes = m.get_field_by_name("payload").and_then(|v| v.as_bytes().cloned());
             if let Some(facts) = bytes.as_deref().and_then(super::wire_insert::read) {
                 collection = Some(facts.collection.clone());
-                db = Some(facts.db.clone());
+                db = Some(super::database_name(&facts.db));
                 payload = bytes;
                 row
             } else {
@@ -255,9 +255,7 @@ impl Salvage {
             broadcast_id: w.broadcast.as_ref().and_then(|b| u64_of(b, "broadcast_id")),
             collection: collection
                 .or_else(|| body.as_ref().map(super::units::collection_of).filter(|c| !c.is_empty())),
-            db: db
-                .or_else(|| body.as_ref().map(super::units::database_of_body))
-                .map(|d| if d.is_empty() { "default".to_string() } else { d }),
+            db: db.or_else(|| body.as_ref().map(super::units::database_of_body)),
             body,
             body_error,
             payload,
@@ -366,8 +364,7 @@ impl Salvage {
                     .get_field_by_name("collectionName")
                     .and_then(|v| v.as_str().map(str::to_string))
                     .unwrap_or_default();
-                let in_db = super::units::database_of_body(&b);
-                if in_db != db && !(in_db.is_empty() && db == "default") {
+                if super::units::database_of_body(&b) != db {
                     continue;
                 }
                 if let Some(s) = schema {

@@ -234,5 +234,5 @@ fn column(reply: &DynamicMessage, name: &str) -> Vec<Pk> {
 
 /// The database a replay with these settings goes to: the profile's or `--db`, else `default`.
 pub fn database(settings: &GrpcSettings) -> String {
-    settings.db_name.clone().filter(|d| !d.is_empty()).unwrap_or_else(|| "default".into())
+    super::database_name(settings.db_name.as_deref().unwrap_or(""))
 }

@@ -294,11 +294,8 @@ impl Walk<'_, '_> {
         m.db.clone().filter(|d| d != self.db)
     }
 
-    /// The call a message becomes, or why it is skipped.
+    /// The call a message of the replay's database becomes, or why it is skipped.
     fn op(&mut self, m: &SourceMessage) -> Result<Option<Op>, (SkipReason, Option<String>)> {
-        if let Some(db) = self.other_database(m) {
-            return Err((SkipReason::OtherDatabase, Some(other_database(&db))));
-        }
         if m.encrypted {
             return Err((SkipReason::Encrypted, None));
         }
@@ -325,7 +322,7 @@ impl Walk<'_, '_> {
                 None => Err((SkipReason::NotReplayed, None)),
             };
         };
-        let db = Some(text(body, "db_name")).filter(|d| !d.is_empty()).unwrap_or_else(|| "default".into());
+        let db = database_of_body(body);
         let collection = collection_of(body);
         let at = FrameAt { dump: m.dump, offset: m.offset, len: m.len };
         Ok(Some(match t {
@@ -402,7 +399,7 @@ impl Walk<'_, '_> {
             }
         }
         let rows = if facts.num_rows > 0 { facts.num_rows } else { keys.len() as u64 };
-        let db = Some(facts.db.clone()).filter(|d| !d.is_empty()).unwrap_or_else(|| "default".into());
+        let db = super::database_name(&facts.db);
         let at = FrameAt { dump: m.dump, offset: m.offset, len: m.len };
         Ok(Op::Insert { db, collection, partition: facts.partition.clone(), at, rows, keys })
     }
@@ -534,9 +531,9 @@ impl Walk<'_, '_> {
     }
 }
 
-/// The database a WAL body names (`db_name`), empty when none.
+/// The database a WAL body names (`db_name`; `default` when none).
 pub fn database_of_body(body: &DynamicMessage) -> String {
-    text(body, "db_name")
+    super::database_name(&text(body, "db_name"))
 }
 
 /// The detail of an [`SkipReason::OtherDatabase`] skip, and its reading.
