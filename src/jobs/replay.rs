@@ -388,22 +388,21 @@ impl Sender<'_> {
 
     /// Whether reading the kept keys back cannot say which rows landed: a key the plan expects
     /// to have rows already, or one given twice (a server's query shows one row per key).
-    fn keys_ambiguous(&self, until: Until, collection: &str, keys: &[Pk], keep: &[usize]) -> bool {
-        let (sim, _) = self.simulated(collection, until);
+    fn keys_ambiguous(sim: &simulate::Simulation, keys: &[Pk], keep: &[usize]) -> bool {
         let mut seen = HashSet::new();
         keep.iter().any(|i| sim.counts.get(&keys[*i]).is_some_and(|n| *n > 0) || !seen.insert(&keys[*i]))
     }
 
-    /// Keys of `keys` that already landed beyond what the plan expects before op `until`.
+    /// Keys of `keys` that already landed beyond what the plan expects (`expected`, the
+    /// simulation up to this Insert).
     async fn landed(
         &self,
-        until: Until,
+        expected: &simulate::Simulation,
         collection: &str,
         keys: &[Pk],
     ) -> Result<HashMap<Pk, u64>, ReplayError> {
         let c = self.plan.collections.get(collection);
         let Some(pk) = c.and_then(|c| c.primary_key.clone()) else { return Ok(HashMap::new()) };
-        let (expected, _) = self.simulated(collection, until);
         let found = self.target.key_counts(collection, &pk, keys).await?;
         Ok(found
             .into_iter()
@@ -423,13 +422,13 @@ impl Sender<'_> {
     async fn landed_calls(
         &self,
         until: Until,
-        unit_key: &str,
+        (sim, present): &(simulate::Simulation, HashMap<Pk, u64>),
         collection: &str,
         calls: &[usize],
     ) -> Result<usize, ReplayError> {
         let c = self.plan.collections.get(collection);
-        let (sim, present) = self.simulated(collection, until);
-        let expected = sim.rows(c.and_then(|c| c.count_before).unwrap_or(0), &present);
+        let unit_key = &self.plan.units[until.unit].key;
+        let expected = sim.rows(c.and_then(|c| c.count_before).unwrap_or(0), present);
         let now = self.target.count(collection).await?;
         let total: u64 = calls.iter().map(|n| *n as u64).sum();
         let later_writes = self.plan.units[until.unit]
@@ -479,18 +478,20 @@ impl Sender<'_> {
             self.options.max_request_bytes,
         );
         let new_ids = self.plan.collections.get(collection).is_some_and(|c| c.new_ids);
-        let by_count =
-            uncertain && !as_upsert && (new_ids || self.keys_ambiguous(until, collection, keys, &keep));
-        if by_count {
-            let unit_key = self.plan.units[until.unit].key.clone();
-            let then = self.interrupted_batch.get(&unit_key).copied().unwrap_or(self.options.batch_rows);
+        // What the collection should hold just before this Insert, simulated once.
+        let before = (uncertain && !as_upsert).then(|| self.simulated(collection, until));
+        if let Some(before) = &before
+            && (new_ids || Self::keys_ambiguous(&before.0, keys, &keep))
+        {
+            let unit_key = &self.plan.units[until.unit].key;
+            let then = self.interrupted_batch.get(unit_key).copied().unwrap_or(self.options.batch_rows);
             let per_call_then =
                 rows_per_call(then, keys.len(), at.len as usize, self.options.max_request_bytes);
             let calls: Vec<usize> = keep.chunks(per_call_then).map(<[usize]>::len).collect();
-            let sent = self.landed_calls(until, &unit_key, collection, &calls).await?;
+            let sent = self.landed_calls(until, before, collection, &calls).await?;
             keep.drain(..calls[..sent].iter().sum::<usize>());
-        } else if uncertain && !as_upsert {
-            let mut landed = self.landed(until, collection, keys).await?;
+        } else if let Some((expected, _)) = &before {
+            let mut landed = self.landed(expected, collection, keys).await?;
             keep.retain(|i| match landed.get_mut(&keys[*i]) {
                 Some(n) if *n > 0 => {
                     *n -= 1;

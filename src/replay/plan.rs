@@ -128,11 +128,6 @@ impl Plan {
         }
         m
     }
-
-    /// The conflicting keys of a collection, for sending.
-    pub fn conflict_set(&self, collection: &str) -> HashSet<Pk> {
-        self.collections.get(collection).map(|c| c.conflicts.iter().cloned().collect()).unwrap_or_default()
-    }
 }
 
 fn fingerprint(units: &[Unit]) -> String {
