@@ -351,12 +351,7 @@ async fn check_collection(
             "the dump drops it before writing to it: the replay drops it on the new primary and creates it again from the dump".into(),
         );
     }
-    let drops = plan
-        .units
-        .iter()
-        .flat_map(|u| &u.ops)
-        .any(|o| matches!(o, Op::DropCollection { collection, .. } if collection == name));
-    if drops && target_shape.is_some() {
+    if target_shape.is_some() && super::simulate::first_drop(plan, name).is_some() {
         plan.warnings.push(format!(
             "collection {name}: the dump drops it, so the replay drops it on the new primary with every row it holds then, its own writes since the promotion included"
         ));
