@@ -194,6 +194,13 @@ fn resume_folder(args: &SalvageArgs, conn: &ConnArgs, dir: &Path) -> Result<()> 
 
 type Ends = Vec<(String, Result<salvage::SalvageOutcome, salvage::SalvageError>)>;
 
+/// Why the progress loop woke.
+enum Woke {
+    Ended(usize, Result<Result<salvage::SalvageOutcome, salvage::SalvageError>, tokio::task::JoinError>),
+    Redraw,
+    Interrupted,
+}
+
 /// One progress line per job until every job ends.
 async fn watch(jobs: Vec<SetJob>) -> Ends {
     let bars = MultiProgress::new();
@@ -216,23 +223,30 @@ async fn watch(jobs: Vec<SetJob>) -> Ends {
         for (job, bar) in &running {
             draw(bar, &job.handle.progress.borrow());
         }
-        let mut still = Vec::new();
-        for (job, bar) in running {
-            if job.handle.task.is_finished() {
-                let SetJob { pchannel, handle, .. } = job;
-                draw(&bar, &handle.progress.borrow().clone());
-                bar.finish();
-                ends.push((pchannel, handle.wait().await));
-            } else {
-                still.push((job, bar));
+        // Woken by the first job to end (not by the next redraw), so the command returns as
+        // soon as the last dump is closed.
+        let woke = {
+            let ended = futures::future::select_all(running.iter_mut().map(|(j, _)| &mut j.handle.task));
+            tokio::select! {
+                (result, i, _) = ended => Woke::Ended(i, result),
+                _ = tokio::time::sleep(Duration::from_millis(200)) => Woke::Redraw,
+                _ = &mut interrupt, if !interrupted => Woke::Interrupted,
             }
-        }
-        running = still;
-        tokio::select! {
-            _ = tokio::time::sleep(Duration::from_millis(200)) => {}
-            _ = &mut interrupt, if !interrupted => {
+        };
+        match woke {
+            Woke::Ended(i, result) => {
+                let (job, bar) = running.remove(i);
+                draw(&bar, &job.handle.progress.borrow().clone());
+                bar.finish();
+                let result = result.map_err(|e| salvage::SalvageError::Task(e.to_string())).and_then(|r| r);
+                ends.push((job.pchannel, result));
+            }
+            Woke::Redraw => {}
+            Woke::Interrupted => {
                 interrupted = true;
-                let _ = bars.println("interrupted: stopping; what was received stays on disk, resumable with --resume");
+                let _ = bars.println(
+                    "interrupted: stopping; what was received stays on disk, resumable with --resume",
+                );
                 for (job, _) in &running {
                     job.handle.cancel.cancel();
                 }

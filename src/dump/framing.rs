@@ -113,9 +113,15 @@ pub fn read_header(buf: &[u8], pos: usize, framing: Framing) -> Result<FrameHead
 
 /// Appends one frame around `body` (brpc frames are written with an empty meta).
 pub fn write_frame(framing: Framing, body: &[u8], out: &mut Vec<u8>) {
-    let len = body.len() as u32;
+    write_frame_header(framing, body.len(), out);
+    out.extend_from_slice(body);
+}
+
+/// Appends the header of a frame whose body is `body_len` bytes (the body is written apart).
+pub fn write_frame_header(framing: Framing, body_len: usize, out: &mut Vec<u8>) {
+    let len = body_len as u32;
     match framing {
-        Framing::VarintDelimited => crate::wire::varint::write_varint(body.len() as u64, out),
+        Framing::VarintDelimited => crate::wire::varint::write_varint(body_len as u64, out),
         Framing::Single => {}
         Framing::Grpc => {
             out.push(0);
@@ -129,7 +135,6 @@ pub fn write_frame(framing: Framing, body: &[u8], out: &mut Vec<u8>) {
         Framing::U32Be => out.extend_from_slice(&len.to_be_bytes()),
         Framing::U32Le => out.extend_from_slice(&len.to_le_bytes()),
     }
-    out.extend_from_slice(body);
 }
 
 /// Where frame `n` of a small in-memory file sits: its start, header and the range of its

@@ -24,6 +24,7 @@ pub mod source;
 pub mod validate;
 pub mod view;
 pub mod writer;
+mod writer_thread;
 
 pub use detect::Detection;
 pub use framing::Framing;

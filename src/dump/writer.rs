@@ -2,14 +2,15 @@
 //!
 //! Data is fsynced before the manifest that describes it is replaced, so the manifest's frame
 //! count and resume point are never ahead of the bytes on disk; a crash leaves a file that reads
-//! up to its last complete frame. Must never: rewrite a frame already written, or write the
+//! up to its last complete frame. Writes and fsyncs happen on the writer's own thread
+//! ([`super::writer_thread`]); appending only copies the frame into a batch. Must never: rewrite a frame already written, or write the
 //! manifest in place.
 
-use super::framing::{Framing, write_frame};
-use super::save::atomic_write;
+use super::framing::{Framing, write_frame, write_frame_header};
+use super::writer_thread::{Batch, DiskSide, Part, SyncRequest, write_manifest};
 use serde::{Deserialize, Serialize};
 use std::fs::{File, OpenOptions};
-use std::io::{self, Write};
+use std::io;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -110,18 +111,26 @@ impl Default for SyncPolicy {
 }
 
 pub struct DumpWriter {
-    file: io::BufWriter<File>,
-    path: PathBuf,
+    /// Frames not yet handed to the disk side.
+    batch: Batch,
+    disk: DiskSide,
     framing: Framing,
     policy: SyncPolicy,
+    /// The manifest as last handed to the disk side (written there once its data is fsynced).
     manifest: Manifest,
     frames: u64,
     bytes: u64,
     unsynced: u64,
     last_sync: Instant,
     pending_resume: Option<ResumePoint>,
-    scratch: Vec<u8>,
+    /// Bytes of the batch's messages handed over whole.
+    shared: usize,
 }
+
+/// Bytes of frames gathered before they go to the disk side.
+const BATCH: usize = 1 << 20;
+/// Messages of at least this size are written from the caller's `Bytes`, smaller ones copied.
+const SHARE_MIN: usize = 16 << 10;
 
 impl DumpWriter {
     /// Creates (or truncates) `path` and writes an empty manifest beside it.
@@ -132,9 +141,8 @@ impl DumpWriter {
         policy: SyncPolicy,
     ) -> io::Result<DumpWriter> {
         let file = File::create(path)?;
-        let w = DumpWriter::with_file(file, path, framing, manifest, policy, 0, 0);
-        w.write_manifest()?;
-        Ok(w)
+        write_manifest(&manifest_path(path), &manifest)?;
+        DumpWriter::with_file(file, path, framing, manifest, policy, 0, 0)
     }
 
     /// Reopens a dump to continue it: frames written after the manifest's last update are cut
@@ -159,7 +167,8 @@ impl DumpWriter {
         let mut file = file;
         use std::io::Seek;
         file.seek(io::SeekFrom::End(0)).map_err(|e| e.to_string())?;
-        let mut w = DumpWriter::with_file(file, path, framing, manifest, policy, frames, bytes);
+        let mut w = DumpWriter::with_file(file, path, framing, manifest, policy, frames, bytes)
+            .map_err(|e| format!("{}: {e}", path.display()))?;
         w.pending_resume = w.manifest.resume.clone();
         w.manifest.complete = false;
         w.manifest.ended_at = None;
@@ -174,10 +183,10 @@ impl DumpWriter {
         policy: SyncPolicy,
         frames: u64,
         bytes: u64,
-    ) -> DumpWriter {
-        DumpWriter {
-            file: io::BufWriter::with_capacity(1 << 20, file),
-            path: path.to_path_buf(),
+    ) -> io::Result<DumpWriter> {
+        Ok(DumpWriter {
+            batch: Batch { bytes: Vec::with_capacity(BATCH), ..Batch::default() },
+            disk: DiskSide::start(file, manifest_path(path))?,
             framing,
             policy,
             manifest,
@@ -186,10 +195,11 @@ impl DumpWriter {
             unsynced: 0,
             last_sync: Instant::now(),
             pending_resume: None,
-            scratch: Vec::new(),
-        }
+            shared: 0,
+        })
     }
 
+    /// The manifest as last handed to disk (its counts are durable once that sync is done).
     pub fn manifest(&self) -> &Manifest {
         &self.manifest
     }
@@ -205,47 +215,85 @@ impl DumpWriter {
         self.manifest.job = job;
     }
 
-    /// Appends one message; `resume` is where a salvage could continue after it.
+    /// Where a salvage would continue now: the resume point of the last message appended
+    /// with one (before the first, the manifest's when resuming).
+    pub fn last_resume(&self) -> Option<&ResumePoint> {
+        self.pending_resume.as_ref()
+    }
+
+    /// Appends one message; `resume` is where a salvage could continue after it. Never waits
+    /// for the disk unless it is several batches behind; the policy's syncs happen on the
+    /// writer's thread.
     pub fn append(&mut self, message: &[u8], resume: Option<ResumePoint>) -> io::Result<()> {
-        self.scratch.clear();
-        write_frame(self.framing, message, &mut self.scratch);
-        self.file.write_all(&self.scratch)?;
+        let before = self.batch.bytes.len();
+        write_frame(self.framing, message, &mut self.batch.bytes);
+        self.batch.own_to_end();
+        self.counted((self.batch.bytes.len() - before) as u64, resume)
+    }
+
+    /// [`DumpWriter::append`] of a message received as `Bytes`: a large one is written from
+    /// where it is, so a stream's big messages are never copied on the receiving side.
+    pub fn append_bytes(&mut self, message: bytes::Bytes, resume: Option<ResumePoint>) -> io::Result<()> {
+        if message.len() < SHARE_MIN {
+            // Cheaper copied: a kept `Bytes` keeps the receive buffer it came in from being reused.
+            return self.append(&message, resume);
+        }
+        let before = self.batch.bytes.len();
+        write_frame_header(self.framing, message.len(), &mut self.batch.bytes);
+        self.batch.own_to_end();
+        let framed = (self.batch.bytes.len() - before + message.len()) as u64;
+        self.shared += message.len();
+        self.batch.parts.push(Part::Shared(message));
+        self.counted(framed, resume)
+    }
+
+    fn counted(&mut self, framed: u64, resume: Option<ResumePoint>) -> io::Result<()> {
         self.frames += 1;
-        self.bytes += self.scratch.len() as u64;
+        self.bytes += framed;
         self.unsynced += 1;
         if resume.is_some() {
             self.pending_resume = resume;
         }
         if self.unsynced >= self.policy.every_frames || self.last_sync.elapsed() >= self.policy.every {
-            self.sync()?;
+            self.request_sync(None)
+        } else if self.batch.bytes.len() + self.shared >= BATCH {
+            self.hand_over(None)
+        } else {
+            Ok(())
         }
-        Ok(())
     }
 
-    /// [`DumpWriter::sync`] when frames wait and the policy's time has passed (for a writer
-    /// whose source went quiet: the time rule still holds).
+    /// Asks for a sync when frames wait and the policy's time has passed (for a writer whose
+    /// source went quiet: the time rule still holds).
     pub fn sync_if_due(&mut self) -> io::Result<()> {
         if self.unsynced > 0 && self.last_sync.elapsed() >= self.policy.every {
-            self.sync()?;
+            self.request_sync(None)?;
         }
         Ok(())
     }
 
-    /// Makes everything appended durable, then records it in the manifest.
+    /// Makes everything appended durable, then records it in the manifest; returns when both
+    /// are on disk.
     pub fn sync(&mut self) -> io::Result<()> {
-        self.file.flush()?;
-        self.file.get_ref().sync_data()?;
+        let (done, wait) = std::sync::mpsc::channel();
+        self.request_sync(Some(done))?;
+        wait.recv().unwrap_or_else(|_| Err(io::Error::other("the dump writer stopped before syncing")))
+    }
+
+    fn request_sync(&mut self, done: Option<std::sync::mpsc::Sender<io::Result<()>>>) -> io::Result<()> {
         self.manifest.frames = self.frames;
         self.manifest.bytes = self.bytes;
         self.manifest.resume = self.pending_resume.clone();
         self.unsynced = 0;
         self.last_sync = Instant::now();
-        self.write_manifest()
+        self.hand_over(Some(SyncRequest { manifest: self.manifest.clone(), done }))
     }
 
-    fn write_manifest(&self) -> io::Result<()> {
-        let text = serde_json::to_vec_pretty(&self.manifest).map_err(io::Error::other)?;
-        atomic_write(&manifest_path(&self.path), &text, false).map(|_| ())
+    fn hand_over(&mut self, sync: Option<SyncRequest>) -> io::Result<()> {
+        let mut batch = std::mem::replace(&mut self.batch, self.disk.spare(BATCH));
+        batch.sync = sync;
+        self.shared = 0;
+        self.disk.send(batch)
     }
 
     /// Syncs and closes; `complete` says the source had nothing more to give.
@@ -253,6 +301,17 @@ impl DumpWriter {
         self.manifest.complete = complete;
         self.manifest.ended_at = Some(now_text());
         self.sync()?;
-        Ok(self.manifest)
+        self.disk.close()?;
+        Ok(self.manifest.clone())
+    }
+}
+
+impl Drop for DumpWriter {
+    /// A writer dropped without `finish` (an error, a cancelled job) still writes what it
+    /// holds, as a buffered file would; its manifest stays at the last sync.
+    fn drop(&mut self) {
+        if !self.batch.parts.is_empty() {
+            let _ = self.hand_over(None);
+        }
     }
 }

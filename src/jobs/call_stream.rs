@@ -254,7 +254,7 @@ impl DumpSink<'_> {
 impl MessageSink for DumpSink<'_> {
     fn accept(&mut self, message: Bytes) -> BoxFuture<'_, Result<(), String>> {
         Box::pin(async move {
-            if let Err(e) = self.writer.append(&message, None) {
+            if let Err(e) = self.writer.append_bytes(message.clone(), None) {
                 let reason = e.to_string();
                 self.file_error = Some(reason.clone());
                 return Err(reason);

@@ -39,6 +39,9 @@ use tokio_util::sync::CancellationToken;
 
 pub const RESPONSE_TYPE: &str = "milvus.proto.milvus.DumpMessagesResponse";
 
+/// How long a stream may stay quiet before the job reports and syncs what it holds.
+const QUIET_TICK: Duration = Duration::from_millis(250);
+
 #[derive(Debug, Clone)]
 pub struct SalvageSpec {
     pub new_primary: GrpcSettings,
@@ -357,28 +360,28 @@ pub async fn run_with(
     let old = GrpcTransport::connect(&spec.old_primary).await?;
     let started = Instant::now();
     let (start_frames, mut written, mut retries) = (writer.frames(), 0u64, 0u32);
-    let mut last = cursor.skip_through.clone();
     let mut last_report = Instant::now();
     let (mut run_first, mut skipped) = (0u64, 0u64);
-    let report =
-        |writer: &DumpWriter, last: &Option<ResumePoint>, state: SalvageState, first: u64, skipped: u64| {
-            let elapsed = started.elapsed();
-            let new_frames = writer.frames() - start_frames;
-            progress.send_replace(SalvageProgress {
-                frames: writer.frames(),
-                bytes: writer.bytes(),
-                rate_per_s: new_frames as f64 / elapsed.as_secs_f64().max(1e-3),
-                last_timetick: last.as_ref().map_or(0, |r| r.timetick),
-                end_timetick,
-                last_message_id: last.as_ref().map(|r| r.message_id.clone()),
-                elapsed,
-                state,
-                start_timetick,
-                run_first_timetick: first,
-                skipped,
-            });
-        };
-    report(&writer, &last, SalvageState::Dumping, run_first, skipped);
+    let report = |writer: &DumpWriter, state: SalvageState, first: u64, skipped: u64| {
+        // The last message written (or, resuming, the manifest's): where a restart begins.
+        let last = writer.last_resume();
+        let elapsed = started.elapsed();
+        let new_frames = writer.frames() - start_frames;
+        progress.send_replace(SalvageProgress {
+            frames: writer.frames(),
+            bytes: writer.bytes(),
+            rate_per_s: new_frames as f64 / elapsed.as_secs_f64().max(1e-3),
+            last_timetick: last.as_ref().map_or(0, |r| r.timetick),
+            end_timetick,
+            last_message_id: last.as_ref().map(|r| r.message_id.clone()),
+            elapsed,
+            state,
+            start_timetick,
+            run_first_timetick: first,
+            skipped,
+        });
+    };
+    report(&writer, SalvageState::Dumping, run_first, skipped);
     let outcome = 'stream: loop {
         let request = DynamicMessage::deserialize(t.dump.input(), cursor.request.clone())
             .map_err(|e| SalvageError::Task(format!("stored request is not a DumpMessagesRequest: {e}")))?;
@@ -388,16 +391,27 @@ pub async fn run_with(
             Ok(reply) => {
                 let mut messages = reply.messages;
                 let mut last_message = Instant::now();
+                // Made once per stream: a timer and a cancellation waiter built per message
+                // cost more than the message's own bookkeeping.
+                let mut quiet = tokio::time::interval(QUIET_TICK);
+                quiet.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+                quiet.reset();
+                let cancelled = cancel.cancelled();
+                tokio::pin!(cancelled);
                 loop {
                     let next = tokio::select! {
-                        _ = cancel.cancelled() => break 'stream true,
+                        biased;
+                        _ = &mut cancelled => break 'stream true,
                         n = messages.next() => n,
                         // A quiet stream still reports, and makes what it holds durable; one
                         // quiet for the whole timeout has stalled (the call's own deadline
                         // covers only its first message).
-                        _ = tokio::time::sleep(Duration::from_millis(250)) => {
+                        _ = quiet.tick() => {
+                            if last_message.elapsed() < QUIET_TICK {
+                                continue;
+                            }
                             writer.sync_if_due().map_err(|e| file_err(e.to_string()))?;
-                            report(&writer, &last, SalvageState::Dumping, run_first, skipped);
+                            report(&writer, SalvageState::Dumping, run_first, skipped);
                             if last_message.elapsed() >= spec.timeout {
                                 break NetError::Timeout { method: t.dump.name().to_string(), after: spec.timeout };
                             }
@@ -439,14 +453,13 @@ pub async fn run_with(
                         skipped += 1;
                         continue;
                     }
-                    writer.append(&bytes, Some(point.clone())).map_err(|e| file_err(e.to_string()))?;
-                    written += 1;
                     if run_first == 0 {
                         run_first = point.timetick;
                     }
-                    last = Some(point);
+                    writer.append_bytes(bytes, Some(point)).map_err(|e| file_err(e.to_string()))?;
+                    written += 1;
                     if last_report.elapsed() >= Duration::from_millis(100) {
-                        report(&writer, &last, SalvageState::Dumping, run_first, skipped);
+                        report(&writer, SalvageState::Dumping, run_first, skipped);
                         last_report = Instant::now();
                     }
                 }
@@ -455,14 +468,14 @@ pub async fn run_with(
         if !retriable(&failure) || retries >= spec.max_retries {
             // What is on disk stays valid and resumable.
             let _ = writer.sync();
-            let at = last.as_ref().map_or(0, |r| r.timetick);
+            let at = writer.last_resume().map_or(0, |r| r.timetick);
             return Err(explain_dump(spec, failure, at, end_timetick).await);
         }
         retries += 1;
         let state = SalvageState::Reconnecting { attempt: retries, reason: failure.to_string() };
-        report(&writer, &last, state, run_first, skipped);
+        report(&writer, state, run_first, skipped);
         tokio::time::sleep(Duration::from_millis(100 * u64::from(retries))).await;
-        if let Some(r) = &last {
+        if let Some(r) = writer.last_resume() {
             cursor = Cursor { request: restart_request(&base_request, r), skip_through: Some(r.clone()) };
         }
     };
