@@ -21,7 +21,7 @@ HERE="$REPO/benches/side_by_side"
 WORK="$(mktemp -d)"
 trap 'kill "${DEMO_PID:-0}" 2>/dev/null || true; rm -rf "$WORK"' EXIT
 SALVAGE_SECONDS="${SALVAGE_SECONDS:-600}"
-DECODE_MESSAGES="${DECODE_MESSAGES:-200000}"
+DECODE_MESSAGES="${DECODE_MESSAGES:-1000000}"
 INSERT_ROWS="${INSERT_ROWS:-50000}"
 
 log() { echo "side-by-side: $*" >&2; }

@@ -196,7 +196,7 @@ type Ends = Vec<(String, Result<salvage::SalvageOutcome, salvage::SalvageError>)
 
 /// Why the progress loop woke.
 enum Woke {
-    Ended(usize, Result<Result<salvage::SalvageOutcome, salvage::SalvageError>, tokio::task::JoinError>),
+    Ended(usize, Box<Result<Result<salvage::SalvageOutcome, salvage::SalvageError>, tokio::task::JoinError>>),
     Redraw,
     Interrupted,
 }
@@ -228,7 +228,7 @@ async fn watch(jobs: Vec<SetJob>) -> Ends {
         let woke = {
             let ended = futures::future::select_all(running.iter_mut().map(|(j, _)| &mut j.handle.task));
             tokio::select! {
-                (result, i, _) = ended => Woke::Ended(i, result),
+                (result, i, _) = ended => Woke::Ended(i, Box::new(result)),
                 _ = tokio::time::sleep(Duration::from_millis(200)) => Woke::Redraw,
                 _ = &mut interrupt, if !interrupted => Woke::Interrupted,
             }
@@ -238,7 +238,8 @@ async fn watch(jobs: Vec<SetJob>) -> Ends {
                 let (job, bar) = running.remove(i);
                 draw(&bar, &job.handle.progress.borrow().clone());
                 bar.finish();
-                let result = result.map_err(|e| salvage::SalvageError::Task(e.to_string())).and_then(|r| r);
+                let result =
+                    (*result).map_err(|e| salvage::SalvageError::Task(e.to_string())).and_then(|r| r);
                 ends.push((job.pchannel, result));
             }
             Woke::Redraw => {}

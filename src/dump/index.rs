@@ -4,10 +4,13 @@
 //! After a corrupt frame the scan resynchronises: it drops recent frames whose bodies fail a
 //! full check (a corrupt length can swallow the frames after it), then looks byte by byte for
 //! the next offset where a chain of valid frames starts, and records the skipped range. An
-//! intact frame after a bad one is never lost. Costs 8 bytes of memory per frame.
+//! intact frame after a bad one is never lost. Costs 8 bytes of memory per frame. A large file
+//! is walked on every core: the scan adopts regions other threads walked ahead of it
+//! ([`super::index_regions`]) only where its own walk lands on them, so the index is the same.
 
 use super::framing::{Framing, HeaderFault, read_header};
 use super::index_cache::{self, FileKey};
+use super::index_regions::{self as regions, Regions};
 use super::validate::{FirstKeys, check_message, message_range};
 use prost_reflect::MessageDescriptor;
 use std::sync::atomic::{AtomicBool, AtomicU8, AtomicU64, Ordering};
@@ -118,8 +121,8 @@ impl IndexShared {
     }
 }
 
-struct Scan<'a> {
-    buf: &'a [u8],
+pub(super) struct Scan<'a> {
+    pub(super) buf: &'a [u8],
     framing: Framing,
     desc: Option<&'a MessageDescriptor>,
     first_keys: FirstKeys,
@@ -127,7 +130,7 @@ struct Scan<'a> {
 
 impl Scan<'_> {
     /// Header fits and the body starts like a message: the per-frame cost while indexing.
-    fn quick(&self, pos: usize) -> Result<u64, HeaderFault> {
+    pub(super) fn quick(&self, pos: usize) -> Result<u64, HeaderFault> {
         let h = read_header(self.buf, pos, self.framing)?;
         let body = &self.buf[pos + h.header_len as usize..pos + h.total() as usize];
         let msg = &body[message_range(body, self.framing, &h)];
@@ -151,7 +154,7 @@ impl Scan<'_> {
     }
 
     /// A resynchronisation point: a non-empty valid frame followed by CHAIN valid frames or EOF.
-    fn chain_starts_at(&self, pos: usize) -> bool {
+    pub(super) fn chain_starts_at(&self, pos: usize) -> bool {
         let mut p = pos;
         for i in 0..=CHAIN {
             if p == self.buf.len() {
@@ -173,32 +176,72 @@ pub fn build(buf: &[u8], framing: Framing, desc: Option<&MessageDescriptor>, sha
 }
 
 fn scan(buf: &[u8], framing: Framing, desc: Option<&MessageDescriptor>, shared: &IndexShared) {
+    let workers = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let _ = scan_in_regions(buf, framing, desc, shared, regions::REGION, workers);
+}
+
+/// [`scan`] with `workers` threads walking regions of `region` bytes ahead of it (see
+/// [`regions`]); the result is the same for any region size and any number of workers.
+/// Returns how many regions the walk adopted.
+pub(crate) fn scan_in_regions(
+    buf: &[u8],
+    framing: Framing,
+    desc: Option<&MessageDescriptor>,
+    shared: &IndexShared,
+    region: usize,
+    workers: usize,
+) -> usize {
     let scan = Scan { buf, framing, desc, first_keys: FirstKeys::new(desc) };
-    let len = buf.len();
     let mut pending: Vec<u64> = Vec::with_capacity(CHUNK + KEEP_BACK);
     if framing == Framing::Single {
-        if len > 0 {
+        if !buf.is_empty() {
             pending.push(0);
         }
-        finish(shared, &mut pending, len);
-        return;
+        finish(shared, &mut pending, buf.len());
+        return 0;
     }
+    let control = regions::Control::default();
+    std::thread::scope(|s| {
+        let mut ahead = regions::spawn(s, &scan, shared, region, workers, &control);
+        let pos = walk(&scan, shared, &mut pending, ahead.as_mut());
+        finish(shared, &mut pending, pos.min(buf.len()));
+        // Dropping the regions stops the workers; the scope then waits for them.
+        ahead.map_or(0, |a| a.adopted)
+    })
+}
+
+/// One frame more for the index; publishes when a chunk is full, keeping the last few back.
+fn push(shared: &IndexShared, pending: &mut Vec<u64>, offset: u64) {
+    pending.push(offset);
+    if pending.len() >= CHUNK + KEEP_BACK {
+        let keep = pending.split_off(pending.len() - KEEP_BACK);
+        shared.publish(pending);
+        *pending = keep;
+    }
+}
+
+/// The walk from the start of the file: frame by frame, adopting a region walked ahead
+/// whenever it lands on that region's first frame. Returns where it stopped.
+fn walk(scan: &Scan, shared: &IndexShared, pending: &mut Vec<u64>, mut ahead: Option<&mut Regions>) -> usize {
+    let len = scan.buf.len();
     let mut pos = 0usize;
     while pos < len {
         if shared.was_cancelled() {
             break;
         }
+        if let Some(region) = ahead.as_deref_mut().and_then(|a| a.at(pos)) {
+            for &offset in &region.offsets {
+                push(shared, pending, offset);
+            }
+            pos = region.end;
+            shared.scanned.store(pos as u64, Ordering::Relaxed);
+            continue;
+        }
         match scan.quick(pos) {
             Ok(total) => {
-                pending.push(pos as u64);
+                push(shared, pending, pos as u64);
                 pos += total as usize;
                 if pending.len().is_multiple_of(4096) {
-                    shared.scanned.store(pos as u64, Ordering::Relaxed);
-                }
-                if pending.len() >= CHUNK + KEEP_BACK {
-                    let keep = pending.split_off(pending.len() - KEEP_BACK);
-                    shared.publish(&mut pending);
-                    pending = keep;
                     shared.scanned.store(pos as u64, Ordering::Relaxed);
                 }
             }
@@ -234,7 +277,7 @@ fn scan(buf: &[u8], framing: Framing, desc: Option<&MessageDescriptor>, shared: 
             }
         }
     }
-    finish(shared, &mut pending, pos.min(len));
+    pos
 }
 
 /// Publishes the rest; `done` is set by the caller once the cache is written too, so a
@@ -305,7 +348,9 @@ fn load_or_scan(
         s.done.store(true, Ordering::Release);
         return;
     }
-    let helper = warm_ahead(source.clone(), s.clone());
+    // A large file is walked in regions on every core instead (see `scan`).
+    let helper =
+        (source.bytes().len() < regions::MIN_FILE).then(|| warm_ahead(source.clone(), s.clone())).flatten();
     scan(source.bytes(), framing, desc, s);
     if let Some(h) = helper {
         let _ = h.join();

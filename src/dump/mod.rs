@@ -13,6 +13,7 @@ pub mod filter;
 pub mod framing;
 pub mod index;
 pub mod index_cache;
+mod index_regions;
 mod prefetch;
 pub mod reader;
 pub mod scan;

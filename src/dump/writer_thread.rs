@@ -14,7 +14,7 @@ use std::fs::File;
 use std::io::{self, Write};
 
 use std::path::PathBuf;
-use std::sync::mpsc::{Receiver, Sender, SyncSender, TryRecvError, sync_channel};
+use std::sync::mpsc::{Receiver, Sender, SyncSender, sync_channel};
 use std::sync::{Arc, Mutex};
 
 /// Batches waiting for the disk before the receiving side waits in turn (about 8 MiB of
@@ -153,10 +153,7 @@ fn run(
             if result.is_err() || taken > QUEUE {
                 break;
             }
-            next = match rx.try_recv() {
-                Ok(b) => Some(b),
-                Err(TryRecvError::Empty | TryRecvError::Disconnected) => None,
-            };
+            next = rx.try_recv().ok();
         }
         if result.is_ok()
             && let Some(s) = sync

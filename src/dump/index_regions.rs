@@ -1,0 +1,265 @@
+//! Speculative regions of the index scan. While the scan walks a large file frame by frame from
+//! its start, workers on the other cores walk its later regions, each from the first offset in
+//! the region where a chain of valid frames starts. The scan adopts a region's frames only when
+//! its own walk lands exactly on that first frame: from a frame boundary the walk is determined,
+//! so an adopted region holds exactly the frames the scan would have found itself. Everything
+//! else (a region with no chain, one whose start the walk steps over, the frames after a fault
+//! inside one) the scan walks itself, with its usual resynchronisation.
+//!
+//! Owns: splitting the file, the workers, handing regions over in file order. Must never: hand
+//! over a region the walk has not landed on, or let the scan wait for one it has passed.
+
+use super::index::{IndexShared, Scan};
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::mpsc::{Receiver, channel};
+use std::thread::Scope;
+
+/// Bytes per region: a few thousand frames, so finding where a region's chain starts costs
+/// nothing beside walking it.
+pub(super) const REGION: usize = 32 << 20;
+/// Files below this are walked by the scan alone (with its prefetching helper).
+pub(super) const MIN_FILE: usize = 4 * REGION;
+/// Valid frames that must follow a region's candidate start before the full check is tried.
+const QUICK_CHAIN: usize = 4;
+/// The largest frame a candidate chain may hold. Inside a payload nearly any bytes read as a
+/// length that fits the file, and following it touches pages far away (each a page fault); a
+/// region of bigger frames is not adopted, only walked by the scan itself.
+const SYNC_FRAME_MAX: u64 = 1 << 20;
+
+/// The frames a worker found in one region: from `start`, the first frame of its chain, up to
+/// `end`, the first offset at or past the region's end (or where a frame did not hold up).
+pub(super) struct Region {
+    pub start: usize,
+    pub offsets: Vec<u64>,
+    pub end: usize,
+}
+
+/// The regions as the scan meets them, in file order.
+pub(super) struct Regions<'a> {
+    size: usize,
+    count: usize,
+    /// The first region the walk has not yet adopted or passed.
+    next: usize,
+    /// Regions adopted so far.
+    pub adopted: usize,
+    /// Region `next`, when it starts ahead of the walk.
+    held: Option<Region>,
+    arrived: BTreeMap<usize, Option<Region>>,
+    results: Receiver<(usize, Option<Region>)>,
+    control: &'a Control,
+}
+
+/// What the scan and the workers share: the next region to take, and whether to stop.
+#[derive(Default)]
+pub(super) struct Control {
+    taken: AtomicUsize,
+    stop: AtomicBool,
+}
+
+impl Regions<'_> {
+    /// The region whose first frame is at `pos`, once the walk has reached it. Waits for the
+    /// worker on it only when the walk is inside its bounds.
+    pub fn at(&mut self, pos: usize) -> Option<Region> {
+        loop {
+            if self.next >= self.count || pos < self.next * self.size {
+                return None;
+            }
+            let region = match self.held.take() {
+                Some(r) => Some(r),
+                None => self.wait(self.next),
+            };
+            match region {
+                Some(r) if r.start == pos => {
+                    self.next += 1;
+                    self.adopted += 1;
+                    return Some(r);
+                }
+                Some(r) if r.start > pos => {
+                    self.held = Some(r);
+                    return None;
+                }
+                // No chain in the region, or the walk stepped over its start.
+                _ => self.next += 1,
+            }
+        }
+    }
+
+    fn wait(&mut self, k: usize) -> Option<Region> {
+        loop {
+            if let Some(r) = self.arrived.remove(&k) {
+                return r;
+            }
+            match self.results.recv() {
+                Ok((i, r)) => {
+                    self.arrived.insert(i, r);
+                }
+                // Every worker has stopped (cancelled, or one panicked): the walk goes on alone.
+                Err(_) => return None,
+            }
+        }
+    }
+}
+
+impl Drop for Regions<'_> {
+    fn drop(&mut self) {
+        self.control.stop.store(true, Ordering::Relaxed);
+    }
+}
+
+/// Starts `workers` threads on `scope` for a file of at least four `size`-byte regions
+/// (region 0 is the scan's own); `None` for a smaller file or a single core.
+pub(super) fn spawn<'scope>(
+    scope: &'scope Scope<'scope, '_>,
+    scan: &'scope Scan<'scope>,
+    shared: &'scope IndexShared,
+    size: usize,
+    workers: usize,
+    control: &'scope Control,
+) -> Option<Regions<'scope>> {
+    let len = scan.buf.len();
+    if size == 0 || len < 4 * size || workers < 2 {
+        return None;
+    }
+    let count = len.div_ceil(size);
+    let (tx, results) = channel();
+    control.taken.store(1, Ordering::Relaxed);
+    for _ in 0..workers {
+        let tx = tx.clone();
+        let spawned =
+            std::thread::Builder::new().name("walscope-index-region".into()).spawn_scoped(scope, move || {
+                loop {
+                    let k = control.taken.fetch_add(1, Ordering::Relaxed);
+                    if k >= count || control.stop.load(Ordering::Relaxed) || shared.was_cancelled() {
+                        break;
+                    }
+                    let region = walk_region(scan, k * size, ((k + 1) * size).min(len), &control.stop);
+                    if tx.send((k, region)).is_err() {
+                        break;
+                    }
+                }
+            });
+        if spawned.is_err() {
+            break;
+        }
+    }
+    Some(Regions { size, count, next: 1, adopted: 0, held: None, arrived: BTreeMap::new(), results, control })
+}
+
+/// The frames of `from..to`, from the first offset where a chain of valid frames starts.
+fn walk_region(scan: &Scan, from: usize, to: usize, stop: &AtomicBool) -> Option<Region> {
+    let start = (from..to).find(|&p| quick_chain(scan, p) && scan.chain_starts_at(p))?;
+    let mut offsets = Vec::with_capacity((to - from) / 256);
+    let mut pos = start;
+    while pos < to {
+        if offsets.len() % 4096 == 4095 && stop.load(Ordering::Relaxed) {
+            return None;
+        }
+        match scan.quick(pos) {
+            Ok(total) => {
+                offsets.push(pos as u64);
+                pos += total as usize;
+            }
+            Err(_) => break,
+        }
+    }
+    Some(Region { start, offsets, end: pos })
+}
+
+/// A cheap first test of a candidate start: frame headers and first keys only.
+fn quick_chain(scan: &Scan, mut pos: usize) -> bool {
+    for _ in 0..QUICK_CHAIN {
+        if pos >= scan.buf.len() {
+            return true;
+        }
+        match scan.quick(pos) {
+            Ok(total) if total > 0 && total <= SYNC_FRAME_MAX => pos += total as usize,
+            _ => return false,
+        }
+    }
+    true
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::index::{IndexShared, Problem, scan_in_regions};
+    use crate::dump::Framing;
+    use crate::schema::SchemaSet;
+    use crate::sim::{WalGenConfig, WalGenerator};
+
+    fn dump(frames: usize) -> Vec<u8> {
+        let set = SchemaSet::builtin();
+        let cfg = WalGenConfig { seed: 3, total: Some(frames as u64), ..WalGenConfig::default() };
+        let mut out = Vec::new();
+        for m in WalGenerator::new(set.pool(), cfg).take(frames) {
+            crate::dump::framing::write_frame(Framing::VarintDelimited, &m.response, &mut out);
+        }
+        out
+    }
+
+    /// The index of `buf` and how many regions were adopted.
+    fn index(buf: &[u8], region: usize, workers: usize) -> ((Vec<u64>, Vec<Problem>), usize) {
+        let set = SchemaSet::builtin();
+        let desc = set.message("milvus.proto.milvus.DumpMessagesResponse").ok();
+        let shared = IndexShared::default();
+        let adopted = scan_in_regions(buf, Framing::VarintDelimited, desc.as_ref(), &shared, region, workers);
+        ((shared.offsets(0..usize::MAX), shared.problems()), adopted)
+    }
+
+    /// Damaged files of every kind, damage on and beside region edges: the regions walked ahead
+    /// change nothing in the index, whatever their size and however many workers walk them.
+    #[test]
+    fn regions_give_the_same_index_as_the_walk_alone() {
+        let clean = dump(1500);
+        let mut x = 0x9e37_79b9_7f4a_7c15u64;
+        let mut rand = move |n: usize| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            (x % n as u64) as usize
+        };
+        let mut cases = vec![("clean", clean.clone())];
+        let mut flipped = clean.clone();
+        for _ in 0..6 {
+            let at = rand(flipped.len());
+            flipped[at] ^= 0xa5;
+        }
+        cases.push(("bytes flipped", flipped));
+        let mut garbage = clean.clone();
+        for edge in [3 * 4096, 7 * 10_007, 2 * 65_536 + 1] {
+            let junk: Vec<u8> = (0..97).map(|_| rand(256) as u8).collect();
+            garbage.splice(edge..edge, junk);
+        }
+        cases.push(("garbage on region edges", garbage));
+        let mut huge = clean.clone();
+        let at = clean.len() / 2;
+        let mut prefix = Vec::new();
+        crate::wire::varint::write_varint(1u64 << 62, &mut prefix);
+        huge.splice(at..at, prefix);
+        cases.push(("a huge length", huge));
+        let mut cut = clean.clone();
+        cut.truncate(clean.len() - 11);
+        cases.push(("truncated tail", cut));
+        for (name, buf) in &cases {
+            let (expected, none) = index(buf, 0, 1);
+            assert_eq!(none, 0);
+            match *name {
+                "clean" => assert!(expected.1.is_empty() && expected.0.len() == 1500, "{:?}", expected.1),
+                // A flipped byte inside a payload can pass for data.
+                "bytes flipped" => {}
+                _ => assert!(!expected.1.is_empty(), "{name}: the damage shows"),
+            }
+            for region in [4096, 10_007, 65_536] {
+                for workers in [2, 3] {
+                    let (got, adopted) = index(buf, region, workers);
+                    assert_eq!(got, expected, "{name}: regions of {region} bytes, {workers} workers");
+                    // Most regions are adopted; otherwise this test would prove nothing.
+                    assert!(
+                        adopted * region * 2 > buf.len(),
+                        "{name}: {adopted} regions of {region} adopted"
+                    );
+                }
+            }
+        }
+    }
+}
