@@ -50,12 +50,19 @@ pub(super) struct Regions<'a> {
     control: &'a Control,
 }
 
-/// What the scan and the workers share: the next region to take, and whether to stop.
+/// What the scan and the workers share: the next region to take, the first one the scan has
+/// not settled, and whether to stop.
 #[derive(Default)]
 pub(super) struct Control {
     taken: AtomicUsize,
+    settled: AtomicUsize,
     stop: AtomicBool,
 }
+
+/// Regions a worker may run ahead of the scan: the offsets of regions walked but not adopted
+/// are held in memory, so a scan held up (resynchronising after damage) must not let the
+/// workers walk the whole file ahead of it.
+const AHEAD: usize = 8;
 
 impl Regions<'_> {
     /// The region whose first frame is at `pos`, once the walk has reached it. Waits for the
@@ -71,7 +78,7 @@ impl Regions<'_> {
             };
             match region {
                 Some(r) if r.start == pos => {
-                    self.next += 1;
+                    self.settle();
                     self.adopted += 1;
                     return Some(r);
                 }
@@ -80,9 +87,14 @@ impl Regions<'_> {
                     return None;
                 }
                 // No chain in the region, or the walk stepped over its start.
-                _ => self.next += 1,
+                _ => self.settle(),
             }
         }
+    }
+
+    fn settle(&mut self) {
+        self.next += 1;
+        self.control.settled.store(self.next, Ordering::Relaxed);
     }
 
     fn wait(&mut self, k: usize) -> Option<Region> {
@@ -124,14 +136,22 @@ pub(super) fn spawn<'scope>(
     let count = len.div_ceil(size);
     let (tx, results) = channel();
     control.taken.store(1, Ordering::Relaxed);
+    control.settled.store(1, Ordering::Relaxed);
     for _ in 0..workers {
         let tx = tx.clone();
         let spawned =
             std::thread::Builder::new().name("walscope-index-region".into()).spawn_scoped(scope, move || {
                 loop {
                     let k = control.taken.fetch_add(1, Ordering::Relaxed);
-                    if k >= count || control.stop.load(Ordering::Relaxed) || shared.was_cancelled() {
+                    let stopped = || control.stop.load(Ordering::Relaxed) || shared.was_cancelled();
+                    if k >= count || stopped() {
                         break;
+                    }
+                    while k > control.settled.load(Ordering::Relaxed) + AHEAD {
+                        if stopped() {
+                            return;
+                        }
+                        std::thread::sleep(std::time::Duration::from_micros(200));
                     }
                     let region = walk_region(scan, k * size, ((k + 1) * size).min(len), &control.stop);
                     if tx.send((k, region)).is_err() {
@@ -149,7 +169,7 @@ pub(super) fn spawn<'scope>(
 /// The frames of `from..to`, from the first offset where a chain of valid frames starts.
 fn walk_region(scan: &Scan, from: usize, to: usize, stop: &AtomicBool) -> Option<Region> {
     let start = (from..to).find(|&p| quick_chain(scan, p) && scan.chain_starts_at(p))?;
-    let mut offsets = Vec::with_capacity((to - from) / 256);
+    let mut offsets = Vec::new();
     let mut pos = start;
     while pos < to {
         if offsets.len() % 4096 == 4095 && stop.load(Ordering::Relaxed) {
