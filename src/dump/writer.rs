@@ -3,8 +3,8 @@
 //! Data is fsynced before the manifest that describes it is replaced, so the manifest's frame
 //! count and resume point are never ahead of the bytes on disk; a crash leaves a file that reads
 //! up to its last complete frame. Writes and fsyncs happen on the writer's own thread
-//! ([`super::writer_thread`]); appending only copies the frame into a batch. Must never: rewrite a frame already written, or write the
-//! manifest in place.
+//! ([`super::writer_thread`]); appending only copies the frame into a batch. Must never:
+//! rewrite a frame already written, or write the manifest in place.
 
 use super::framing::{Framing, write_frame, write_frame_header};
 use super::writer_thread::{Batch, DiskSide, Part, SyncRequest, write_manifest};
