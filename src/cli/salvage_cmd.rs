@@ -238,9 +238,7 @@ async fn watch(jobs: Vec<SetJob>) -> Ends {
                 let (job, bar) = running.remove(i);
                 draw(&bar, &job.handle.progress.borrow().clone());
                 bar.finish();
-                let result =
-                    (*result).map_err(|e| salvage::SalvageError::Task(e.to_string())).and_then(|r| r);
-                ends.push((job.pchannel, result));
+                ends.push((job.pchannel, salvage::outcome_of(*result)));
             }
             Woke::Redraw => {}
             Woke::Interrupted => {

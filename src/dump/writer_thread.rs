@@ -1,7 +1,7 @@
 //! The disk side of a [`super::DumpWriter`]: one thread per open writer that writes the
 //! batches of frames it is handed, fsyncs them and only then replaces the manifest. The side
-//! that receives a stream only copies frames into a batch, so no write and no fsync ever holds
-//! up the stream (a salvage runs at the server's rate, not at the disk's latency).
+//! that receives a stream only copies frames into a batch, so no write and no fsync holds up
+//! the stream unless the disk is several batches behind.
 //!
 //! Owns: the order data, fsync, manifest. Syncs asked for while earlier batches still wait are
 //! merged into one after all of them (the latest manifest wins), so a disk slower than the
@@ -12,7 +12,6 @@ use super::save::atomic_write;
 use super::writer::Manifest;
 use std::fs::File;
 use std::io::{self, Write};
-
 use std::path::PathBuf;
 use std::sync::mpsc::{Receiver, Sender, SyncSender, sync_channel};
 use std::sync::{Arc, Mutex};

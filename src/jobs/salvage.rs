@@ -228,8 +228,15 @@ pub struct SalvageHandle {
 
 impl SalvageHandle {
     pub async fn wait(self) -> Result<SalvageOutcome, SalvageError> {
-        self.task.await.map_err(|e| SalvageError::Task(e.to_string()))?
+        outcome_of(self.task.await)
     }
+}
+
+/// The job's result from its joined task (a panicked or aborted task is a `Task` error).
+pub fn outcome_of(
+    joined: Result<Result<SalvageOutcome, SalvageError>, tokio::task::JoinError>,
+) -> Result<SalvageOutcome, SalvageError> {
+    joined.map_err(|e| SalvageError::Task(e.to_string()))?
 }
 
 /// Starts the job on the current runtime, skipping what the new primary already has.
@@ -371,9 +378,9 @@ pub async fn run_with(
             frames: writer.frames(),
             bytes: writer.bytes(),
             rate_per_s: new_frames as f64 / elapsed.as_secs_f64().max(1e-3),
-            last_timetick: last.as_ref().map_or(0, |r| r.timetick),
+            last_timetick: last.map_or(0, |r| r.timetick),
             end_timetick,
-            last_message_id: last.as_ref().map(|r| r.message_id.clone()),
+            last_message_id: last.map(|r| r.message_id.clone()),
             elapsed,
             state,
             start_timetick,
