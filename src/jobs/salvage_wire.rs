@@ -118,7 +118,16 @@ pub(super) fn wal_enum_name(backend_name: &str) -> &'static str {
 /// the rest take the full decode, whose errors say what is wrong.
 pub(super) struct FramePlacer {
     response: MessageDescriptor,
-    fast: Option<(Rules, TypeId, Numbers)>,
+    fast: Option<Fast>,
+}
+
+/// The compiled check and the field numbers the wire reading needs.
+struct Fast {
+    rules: Rules,
+    /// DumpMessagesResponse and ImmutableMessage within `rules`.
+    frame: TypeId,
+    message: TypeId,
+    numbers: Numbers,
 }
 
 /// Field numbers: DumpMessagesResponse.status/.message, ImmutableMessage.id/.properties,
@@ -143,21 +152,20 @@ impl FramePlacer {
             };
             let imm = sub(response, "message")?;
             let id = sub(&imm, "id")?;
-            Some(Numbers {
+            let numbers = Numbers {
                 status: n(response, "status")?,
                 message: n(response, "message")?,
                 id: n(&imm, "id")?,
                 properties: n(&imm, "properties")?,
                 id_text: n(&id, "id")?,
                 id_wal: n(&id, "WAL_name")?,
-            })
-        };
-        let fast = numbers().map(|numbers| {
+            };
             let mut rules = Rules::default();
             let frame = rules.add(response);
-            (rules, frame, numbers)
-        });
-        FramePlacer { response: response.clone(), fast }
+            let message = rules.add(&imm);
+            Some(Fast { rules, frame, message, numbers })
+        };
+        FramePlacer { response: response.clone(), fast: numbers() }
     }
 
     /// The resume point of one received frame and whether it belongs to a transaction
@@ -167,9 +175,8 @@ impl FramePlacer {
         bytes: &[u8],
         from: &GrpcTransport,
     ) -> Result<Option<(ResumePoint, bool)>, SalvageError> {
-        if let Some((rules, frame, numbers)) = &self.fast
-            && rules.accepts(*frame, bytes)
-            && let Some(placed) = place_from_wire(bytes, numbers)
+        if let Some(fast) = &self.fast
+            && let Some(placed) = place_from_wire(bytes, fast)
         {
             return Ok(Some(placed));
         }
@@ -177,12 +184,28 @@ impl FramePlacer {
     }
 }
 
-/// [`place`] for a frame that decodes: the same answer, or None when the full decode must
-/// give it (a status, a missing id or timetick, a field given twice).
-fn place_from_wire(bytes: &[u8], n: &Numbers) -> Option<(ResumePoint, bool)> {
-    let message = scan::single_len(bytes, n.message, Some(n.status))?;
+/// [`place`] for a frame the strict check accepts: the same answer, or None when the full
+/// decode must give it (a frame the check refuses, a status, a missing id or timetick, a field
+/// given twice). The check is made in the same walk that reads the fields: each field of the
+/// response and of its message is checked as [`Rules::accepts`] would check it (at the depth
+/// it would), so the frame's bytes are walked once.
+fn place_from_wire(bytes: &[u8], fast: &Fast) -> Option<(ResumePoint, bool)> {
+    let (rules, n) = (&fast.rules, &fast.numbers);
+    let mut message = None;
+    for item in scan::fields(bytes) {
+        match item.ok()? {
+            (x, _) if x == n.status => return None,
+            (x, scan::Value::Len(b)) if x == n.message => scan::set_once(&mut message, b)?,
+            (x, value) if rules.accepts_field(fast.frame, x, value, 0) => {}
+            _ => return None,
+        }
+    }
     let (mut id, mut props) = (None, scan::StringMap::default());
-    for (number, value) in scan::fields(message).flatten() {
+    for item in scan::fields(message?) {
+        let (number, value) = item.ok()?;
+        if !rules.accepts_field(fast.message, number, value, 1) {
+            return None;
+        }
         match (number, value) {
             (x, scan::Value::Len(b)) if x == n.id => scan::set_once(&mut id, b)?,
             (x, scan::Value::Len(entry)) if x == n.properties => props.insert_entry(entry)?,
@@ -289,7 +312,7 @@ mod tests {
         let set = SchemaSet::builtin();
         let response = set.message("milvus.proto.milvus.DumpMessagesResponse").unwrap();
         let placer = FramePlacer::new(&response);
-        let Some((rules, frame, numbers)) = &placer.fast else { panic!("no fast path") };
+        let Some(wire_path) = &placer.fast else { panic!("no fast path") };
         let cfg = WalGenConfig { seed: 3, total: Some(300), ..Default::default() };
         let mut rng = SimRng::new(9);
         let (mut fast, mut txn) = (0, 0);
@@ -303,7 +326,14 @@ mod tests {
             }
             for (k, bytes) in variants.iter().enumerate() {
                 let full = place(&response, bytes, "test").ok().flatten();
-                let wire = rules.accepts(*frame, bytes).then(|| place_from_wire(bytes, numbers)).flatten();
+                let wire = place_from_wire(bytes, wire_path);
+                let accepted = wire_path.rules.accepts(wire_path.frame, bytes);
+                // The fused walk places only frames the whole-frame check accepts.
+                assert!(
+                    wire.is_none() || accepted,
+                    "variant {k} of {}: placed but not accepted",
+                    m.message_id
+                );
                 if k == 0 {
                     assert_eq!(wire.is_some(), full.is_some(), "sound frame {}", m.message_id);
                     txn += usize::from(wire.as_ref().is_some_and(|w| w.1));
