@@ -144,7 +144,7 @@ struct Numbers {
 
 impl FramePlacer {
     pub(super) fn new(response: &MessageDescriptor) -> FramePlacer {
-        let numbers = || {
+        let fast = || {
             let n = |d: &MessageDescriptor, name: &str| d.get_field_by_name(name).map(|f| f.number());
             let sub = |d: &MessageDescriptor, name: &str| match d.get_field_by_name(name)?.kind() {
                 prost_reflect::Kind::Message(m) => Some(m),
@@ -165,7 +165,7 @@ impl FramePlacer {
             let message = rules.add(&imm);
             Some(Fast { rules, frame, message, numbers })
         };
-        FramePlacer { response: response.clone(), fast: numbers() }
+        FramePlacer { response: response.clone(), fast: fast() }
     }
 
     /// The resume point of one received frame and whether it belongs to a transaction
