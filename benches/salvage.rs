@@ -2,7 +2,7 @@
 //! DumpMessages into a dump file) of ~1 KiB and ~64 KiB messages from the demo server, beside
 //! the rate at which the same server streams to a client that discards everything. The demo
 //! keeps what it generated, so after a warm-up both read the same cached WAL; the ratio shows
-//! what the salvage path (decode for the resume point, framing, writes, syncs) costs. A third
+//! what the salvage path (placing each frame, framing, writes, syncs) costs. A third
 //! baseline is the disk: the same bytes written and fsynced, since a salvage's file must be
 //! durable and cannot be made so faster than that.
 
