@@ -5,10 +5,22 @@
 //! what the salvage path (placing each frame, framing, writes, syncs) costs. A third
 //! baseline is the disk: the same bytes written and fsynced, since a salvage's file must be
 //! durable and cannot be made so faster than that.
+//!
+//! Each case runs in two setups:
+//! - **shared**: the demo server in the bench's own process, so server, client and writer
+//!   share the two cores;
+//! - **own core**: the bench starts itself again as a child that only serves (it sees
+//!   `WALSCOPE_BENCH_SERVE`), pinned to the first CPU, and pins itself to the second: the
+//!   setup a real salvage meets, where the old primary runs on another machine. There the
+//!   salvage also writes to tmpfs (`/dev/shm`, when it is one), which shows the salvage's
+//!   own pace apart from the disk's.
 
-use criterion::{BatchSize, Criterion, Throughput, criterion_group, criterion_main};
+use criterion::{BatchSize, Criterion, Throughput};
 use futures::StreamExt;
-use prost_reflect::DynamicMessage;
+use prost_reflect::{DynamicMessage, MethodDescriptor};
+use std::io::{BufRead, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 use walscope::dump::SyncPolicy;
 use walscope::jobs::salvage::{self, SalvageSpec};
@@ -19,6 +31,12 @@ use walscope::sim::milvus::{MilvusDemo, MilvusDemoConfig, OLD_CLUSTER_ID};
 use walscope::sim::{WalGenConfig, WalGenerator};
 
 const PCHANNEL: &str = "by-dev-rootcoord-dml_1";
+/// Set in the child that only serves: the rows per message of its WAL.
+const SERVE_ENV: &str = "WALSCOPE_BENCH_SERVE";
+/// The CPU that child pins itself to.
+const CPU_ENV: &str = "WALSCOPE_BENCH_CPU";
+/// Alternating raw/salvage passes behind the printed same-run ratio (its median).
+const PASSES: usize = 7;
 
 struct Case {
     name: &'static str,
@@ -26,9 +44,215 @@ struct Case {
     messages: usize,
 }
 
+fn wal(rows: u64) -> WalGenConfig {
+    WalGenConfig { seed: 5, rows: (rows, rows), total: None, ..Default::default() }
+}
+
+/// What one case's runs share: the runtime, the DumpMessages call and its bounds.
+struct Run<'a> {
+    rt: &'a tokio::runtime::Runtime,
+    dump: MethodDescriptor,
+    request: DynamicMessage,
+    end: u64,
+}
+
+impl Run<'_> {
+    /// The stream drained by a client that keeps nothing: (messages, bytes).
+    fn raw(&self, addr: &str) -> (u64, u64) {
+        self.rt.block_on(async {
+            let t = GrpcTransport::connect(&GrpcSettings::new(addr)).await.unwrap();
+            let mut s =
+                t.call_server_stream(&self.dump, &self.request, &CallOptions::default()).await.unwrap();
+            let (mut n, mut bytes) = (0u64, 0u64);
+            while let Some(m) = s.messages.next().await {
+                n += 1;
+                bytes += m.unwrap().len() as u64;
+            }
+            (n, bytes)
+        })
+    }
+
+    /// A salvage of the same window into `out`: (frames, bytes written).
+    fn salvage(&self, addr: &str, out: &Path) -> (u64, u64) {
+        let spec = SalvageSpec {
+            new_primary: GrpcSettings::new(addr),
+            old_primary: GrpcSettings::new(addr),
+            source_cluster_id: OLD_CLUSTER_ID.into(),
+            pchannel: PCHANNEL.into(),
+            out: out.to_path_buf(),
+            end_timetick: self.end,
+            resume: false,
+            max_retries: 0,
+            timeout: Duration::from_secs(60),
+            sync: SyncPolicy { every_frames: 1000, every: Duration::from_millis(500) },
+        };
+        let o = self.rt.block_on(async { salvage::spawn(spec).wait().await.unwrap() });
+        (o.manifest.frames, o.manifest.bytes)
+    }
+
+    /// Prints the median of alternating passes, then lets criterion time both.
+    fn measure(&self, c: &mut Criterion, group: &str, addr: &str, outs: &[(&str, PathBuf)]) {
+        let timed = |f: &dyn Fn() -> (u64, u64)| {
+            let t = Instant::now();
+            let (n, b) = f();
+            (t.elapsed().as_secs_f64(), n, b)
+        };
+        let (_, n, raw_bytes) = timed(&|| self.raw(addr));
+        let (mut raw_s, mut disk_s) = (Vec::new(), Vec::new());
+        let mut sal_s: Vec<Vec<f64>> = vec![Vec::new(); outs.len()];
+        for _ in 0..PASSES {
+            raw_s.push(timed(&|| self.raw(addr)).0);
+            // The disk varies from second to second here, so it is measured in every pass too.
+            disk_s.push(disk_rate(&outs[0].1, raw_bytes));
+            for (k, (_, out)) in outs.iter().enumerate() {
+                remove_dump(out);
+                sal_s[k].push(timed(&|| self.salvage(addr, out)).0);
+            }
+        }
+        let disk = median(&mut disk_s);
+        let raw = median(&mut raw_s);
+        let mb = raw_bytes as f64 / 1e6;
+        print!(
+            "{group}: {n} msgs, {:.0} B average | raw stream {raw:.3} s ({:.0} msg/s, {:.1} MB/s) | disk, write + fsync {disk:.1} MB/s",
+            raw_bytes as f64 / n as f64,
+            n as f64 / raw,
+            mb / raw,
+        );
+        for ((label, _), s) in outs.iter().zip(&mut sal_s) {
+            let s = median(s);
+            print!(" | salvage to {label} {s:.3} s, {:.2} of raw", raw / s);
+            if *label == "disk" {
+                print!(", {:.2} of min(raw, disk)", (mb / s) / (mb / raw).min(disk));
+            }
+        }
+        println!(" (medians of {PASSES} alternating passes)");
+        let mut g = c.benchmark_group(group);
+        g.sample_size(10).measurement_time(Duration::from_secs(8)).throughput(Throughput::Elements(n));
+        g.bench_function("raw_stream_discard", |b| b.iter(|| self.raw(addr)));
+        for (label, out) in outs {
+            // A salvage writes a new file; the last run's is removed untimed (truncating 200 MB
+            // of a file still being written back costs the filesystem ~0.15 s, not the salvage).
+            g.bench_function(format!("salvage_to_{label}"), |b| {
+                b.iter_batched(|| remove_dump(out), |()| self.salvage(addr, out), BatchSize::PerIteration)
+            });
+        }
+        g.finish();
+        for (_, out) in outs {
+            remove_dump(out);
+        }
+    }
+}
+
+fn median(v: &mut [f64]) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v[v.len() / 2]
+}
+
+fn remove_dump(out: &Path) {
+    let _ = std::fs::remove_file(out);
+    let _ = std::fs::remove_file(walscope::dump::manifest_path(out));
+}
+
+/// The disk's own limit in MB/s: `bytes` written in 1 MiB writes and fsynced beside `out`.
+fn disk_rate(out: &Path, bytes: u64) -> f64 {
+    let path = out.with_extension("disk-baseline");
+    let chunk = vec![0x5au8; 1 << 20];
+    let t = Instant::now();
+    let mut f = std::fs::File::create(&path).unwrap();
+    let mut left = bytes as usize;
+    while left > 0 {
+        let k = left.min(chunk.len());
+        f.write_all(&chunk[..k]).unwrap();
+        left -= k;
+    }
+    f.sync_data().unwrap();
+    let mbs = bytes as f64 / t.elapsed().as_secs_f64() / 1e6;
+    std::fs::remove_file(&path).unwrap();
+    mbs
+}
+
+/// Pins the calling thread (0) or thread `tid` to one CPU, or frees it (None).
+fn pin(tid: libc::pid_t, cpu: Option<usize>) {
+    // SAFETY: a cpu_set_t is plain bits; zeroed is the empty set.
+    let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+    // Every CPU the system has (not `available_parallelism`, which shrinks once pinned).
+    // SAFETY: sysconf has no preconditions.
+    let cpus = unsafe { libc::sysconf(libc::_SC_NPROCESSORS_CONF) }.max(1) as usize;
+    for c in 0..cpus {
+        if cpu.is_none_or(|only| only == c) {
+            // SAFETY: c is below the set's capacity (CPU_SETSIZE is 1024).
+            unsafe { libc::CPU_SET(c, &mut set) };
+        }
+    }
+    // SAFETY: the set is initialised and its size is passed.
+    let rc = unsafe { libc::sched_setaffinity(tid, std::mem::size_of::<libc::cpu_set_t>(), &set) };
+    assert_eq!(rc, 0, "sched_setaffinity({tid}, {cpu:?}): {}", std::io::Error::last_os_error());
+}
+
+/// Every thread of this process (the runtime's workers too) on one CPU, or freed. Threads
+/// started later (the dump writer's) inherit their creator's.
+fn pin_process(cpu: Option<usize>) {
+    for task in std::fs::read_dir("/proc/self/task").unwrap() {
+        if let Some(tid) = task.unwrap().file_name().to_str().and_then(|t| t.parse().ok()) {
+            pin(tid, cpu);
+        }
+    }
+}
+
+/// The child that only serves: pinned before its runtime exists, so its one worker is too.
+fn serve(rows: u64) {
+    let cpu = std::env::var(CPU_ENV).ok().and_then(|c| c.parse().ok()).unwrap_or(0);
+    pin(0, Some(cpu));
+    let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build().unwrap();
+    let demo =
+        rt.block_on(MilvusDemo::start(MilvusDemoConfig { wal: wal(rows), ..Default::default() })).unwrap();
+    println!("ADDR {}", demo.addr());
+    std::io::stdout().flush().unwrap();
+    // Serves until the bench closes our stdin (or dies).
+    let _ = std::io::stdin().read_line(&mut String::new());
+    rt.block_on(demo.shutdown());
+}
+
+/// A serving child on CPU 0; dropped, it is told to stop and waited for.
+struct ServerProcess {
+    child: Child,
+    addr: String,
+}
+
+impl ServerProcess {
+    fn start(rows: u64) -> ServerProcess {
+        let mut child = Command::new(std::env::current_exe().unwrap())
+            .env(SERVE_ENV, rows.to_string())
+            .env(CPU_ENV, "0")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut line = String::new();
+        std::io::BufReader::new(child.stdout.take().unwrap()).read_line(&mut line).unwrap();
+        let addr = line.trim().strip_prefix("ADDR ").expect("the serving child's address").to_string();
+        ServerProcess { child, addr }
+    }
+}
+
+impl Drop for ServerProcess {
+    fn drop(&mut self) {
+        drop(self.child.stdin.take());
+        let _ = self.child.wait();
+    }
+}
+
 fn bench(c: &mut Criterion) {
     let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
     let set = SchemaSet::builtin();
+    let svc = set.pool().get_service_by_name("milvus.proto.milvus.MilvusService").unwrap();
+    let dump = svc.methods().find(|m| m.name() == "DumpMessages").unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    // tmpfs only when /dev/shm is one (its fsync is free, so the disk drops out).
+    let shm = Path::new("/dev/shm");
+    let tmpfs =
+        std::fs::metadata(shm).is_ok_and(|m| m.is_dir()).then(|| tempfile::tempdir_in(shm).ok()).flatten();
+    let own_core = std::thread::available_parallelism().is_ok_and(|n| n.get() >= 2);
     for case in
         // About 1 KiB (2 rows) and 64 KiB (170 rows) per message, ~200 MB each: long enough that
         // the rate is the stream's, not the set-up's (two connections, the checkpoint, the file).
@@ -37,109 +261,51 @@ fn bench(c: &mut Criterion) {
             Case { name: "64KiB", rows: 170, messages: 3_000 },
         ]
     {
-        let wal = WalGenConfig { seed: 5, rows: (case.rows, case.rows), total: None, ..Default::default() };
         // The end timetick that bounds the dump to about `messages` messages.
-        let msgs: Vec<_> = WalGenerator::new(set.pool(), wal.clone())
+        let msgs: Vec<_> = WalGenerator::new(set.pool(), wal(case.rows))
             .filter(|m| m.pchannel == PCHANNEL)
             .take(case.messages + 10)
             .collect();
-        let end = msgs[case.messages + 5].timetick;
-        let demo = rt.block_on(MilvusDemo::start(MilvusDemoConfig { wal, ..Default::default() })).unwrap();
-        let addr = demo.addr().to_string();
-        let dir = tempfile::tempdir().unwrap();
-        let svc = set.pool().get_service_by_name("milvus.proto.milvus.MilvusService").unwrap();
-        let dump = svc.methods().find(|m| m.name() == "DumpMessages").unwrap();
         let first = &msgs[0];
         let request = DynamicMessage::deserialize(
             dump.input(),
             serde_json::json!({"pchannel": PCHANNEL, "start_message_id": {"id": first.message_id, "WAL_name": "Pulsar"},
-                "include_start_message": true, "end_timetick": end.to_string()}),
+                "include_start_message": true, "end_timetick": msgs[case.messages + 5].timetick.to_string()}),
         )
         .unwrap();
-        let raw = || {
-            rt.block_on(async {
-                let t = GrpcTransport::connect(&GrpcSettings::new(&addr)).await.unwrap();
-                let mut s = t.call_server_stream(&dump, &request, &CallOptions::default()).await.unwrap();
-                let (mut n, mut bytes) = (0u64, 0u64);
-                while let Some(m) = s.messages.next().await {
-                    n += 1;
-                    bytes += m.unwrap().len() as u64;
-                }
-                (n, bytes)
-            })
-        };
-        let out = dir.path().join("bench.dump");
-        // A salvage writes a new file; the last run's is removed untimed (truncating 200 MB of
-        // a file still being written back costs the filesystem ~0.15 s, which is not the
-        // salvage's).
-        let remove_last = || {
-            let _ = std::fs::remove_file(&out);
-            let _ = std::fs::remove_file(walscope::dump::manifest_path(&out));
-        };
-        let salvage = || {
-            let spec = SalvageSpec {
-                new_primary: GrpcSettings::new(&addr),
-                old_primary: GrpcSettings::new(&addr),
-                source_cluster_id: OLD_CLUSTER_ID.into(),
-                pchannel: PCHANNEL.into(),
-                out: out.clone(),
-                end_timetick: end,
-                resume: false,
-                max_retries: 0,
-                timeout: Duration::from_secs(60),
-                sync: SyncPolicy { every_frames: 1000, every: Duration::from_millis(500) },
-            };
-            rt.block_on(async { salvage::spawn(spec).wait().await.unwrap() })
-        };
-        raw(); // warm-up: the demo generates and caches the WAL
-        let timed = |f: &dyn Fn() -> (u64, u64)| {
-            let t = Instant::now();
-            let (n, b) = f();
-            let s = t.elapsed().as_secs_f64();
-            (n as f64 / s, b as f64 / s / 1e6, n)
-        };
-        let (raw_mps, raw_mbs, n) = timed(&raw);
-        // The disk's own limit: the same number of bytes written in 1 MiB writes and fsynced,
-        // to the same directory (a salvage cannot be faster than its file can be made durable).
-        let raw_bytes = (raw_mbs * 1e6 / raw_mps * n as f64) as usize;
-        let disk_mbs = {
-            let path = dir.path().join("disk-baseline");
-            let chunk = vec![0x5au8; 1 << 20];
-            let t = Instant::now();
-            let mut f = std::fs::File::create(&path).unwrap();
-            let mut left = raw_bytes;
-            while left > 0 {
-                let k = left.min(chunk.len());
-                std::io::Write::write_all(&mut f, &chunk[..k]).unwrap();
-                left -= k;
-            }
-            f.sync_data().unwrap();
-            let mbs = raw_bytes as f64 / t.elapsed().as_secs_f64() / 1e6;
-            std::fs::remove_file(&path).unwrap();
-            mbs
-        };
-        remove_last();
-        let (sal_mps, sal_mbs, _) = timed(&|| {
-            let o = salvage();
-            (o.manifest.frames, o.manifest.bytes)
-        });
-        println!(
-            "{}: {n} msgs, {:.0} B average | raw stream {raw_mps:.0} msg/s {raw_mbs:.1} MB/s | disk, write + fsync {disk_mbs:.1} MB/s | salvage {sal_mps:.0} msg/s {sal_mbs:.1} MB/s | salvage/raw {:.2} | salvage/min(raw, disk) {:.2}",
-            case.name,
-            raw_mbs * 1e6 / raw_mps,
-            sal_mps / raw_mps,
-            sal_mbs / raw_mbs.min(disk_mbs)
-        );
-        let mut group = c.benchmark_group(format!("salvage_{}", case.name));
-        group.sample_size(10).measurement_time(Duration::from_secs(8)).throughput(Throughput::Elements(n));
-        group.bench_function("raw_stream_discard", |b| b.iter(raw));
-        group.bench_function("salvage_to_file", |b| {
-            b.iter_batched(remove_last, |()| salvage(), BatchSize::PerIteration)
-        });
-        group.finish();
+        let run = Run { rt: &rt, dump: dump.clone(), request, end: msgs[case.messages + 5].timetick };
+        let on_disk = ("disk", dir.path().join("bench.dump"));
+
+        let demo = rt
+            .block_on(MilvusDemo::start(MilvusDemoConfig { wal: wal(case.rows), ..Default::default() }))
+            .unwrap();
+        let addr = demo.addr().to_string();
+        run.raw(&addr); // warm-up: the demo generates and caches the WAL
+        run.measure(c, &format!("salvage_{}_shared", case.name), &addr, std::slice::from_ref(&on_disk));
         rt.block_on(demo.shutdown());
+
+        if !own_core {
+            println!("salvage_{}_server_own_core: skipped, this machine has one CPU", case.name);
+            continue;
+        }
+        let server = ServerProcess::start(case.rows);
+        pin_process(Some(1));
+        run.raw(&server.addr);
+        let mut outs = vec![on_disk];
+        if let Some(t) = &tmpfs {
+            outs.push(("tmpfs", t.path().join("bench.dump")));
+        }
+        run.measure(c, &format!("salvage_{}_server_own_core", case.name), &server.addr, &outs);
+        pin_process(None);
+        drop(server);
     }
 }
 
-criterion_group!(benches, bench);
-criterion_main!(benches);
+fn main() {
+    if let Some(rows) = std::env::var(SERVE_ENV).ok().and_then(|r| r.parse().ok()) {
+        return serve(rows);
+    }
+    let mut c = Criterion::default().configure_from_args();
+    bench(&mut c);
+    c.final_summary();
+}

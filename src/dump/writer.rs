@@ -17,7 +17,7 @@ use std::time::{Duration, Instant};
 pub const MANIFEST_VERSION: u32 = 1;
 
 /// Where a salvage can continue: the last message written, its last-confirmed id and timetick.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ResumePoint {
     pub message_id: String,
     /// WAL backend of the ids (RocksMQ, Pulsar, Kafka, Woodpecker).
@@ -225,18 +225,48 @@ impl DumpWriter {
     /// for the disk unless it is several batches behind; the policy's syncs happen on the
     /// writer's thread.
     pub fn append(&mut self, message: &[u8], resume: Option<ResumePoint>) -> io::Result<()> {
-        let before = self.batch.bytes.len();
-        write_frame(self.framing, message, &mut self.batch.bytes);
-        self.batch.own_to_end();
-        self.counted((self.batch.bytes.len() - before) as u64, resume)
+        self.append_at(message, resume, Instant::now())
     }
 
     /// [`DumpWriter::append`] of a message received as `Bytes`: a large one is written from
     /// where it is, so a stream's big messages are never copied on the receiving side.
     pub fn append_bytes(&mut self, message: bytes::Bytes, resume: Option<ResumePoint>) -> io::Result<()> {
+        self.append_bytes_at(message, resume, Instant::now())
+    }
+
+    /// [`DumpWriter::append_bytes`] for a stream's hot loop: the resume point is lent rather
+    /// than given (swapped with the writer's last one, so the caller gets buffers back to fill
+    /// for the next message; what it then holds is stale), and `now` is the caller's clock
+    /// reading for this message (the time rule of the policy is judged by it).
+    pub fn append_bytes_lent(
+        &mut self,
+        message: bytes::Bytes,
+        point: &mut ResumePoint,
+        now: Instant,
+    ) -> io::Result<()> {
+        match &mut self.pending_resume {
+            Some(pending) => std::mem::swap(pending, point),
+            None => self.pending_resume = Some(std::mem::take(point)),
+        }
+        self.append_bytes_at(message, None, now)
+    }
+
+    fn append_at(&mut self, message: &[u8], resume: Option<ResumePoint>, now: Instant) -> io::Result<()> {
+        let before = self.batch.bytes.len();
+        write_frame(self.framing, message, &mut self.batch.bytes);
+        self.batch.own_to_end();
+        self.counted((self.batch.bytes.len() - before) as u64, resume, now)
+    }
+
+    fn append_bytes_at(
+        &mut self,
+        message: bytes::Bytes,
+        resume: Option<ResumePoint>,
+        now: Instant,
+    ) -> io::Result<()> {
         if message.len() < SHARE_MIN {
             // Cheaper copied: a kept `Bytes` keeps the receive buffer it came in from being reused.
-            return self.append(&message, resume);
+            return self.append_at(&message, resume, now);
         }
         let before = self.batch.bytes.len();
         write_frame_header(self.framing, message.len(), &mut self.batch.bytes);
@@ -244,17 +274,20 @@ impl DumpWriter {
         let framed = (self.batch.bytes.len() - before + message.len()) as u64;
         self.shared += message.len();
         self.batch.parts.push(Part::Shared(message));
-        self.counted(framed, resume)
+        self.counted(framed, resume, now)
     }
 
-    fn counted(&mut self, framed: u64, resume: Option<ResumePoint>) -> io::Result<()> {
+    fn counted(&mut self, framed: u64, resume: Option<ResumePoint>, now: Instant) -> io::Result<()> {
         self.frames += 1;
         self.bytes += framed;
         self.unsynced += 1;
         if resume.is_some() {
             self.pending_resume = resume;
         }
-        if self.unsynced >= self.policy.every_frames || self.last_sync.elapsed() >= self.policy.every {
+        // A `now` read before the last sync counts as no time passed (saturating).
+        if self.unsynced >= self.policy.every_frames
+            || now.duration_since(self.last_sync) >= self.policy.every
+        {
             self.request_sync(None)
         } else if self.batch.bytes.len() + self.shared >= BATCH {
             self.hand_over(None)

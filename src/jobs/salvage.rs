@@ -389,6 +389,8 @@ pub async fn run_with(
         });
     };
     report(&writer, SalvageState::Dumping, run_first, skipped);
+    // Filled by each placed frame and swapped into the writer: one set of buffers per job.
+    let mut point = ResumePoint::default();
     let outcome = 'stream: loop {
         let request = DynamicMessage::deserialize(t.dump.input(), cursor.request.clone())
             .map_err(|e| SalvageError::Task(format!("stored request is not a DumpMessagesRequest: {e}")))?;
@@ -430,8 +432,11 @@ pub async fn run_with(
                         Some(Err(e)) => break e,
                         Some(Ok(b)) => b,
                     };
-                    last_message = Instant::now();
-                    let Some((point, in_txn)) = t.placer.place(&bytes, &old)? else { continue };
+                    // One clock reading per message serves the quiet check, the writer's time
+                    // rule and the report's.
+                    let now = Instant::now();
+                    last_message = now;
+                    let Some(in_txn) = t.placer.place(&bytes, &old, &mut point)? else { continue };
                     if let Some(skip) = &cursor.skip_through {
                         let backend = WalBackend::from_number(wal_number(&skip.wal));
                         let past = compare_message_ids(backend, &point.message_id, &skip.message_id)
@@ -463,11 +468,11 @@ pub async fn run_with(
                     if run_first == 0 {
                         run_first = point.timetick;
                     }
-                    writer.append_bytes(bytes, Some(point)).map_err(|e| file_err(e.to_string()))?;
+                    writer.append_bytes_lent(bytes, &mut point, now).map_err(|e| file_err(e.to_string()))?;
                     written += 1;
-                    if last_report.elapsed() >= Duration::from_millis(100) {
+                    if now.duration_since(last_report) >= Duration::from_millis(100) {
                         report(&writer, SalvageState::Dumping, run_first, skipped);
-                        last_report = Instant::now();
+                        last_report = now;
                     }
                 }
             }

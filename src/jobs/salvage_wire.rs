@@ -168,19 +168,25 @@ impl FramePlacer {
         FramePlacer { response: response.clone(), fast: fast() }
     }
 
-    /// The resume point of one received frame and whether it belongs to a transaction
-    /// (`_tx`); None for a success `status` frame (skipped).
+    /// Fills `point` with the resume point of one received frame and says whether it belongs
+    /// to a transaction (`_tx`); None for a success `status` frame (skipped, `point` then
+    /// holds nothing to use). The caller keeps one point for the whole stream, so placing a
+    /// frame allocates nothing once its strings have grown to size.
     pub(super) fn place(
         &self,
         bytes: &[u8],
         from: &GrpcTransport,
-    ) -> Result<Option<(ResumePoint, bool)>, SalvageError> {
+        point: &mut ResumePoint,
+    ) -> Result<Option<bool>, SalvageError> {
         if let Some(fast) = &self.fast
-            && let Some(placed) = place_from_wire(bytes, fast)
+            && let Some(in_txn) = place_from_wire(bytes, fast, point)
         {
-            return Ok(Some(placed));
+            return Ok(Some(in_txn));
         }
-        place(&self.response, bytes, from.endpoint())
+        Ok(place(&self.response, bytes, from.endpoint())?.map(|(placed, in_txn)| {
+            *point = placed;
+            in_txn
+        }))
     }
 }
 
@@ -189,7 +195,8 @@ impl FramePlacer {
 /// given twice). The check is made in the same walk that reads the fields: each field of the
 /// response and of its message is checked as [`Rules::accepts`] would check it (at the depth
 /// it would), so the frame's bytes are walked once.
-fn place_from_wire(bytes: &[u8], fast: &Fast) -> Option<(ResumePoint, bool)> {
+/// `point` is written only when the frame is placed.
+fn place_from_wire(bytes: &[u8], fast: &Fast, point: &mut ResumePoint) -> Option<bool> {
     let (rules, n) = (&fast.rules, &fast.numbers);
     let mut message = None;
     for item in scan::fields(bytes) {
@@ -213,16 +220,20 @@ fn place_from_wire(bytes: &[u8], fast: &Fast) -> Option<(ResumePoint, bool)> {
         }
     }
     let (id_text, wal) = crate::wal::fast::message_id(id?, n.id_text, n.id_wal)?;
-    let text = |b: &[u8]| std::str::from_utf8(b).ok().map(str::to_string);
+    fn text(b: &[u8]) -> Option<&str> {
+        std::str::from_utf8(b).ok()
+    }
     let prop = |k: &str| props.get(k);
-    let id_text = Some(id_text.to_string()).filter(|t| !t.is_empty())?;
-    let timetick = parse_base36_u64(std::str::from_utf8(prop("_tt")?).ok()?).ok()?;
+    if id_text.is_empty() {
+        return None;
+    }
+    let timetick = parse_base36_u64(text(prop("_tt")?)?).ok()?;
     let lc = match prop("_lc") {
         Some(lc) => Some(text(lc)?),
         None => None,
     };
-    let point = resume_point(id_text, wal, lc, prop("_lcs").is_some(), timetick);
-    Some((point, prop("_tx").is_some()))
+    fill_resume_point(point, id_text, wal, lc, prop("_lcs").is_some(), timetick);
+    Some(prop("_tx").is_some())
 }
 
 /// The resume point of one received frame by the full decode (see [`FramePlacer::place`]).
@@ -278,16 +289,32 @@ fn place(
 /// Where a frame leaves the dump: its id, and the last-confirmed id a restart must start from
 /// (`_lc`, or the id itself when `_lcs` says it confirms itself or `_lc` is empty).
 fn resume_point(id: String, wal: i32, lc: Option<String>, lc_is_self: bool, timetick: u64) -> ResumePoint {
+    let mut point = ResumePoint::default();
+    fill_resume_point(&mut point, &id, wal, lc.as_deref(), lc_is_self, timetick);
+    point
+}
+
+/// [`resume_point`] into an existing point, reusing its strings' buffers.
+fn fill_resume_point(
+    point: &mut ResumePoint,
+    id: &str,
+    wal: i32,
+    lc: Option<&str>,
+    lc_is_self: bool,
+    timetick: u64,
+) {
     let last_confirmed_id = match lc {
         Some(lc) if !lc_is_self && !lc.is_empty() => lc,
-        _ => id.clone(),
+        _ => id,
     };
-    ResumePoint {
-        message_id: id,
-        wal: WalBackend::from_number(wal).name().to_string(),
-        last_confirmed_id,
-        timetick,
-    }
+    let set = |to: &mut String, from: &str| {
+        to.clear();
+        to.push_str(from);
+    };
+    set(&mut point.message_id, id);
+    set(&mut point.wal, WalBackend::from_number(wal).name());
+    set(&mut point.last_confirmed_id, last_confirmed_id);
+    point.timetick = timetick;
 }
 
 /// The WALName number of a backend name as [`ResumePoint::wal`] stores it.
@@ -316,6 +343,9 @@ mod tests {
         let cfg = WalGenConfig { seed: 3, total: Some(300), ..Default::default() };
         let mut rng = SimRng::new(9);
         let (mut fast, mut txn) = (0, 0);
+        // One point for every frame, as the job keeps one: nothing of an earlier frame may
+        // show through.
+        let mut point = ResumePoint::default();
         for m in WalGenerator::new(set.pool(), cfg).take(300) {
             let mut variants = vec![m.response.clone()];
             for _ in 0..20 {
@@ -326,7 +356,8 @@ mod tests {
             }
             for (k, bytes) in variants.iter().enumerate() {
                 let full = place(&response, bytes, "test").ok().flatten();
-                let wire = place_from_wire(bytes, wire_path);
+                let wire =
+                    place_from_wire(bytes, wire_path, &mut point).map(|in_txn| (point.clone(), in_txn));
                 let accepted = wire_path.rules.accepts(wire_path.frame, bytes);
                 // The fused walk places only frames the whole-frame check accepts.
                 assert!(
