@@ -282,15 +282,15 @@ fn place(
     }
     let tt_text = prop("_tt").ok_or_else(|| bad(format!("message {id_text} has no _tt")))?;
     let timetick = parse_base36_u64(&tt_text).map_err(|e| bad(format!("message {id_text}: _tt: {e}")))?;
-    let point = resume_point(id_text, wal, prop("_lc"), prop("_lcs").is_some(), timetick);
+    let point = resume_point(&id_text, wal, prop("_lc").as_deref(), prop("_lcs").is_some(), timetick);
     Ok(Some((point, prop("_tx").is_some())))
 }
 
 /// Where a frame leaves the dump: its id, and the last-confirmed id a restart must start from
 /// (`_lc`, or the id itself when `_lcs` says it confirms itself or `_lc` is empty).
-fn resume_point(id: String, wal: i32, lc: Option<String>, lc_is_self: bool, timetick: u64) -> ResumePoint {
+fn resume_point(id: &str, wal: i32, lc: Option<&str>, lc_is_self: bool, timetick: u64) -> ResumePoint {
     let mut point = ResumePoint::default();
-    fill_resume_point(&mut point, &id, wal, lc.as_deref(), lc_is_self, timetick);
+    fill_resume_point(&mut point, id, wal, lc, lc_is_self, timetick);
     point
 }
 
