@@ -314,8 +314,8 @@ pub async fn run_with(
     progress: &watch::Sender<SalvageProgress>,
     cancel: &CancellationToken,
 ) -> Result<SalvageOutcome, SalvageError> {
-    let set = SchemaSet::builtin();
-    let t = types(&set)?;
+    let set = SchemaSet::shared_builtin();
+    let t = types(set)?;
     let path_text = spec.out.display().to_string();
     let file_err = |reason: String| SalvageError::File { path: path_text.clone(), reason };
     let (mut writer, base_request, mut record) = if spec.resume {
