@@ -134,3 +134,41 @@ async fn dump_messages_streams_the_wal_and_rejects_bad_ids() {
     }
     demo.shutdown().await;
 }
+
+/// The client's first SETTINGS frame, read by a bare listener on loopback, offers 1 MiB DATA
+/// frames (HTTP/2's default of 16 KiB made the demo frame a 64 KiB message five times).
+#[tokio::test]
+async fn the_client_offers_one_mebibyte_frames() {
+    use tokio::io::AsyncReadExt;
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap().to_string();
+    let client = tokio::spawn(async move {
+        let mut settings = GrpcSettings::new(addr);
+        settings.connect_timeout = std::time::Duration::from_secs(5);
+        let _ = GrpcTransport::connect(&settings).await;
+    });
+    let read = async {
+        let (mut sock, _) = listener.accept().await.unwrap();
+        let mut preface = [0u8; 24];
+        sock.read_exact(&mut preface).await.unwrap();
+        assert_eq!(&preface, b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n");
+        // A frame header: 24-bit length, type (4 = SETTINGS), flags, stream id.
+        let mut header = [0u8; 9];
+        sock.read_exact(&mut header).await.unwrap();
+        assert_eq!(header[3], 4, "the first frame after the preface is SETTINGS: {header:?}");
+        let len = u32::from_be_bytes([0, header[0], header[1], header[2]]) as usize;
+        let mut payload = vec![0u8; len];
+        sock.read_exact(&mut payload).await.unwrap();
+        // Entries of a 16-bit id and a 32-bit value; 5 is SETTINGS_MAX_FRAME_SIZE.
+        payload
+            .chunks_exact(6)
+            .find(|e| u16::from_be_bytes([e[0], e[1]]) == 5)
+            .map(|e| u32::from_be_bytes([e[2], e[3], e[4], e[5]]))
+    };
+    let max_frame = tokio::time::timeout(std::time::Duration::from_secs(10), read)
+        .await
+        .expect("the client's SETTINGS within 10 s");
+    client.abort();
+    assert_eq!(max_frame, Some(walscope::net::grpc::CLIENT_MAX_FRAME_BYTES));
+    assert_eq!(walscope::net::grpc::CLIENT_MAX_FRAME_BYTES, 1 << 20);
+}

@@ -144,6 +144,7 @@ async fn four_pchannels_in_parallel_skip_or_keep_exactly_the_replicated_frames()
     let ckpts = run.checkpoints.clone().unwrap();
     assert!(ckpts.new_primary_version.as_deref().unwrap().starts_with("v2.6.20"));
     let mut progress = run.jobs[0].handle.progress.clone();
+    let first_pchannel = run.jobs[0].pchannel.clone();
     let (manifest, results) = run.wait().await;
     for (pc, r) in &results {
         let o = r.as_ref().unwrap_or_else(|e| panic!("{pc}: {e}"));
@@ -152,6 +153,11 @@ async fn four_pchannels_in_parallel_skip_or_keep_exactly_the_replicated_frames()
     let last = progress.borrow_and_update().clone();
     let f = last.fraction().expect("an end is known");
     assert!((0.9..=1.0).contains(&f), "fraction {f}");
+    // The finished job's progress is where its file ends, not its last throttled report.
+    let (_, first) = results.iter().find(|(pc, _)| *pc == first_pchannel).unwrap();
+    let first = &first.as_ref().unwrap().manifest;
+    assert_eq!(last.frames, first.frames);
+    assert_eq!(last.last_timetick, first.resume.as_ref().expect("a resume point").timetick);
     assert_eq!(manifest.pchannels.len(), 4);
     assert!(manifest.skip_replicated && manifest.end_timetick == Some(end));
     let run = salvage_set::start(set_spec(&p, &keep_dir, end, false)).await.unwrap();

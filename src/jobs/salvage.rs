@@ -504,6 +504,9 @@ pub async fn run_with(
         record.ended_before_end = ended_before_end;
         writer.set_job(serde_json::to_value(&record).ok());
     }
+    // The last report may be up to 100 ms of stream old: the final one carries where the
+    // dump really ends (a finished job must not show the fraction of its last report).
+    report(&writer, SalvageState::Dumping, run_first, skipped);
     let manifest = writer.finish(!cancelled).map_err(|e| file_err(e.to_string()))?;
     report_final(progress, &manifest, if cancelled { SalvageState::Cancelled } else { SalvageState::Done });
     Ok(SalvageOutcome { manifest, written, cancelled, ended_before_end, reconnects: retries })

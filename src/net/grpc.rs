@@ -27,6 +27,8 @@ use super::grpc_errors::{connect_hint, diagnose, is_local_transport_failure};
 
 /// Milvus's default message limit (`proxy.grpc.serverMaxSendSize`); tonic's own is 4 MiB.
 pub const DEFAULT_MAX_MESSAGE_BYTES: usize = 512 << 20;
+/// The HTTP/2 `SETTINGS_MAX_FRAME_SIZE` this client advertises (see [`GrpcTransport::connect`]).
+pub const CLIENT_MAX_FRAME_BYTES: u32 = 1 << 20;
 /// Milvus refuses clients that ping more often than this.
 pub const MIN_KEEPALIVE: Duration = Duration::from_secs(5);
 
@@ -176,7 +178,13 @@ impl GrpcTransport {
         let mut endpoint = Endpoint::from_shared(format!("{scheme}://{host_port}"))
             .map_err(|e| fail(format!("not a valid address \"{host_port}\": {e}")))?
             .connect_timeout(settings.connect_timeout)
-            .tcp_nodelay(true);
+            .tcp_nodelay(true)
+            // HTTP/2's default, 16 KiB, cuts a 64 KiB message into five DATA frames, each its own
+            // pass through h2, hyper and tonic at both ends. Servers that honour a larger frame
+            // (hyper's, so the demo's) then stream 1.3-1.9x faster to a discarding client
+            // (`cargo bench --bench salvage`); grpc-go caps its own frames at 16 KiB and is
+            // unaffected.
+            .max_frame_size(CLIENT_MAX_FRAME_BYTES);
         if let Some(k) = settings.keepalive {
             endpoint = endpoint.http2_keep_alive_interval(k.max(MIN_KEEPALIVE)).keep_alive_while_idle(true);
         }
