@@ -53,9 +53,19 @@ async fn stream_dropped_at_100_random_points_loses_and_repeats_nothing() {
             assert!(outcome.manifest.complete, "trial {trial}");
         } else {
             // No retries: the job stops; the file is whole up to the drop; a resume finishes it.
-            let err = salvage::spawn(spec(&addr, &out, end, false, 0)).wait().await.unwrap_err();
+            let job = salvage::spawn(spec(&addr, &out, end, false, 0));
+            let progress = job.progress.clone();
+            let err = job.wait().await.unwrap_err();
             assert!(err.to_string().contains("UNAVAILABLE"), "trial {trial}: {err}");
             assert_eq!(check_interrupted(&out, &want), at, "trial {trial}: every received frame is kept");
+            // The failed job's last word counts what its file holds, not its last report.
+            let last = progress.borrow().clone();
+            assert!(
+                matches!(last.state, salvage::SalvageState::Failed(_)),
+                "trial {trial}: {:?}",
+                last.state
+            );
+            assert_eq!(last.frames, at, "trial {trial}: the final progress counts every kept frame");
             let outcome = salvage::spawn(spec(&addr, &out, end, true, 0)).wait().await.unwrap();
             assert!(outcome.manifest.complete, "trial {trial}");
         }

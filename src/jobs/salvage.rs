@@ -480,6 +480,7 @@ pub async fn run_with(
         if !retriable(&failure) || retries >= spec.max_retries {
             // What is on disk stays valid and resumable.
             let _ = writer.sync();
+            report(&writer, SalvageState::Dumping, run_first, skipped); // then marked failed
             let at = writer.last_resume().map_or(0, |r| r.timetick);
             return Err(explain_dump(spec, failure, at, end_timetick).await);
         }
