@@ -4,7 +4,19 @@
 //! keeps what it generated, so after a warm-up both read the same cached WAL; the ratio shows
 //! what the salvage path (placing each frame, framing, writes, syncs) costs. A third
 //! baseline is the disk: the same bytes written and fsynced, since a salvage's file must be
-//! durable and cannot be made so faster than that.
+//! durable and cannot be made so faster than that. A fourth is the CPU the salvage cannot
+//! avoid, which gives the best ratio the machine allows (the printed ceiling,
+//! raw / max(raw, that CPU / the cores it may use)):
+//! - shared: the whole machine's busy CPU (`/proc/stat`, every process and kernel thread, so
+//!   the server's and the writeback's too) during the raw pass plus during the disk baseline;
+//! - own core: the discarding client's process CPU during the raw pass plus the kernel's copy
+//!   of the same bytes into the page cache (written, not synced, beside each salvage's file),
+//!   both on the client's one core (writeback may run on the server's).
+//!
+//! To the disk, the ceiling also counts the disk baseline's time.
+//!
+//! The salvage's own CPU is printed the same way, so what it spends beyond that bound is in
+//! plain sight.
 //!
 //! Each case runs in two setups:
 //! - **shared**: the demo server in the bench's own process, so server, client and writer
@@ -91,39 +103,70 @@ impl Run<'_> {
     }
 
     /// Prints the medians of alternating passes (raw, the disk, a salvage to each of `outs`),
-    /// then lets criterion time each of them alone.
-    fn measure(&self, c: &mut Criterion, group: &str, addr: &str, outs: &[(&str, PathBuf)]) {
+    /// then lets criterion time each of them alone. `cpus`: the machine's.
+    fn measure(
+        &self,
+        c: &mut Criterion,
+        (group, setup): (&str, Setup),
+        addr: &str,
+        outs: &[(&str, PathBuf)],
+        cpus: usize,
+    ) {
         let timed = |f: &dyn Fn() -> (u64, u64)| {
-            let t = Instant::now();
+            let (t, cpu) = (Instant::now(), Cpu::now());
             let (n, b) = f();
-            (t.elapsed().as_secs_f64(), n, b)
+            (t.elapsed().as_secs_f64(), Cpu::now().since(cpu), n, b)
         };
-        let (mut raw_s, mut disk_s) = (Vec::new(), Vec::new());
+        let (mut raw_s, mut raw_cpu, mut disk_s, mut disk_cpu) =
+            (Vec::new(), Vec::new(), Vec::new(), Vec::new());
         let mut sal_s: Vec<Vec<f64>> = vec![Vec::new(); outs.len()];
+        let mut sal_cpu: Vec<Vec<Cpu>> = vec![Vec::new(); outs.len()];
+        let mut copy_cpu: Vec<Vec<f64>> = vec![Vec::new(); outs.len()];
         let (mut n, mut raw_bytes) = (0, 0);
         for _ in 0..PASSES {
-            let (s, messages, bytes) = timed(&|| self.raw(addr));
+            let (s, cpu, messages, bytes) = timed(&|| self.raw(addr));
             (n, raw_bytes) = (messages, bytes);
             raw_s.push(s);
+            raw_cpu.push(cpu);
             // The disk varies from second to second here, so it is measured in every pass too.
-            disk_s.push(disk_rate(&outs[0].1, raw_bytes));
+            let (rate, cpu) = disk_rate(&outs[0].1, raw_bytes);
+            disk_s.push(rate);
+            disk_cpu.push(cpu);
             for (k, (_, out)) in outs.iter().enumerate() {
+                copy_cpu[k].push(page_cache_write_cpu_s(out, raw_bytes));
                 remove_dump(out);
-                sal_s[k].push(timed(&|| self.salvage(addr, out)).0);
+                let (s, cpu, ..) = timed(&|| self.salvage(addr, out));
+                sal_s[k].push(s);
+                sal_cpu[k].push(cpu);
             }
         }
         let disk = median(&mut disk_s);
+        let disk_machine = median(&mut disk_cpu.iter().map(|c| c.machine).collect::<Vec<_>>());
         let raw = median(&mut raw_s);
+        let raw_cpu = Cpu::median(&raw_cpu);
         let mb = raw_bytes as f64 / 1e6;
         print!(
-            "{group}: {n} msgs, {:.0} B average | raw stream {raw:.3} s ({:.0} msg/s, {:.1} MB/s) | disk, write + fsync {disk:.1} MB/s",
+            "{group}: {n} msgs, {:.0} B average | raw stream {raw:.3} s ({:.0} msg/s, {:.1} MB/s; CPU-s {}) | disk, write + fsync {disk:.1} MB/s ({disk_machine:.3} CPU-s machine)",
             raw_bytes as f64 / n as f64,
             n as f64 / raw,
             mb / raw,
+            raw_cpu.words(),
         );
-        for ((label, _), s) in outs.iter().zip(&mut sal_s) {
-            let s = median(s);
-            print!(" | salvage to {label} {s:.3} s, {:.2} of raw", raw / s);
+        for ((((label, _), s), cpu), copy) in outs.iter().zip(&mut sal_s).zip(&sal_cpu).zip(&mut copy_cpu) {
+            let (s, cpu, copy) = (median(s), Cpu::median(cpu), median(copy));
+            let cpu_floor = match setup {
+                Setup::Shared => (raw_cpu.machine + disk_machine) / cpus as f64,
+                Setup::OwnCore => raw_cpu.process + copy,
+            };
+            // A file on the disk cannot be made durable faster than the disk baseline did.
+            let disk_floor = if *label == "disk" { mb / disk } else { 0.0 };
+            let floor = cpu_floor.max(disk_floor);
+            print!(
+                " | salvage to {label} {s:.3} s (CPU-s {}), {:.2} of raw (page-cache write {copy:.3} CPU-s; ceiling {:.2})",
+                cpu.words(),
+                raw / s,
+                raw / raw.max(floor),
+            );
             if *label == "disk" {
                 print!(", {:.2} of min(raw, disk)", (mb / s) / (mb / raw).min(disk));
             }
@@ -157,10 +200,10 @@ fn remove_dump(out: &Path) {
 }
 
 /// The disk's own limit in MB/s: `bytes` written in 1 MiB writes and fsynced beside `out`.
-fn disk_rate(out: &Path, bytes: u64) -> f64 {
+fn disk_rate(out: &Path, bytes: u64) -> (f64, Cpu) {
     let path = out.with_extension("disk-baseline");
     let chunk = vec![0x5au8; 1 << 20];
-    let t = Instant::now();
+    let (t, cpu) = (Instant::now(), Cpu::now());
     let mut f = std::fs::File::create(&path).unwrap();
     let mut left = bytes as usize;
     while left > 0 {
@@ -169,9 +212,84 @@ fn disk_rate(out: &Path, bytes: u64) -> f64 {
         left -= k;
     }
     f.sync_data().unwrap();
-    let mbs = bytes as f64 / t.elapsed().as_secs_f64() / 1e6;
+    let (mbs, cpu) = (bytes as f64 / t.elapsed().as_secs_f64() / 1e6, Cpu::now().since(cpu));
     std::fs::remove_file(&path).unwrap();
-    mbs
+    (mbs, cpu)
+}
+
+#[derive(Clone, Copy, PartialEq)]
+enum Setup {
+    Shared,
+    OwnCore,
+}
+
+/// CPU seconds: this process's (user + system) and the whole machine's busy time.
+#[derive(Clone, Copy, Default)]
+struct Cpu {
+    process: f64,
+    machine: f64,
+}
+
+impl Cpu {
+    fn now() -> Cpu {
+        Cpu { process: cpu_s(libc::RUSAGE_SELF), machine: machine_busy_s() }
+    }
+
+    fn since(self, before: Cpu) -> Cpu {
+        Cpu { process: self.process - before.process, machine: self.machine - before.machine }
+    }
+
+    fn median(all: &[Cpu]) -> Cpu {
+        Cpu {
+            process: median(&mut all.iter().map(|c| c.process).collect::<Vec<_>>()),
+            machine: median(&mut all.iter().map(|c| c.machine).collect::<Vec<_>>()),
+        }
+    }
+
+    fn words(self) -> String {
+        format!("{:.3} here, {:.3} machine", self.process, self.machine)
+    }
+}
+
+/// Busy CPU time of every CPU since boot (`/proc/stat`: user, nice, system, irq, softirq;
+/// not idle, iowait or time stolen by the hypervisor), to the kernel's tick (10 ms).
+fn machine_busy_s() -> f64 {
+    let stat = std::fs::read_to_string("/proc/stat").unwrap();
+    let line = stat.lines().next().unwrap();
+    let ticks: Vec<f64> = line.split_whitespace().skip(1).map(|t| t.parse().unwrap()).collect();
+    // SAFETY: sysconf has no preconditions.
+    let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) } as f64;
+    [0, 1, 2, 5, 6].iter().map(|&i| ticks[i]).sum::<f64>() / hz
+}
+
+fn cpu_s(who: libc::c_int) -> f64 {
+    // SAFETY: rusage is plain numbers; getrusage fills it.
+    let mut u: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: `u` is a valid rusage to write.
+    let rc = unsafe { libc::getrusage(who, &mut u) };
+    assert_eq!(rc, 0, "getrusage: {}", std::io::Error::last_os_error());
+    let secs = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
+    secs(u.ru_utime) + secs(u.ru_stime)
+}
+
+/// The CPU it costs this thread to copy `bytes` into the page cache beside `out` (1 MiB
+/// writes, no sync): the part of a salvage's write no writer can skip. The file is removed
+/// after, untimed.
+fn page_cache_write_cpu_s(out: &Path, bytes: u64) -> f64 {
+    let path = out.with_extension("page-cache-baseline");
+    let chunk = vec![0xa5u8; 1 << 20];
+    let mut f = std::fs::File::create(&path).unwrap();
+    let cpu = cpu_s(libc::RUSAGE_THREAD);
+    let mut left = bytes as usize;
+    while left > 0 {
+        let k = left.min(chunk.len());
+        f.write_all(&chunk[..k]).unwrap();
+        left -= k;
+    }
+    let spent = cpu_s(libc::RUSAGE_THREAD) - cpu;
+    drop(f);
+    std::fs::remove_file(&path).unwrap();
+    spent
 }
 
 /// Pins the calling thread (0) or thread `tid` to one CPU, or frees it (None).
@@ -255,7 +373,8 @@ fn bench(c: &mut Criterion) {
     let shm = Path::new("/dev/shm");
     let tmpfs =
         std::fs::metadata(shm).is_ok_and(|m| m.is_dir()).then(|| tempfile::tempdir_in(shm).ok()).flatten();
-    let own_core = std::thread::available_parallelism().is_ok_and(|n| n.get() >= 2);
+    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let own_core = cpus >= 2;
     for case in
         // About 1 KiB (2 rows) and 64 KiB (170 rows) per message, ~200 MB each: long enough that
         // the rate is the stream's, not the set-up's (two connections, the checkpoint, the file).
@@ -284,7 +403,13 @@ fn bench(c: &mut Criterion) {
             .unwrap();
         let addr = demo.addr().to_string();
         run.raw(&addr); // warm-up: the demo generates and caches the WAL
-        run.measure(c, &format!("salvage_{}_shared", case.name), &addr, std::slice::from_ref(&on_disk));
+        run.measure(
+            c,
+            (&format!("salvage_{}_shared", case.name), Setup::Shared),
+            &addr,
+            std::slice::from_ref(&on_disk),
+            cpus,
+        );
         rt.block_on(demo.shutdown());
 
         if !own_core {
@@ -298,7 +423,8 @@ fn bench(c: &mut Criterion) {
         if let Some(t) = &tmpfs {
             outs.push(("tmpfs", t.path().join("bench.dump")));
         }
-        run.measure(c, &format!("salvage_{}_server_own_core", case.name), &server.addr, &outs);
+        let group = format!("salvage_{}_server_own_core", case.name);
+        run.measure(c, (&group, Setup::OwnCore), &server.addr, &outs, cpus);
         pin_process(None);
         drop(server);
     }
