@@ -4,18 +4,18 @@
 //! keeps what it generated, so after a warm-up both read the same cached WAL; the ratio shows
 //! what the salvage path (placing each frame, framing, writes, syncs) costs. A third
 //! baseline is the disk: the same bytes written and fsynced, since a salvage's file must be
-//! durable and cannot be made so faster than that. A fourth is the CPU the salvage cannot
-//! avoid, which gives the best ratio the machine allows (the printed ceiling,
-//! raw / max(raw, that CPU / the cores it may use)):
+//! durable and cannot be made so faster than that. The fourth is the CPU no salvage can
+//! avoid. The printed ceiling, the best salvage / raw the machine allows, is
+//! raw / max(raw, floor), where the floor is:
 //! - shared: the whole machine's busy CPU (`/proc/stat`, every process and kernel thread, so
-//!   the server's and the writeback's too) during the raw pass plus during the disk baseline;
+//!   the server's and the writeback's too) during the raw pass plus during the disk baseline,
+//!   over the machine's cores;
 //! - own core: the discarding client's process CPU during the raw pass plus the kernel's copy
 //!   of the same bytes into the page cache (written, not synced, beside each salvage's file),
-//!   both on the client's one core (writeback may run on the server's).
+//!   both on the client's one core (writeback may run on the server's);
+//! - and, to the disk, at least the disk baseline's time.
 //!
-//! To the disk, the ceiling also counts the disk baseline's time.
-//!
-//! The salvage's own CPU is printed the same way, so what it spends beyond that bound is in
+//! The salvage's own CPU is printed the same way, so what it spends beyond the floor is in
 //! plain sight.
 //!
 //! Each case runs in two setups:
@@ -217,7 +217,7 @@ fn disk_rate(out: &Path, bytes: u64) -> (f64, Cpu) {
     (mbs, cpu)
 }
 
-#[derive(Clone, Copy, PartialEq)]
+#[derive(Clone, Copy)]
 enum Setup {
     Shared,
     OwnCore,
