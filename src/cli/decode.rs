@@ -97,7 +97,13 @@ pub fn decode(
             let nodes = tree::build(Some(&desc), &bytes, &decoded.wire.root);
             print_tree(&nodes, 1, true, &mut out)?;
         }
-        Format::Json => writeln!(out, "{}", codec::to_json(&decoded.message, true))?,
+        Format::Json => {
+            // Stdout is line-buffered: a big message's JSON is millions of lines.
+            let mut w = std::io::BufWriter::with_capacity(1 << 16, &mut out);
+            codec::write_json(&decoded.message, true, &mut w)?;
+            writeln!(w)?;
+            w.flush()?;
+        }
         Format::Text => {
             let text = codec::to_text(&decoded.message);
             writeln!(out, "{}", text.trim_end())?

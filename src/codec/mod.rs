@@ -86,14 +86,31 @@ pub fn encode(msg: &DynamicMessage) -> Vec<u8> {
 /// Proto3 JSON mapping (lowerCamelCase names, 64-bit integers as strings). Fields come in
 /// schema order and map entries sorted by key, so the same message always prints the same.
 pub fn to_json(msg: &DynamicMessage, pretty: bool) -> String {
-    let mut value = match msg.serialize_with_options(serde_json::value::Serializer, &SerializeOptions::new())
-    {
-        Ok(v) => v,
-        Err(e) => return format!("{{\"error\": {:?}}}", e.to_string()),
-    };
+    let mut out = Vec::new();
+    match write_json(msg, pretty, &mut out) {
+        // serde_json writes UTF-8 only.
+        Ok(()) => {
+            String::from_utf8(out).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
+        }
+        Err(e) => format!("{{\"error\": {:?}}}", e.to_string()),
+    }
+}
+
+/// [`to_json`]'s text, written to `out` as it is printed (the pretty text of one 25 MiB
+/// InsertRequest is 214 MB: built first as a string, it cost a third of the decode's time).
+/// The JSON tree is still built whole: it sorts map entries, and it prints every float as the
+/// f64 it widens to, which a serializer writing straight from the message would not.
+pub fn write_json(msg: &DynamicMessage, pretty: bool, out: &mut impl std::io::Write) -> std::io::Result<()> {
+    let opts = SerializeOptions::new();
+    let mut value =
+        msg.serialize_with_options(serde_json::value::Serializer, &opts).map_err(std::io::Error::other)?;
     sort_maps(&mut value, &msg.descriptor());
-    let text = if pretty { serde_json::to_string_pretty(&value) } else { serde_json::to_string(&value) };
-    text.unwrap_or_else(|e| format!("{{\"error\": {:?}}}", e.to_string()))
+    let written = if pretty {
+        serde_json::to_writer_pretty(&mut *out, &value)
+    } else {
+        serde_json::to_writer(&mut *out, &value)
+    };
+    written.map_err(std::io::Error::other)
 }
 
 /// Sorts the entries of every map field (prost-reflect keeps maps in hash order).
@@ -190,4 +207,62 @@ fn count_unknown_value(v: &prost_reflect::Value) -> usize {
 /// prost's own encoder, for comparison in tests and for callers that need prost semantics.
 pub fn encode_with_prost(msg: &DynamicMessage) -> Vec<u8> {
     msg.encode_to_vec()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::schema::SchemaSet;
+
+    /// What `to_json` printed when it built a string: the JSON tree, maps sorted.
+    fn through_a_string(msg: &DynamicMessage, pretty: bool) -> String {
+        let mut v = msg
+            .serialize_with_options(serde_json::value::Serializer, &SerializeOptions::new())
+            .expect("tree");
+        sort_maps(&mut v, &msg.descriptor());
+        if pretty { serde_json::to_string_pretty(&v) } else { serde_json::to_string(&v) }.expect("prints")
+    }
+
+    #[test]
+    fn json_written_out_is_the_text_the_string_held() {
+        let set = SchemaSet::builtin();
+        let insert = set.message("milvus.proto.msg.InsertRequest").expect("type");
+        let msg = from_json(
+            &insert,
+            r#"{"shardName": "by-dev-rootcoord-dml_0_4491v0", "collection_name": "ord\"ers\u00e9\u2028",
+                "collectionID": "9223372036854775807", "timestamps": ["18446744073709551615", "0"],
+                "rowIDs": ["-9223372036854775808"], "num_rows": "2",
+                "fields_data": [
+                  {"type": "FloatVector", "field_name": "v", "field_id": "101", "is_dynamic": true,
+                   "vectors": {"dim": "4", "float_vector": {"data": [0.1, -0.0, 1e-45, 3.4e38, "NaN", "Infinity", "-Infinity", 123456.78]}}},
+                  {"type": "VarChar", "field_name": "t", "scalars": {"string_data": {"data": ["", "a\nb", "\u0001"]}}},
+                  {"type": "BinaryVector", "vectors": {"dim": "16", "binary_vector": "AP8="}},
+                  {"type": "Double", "scalars": {"double_data": {"data": [2.5e-308, 1.7976931348623157e308, 0.30000000000000004]}}}
+                ]}"#,
+        )
+        .expect("sample InsertRequest");
+        for pretty in [false, true] {
+            let mut written = Vec::new();
+            write_json(&msg, pretty, &mut written).expect("writes");
+            assert_eq!(
+                String::from_utf8(written).expect("UTF-8"),
+                through_a_string(&msg, pretty),
+                "pretty: {pretty}"
+            );
+            assert_eq!(to_json(&msg, pretty), through_a_string(&msg, pretty), "pretty: {pretty}");
+        }
+        // A float prints as the f64 it widens to, as it always has.
+        assert!(to_json(&msg, false).contains("[0.10000000149011612,-0.0,"), "{}", to_json(&msg, false));
+
+        // Map entries come sorted by key.
+        let imm = set.message("milvus.proto.common.ImmutableMessage").expect("type");
+        let msg = from_json(
+            &imm,
+            r#"{"payload": "AAE=", "properties": {"_v": "1", "_tt": "ab", "_t": "2", "_lc": "x"}}"#,
+        )
+        .expect("sample ImmutableMessage");
+        let text = to_json(&msg, false);
+        assert_eq!(text, through_a_string(&msg, false));
+        assert!(text.contains(r#"{"_lc":"x","_t":"2","_tt":"ab","_v":"1"}"#), "{text}");
+    }
 }
