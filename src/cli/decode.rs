@@ -100,7 +100,8 @@ pub fn decode(
         Format::Json => {
             // Stdout is line-buffered: a big message's JSON is millions of lines.
             let mut w = std::io::BufWriter::with_capacity(1 << 16, &mut out);
-            codec::write_json(&decoded.message, true, &mut w)?;
+            codec::write_json(&decoded.message, true, &mut w)
+                .with_context(|| format!("{file}: cannot print {} as JSON", desc.full_name()))?;
             writeln!(w)?;
             w.flush()?;
         }
