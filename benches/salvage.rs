@@ -141,7 +141,7 @@ impl Run<'_> {
             }
         }
         let disk = median(&mut disk_s);
-        let disk_machine = median(&mut disk_cpu.iter().map(|c| c.machine).collect::<Vec<_>>());
+        let disk_machine = Cpu::median(&disk_cpu).machine;
         let raw = median(&mut raw_s);
         let raw_cpu = Cpu::median(&raw_cpu);
         let mb = raw_bytes as f64 / 1e6;
@@ -199,18 +199,23 @@ fn remove_dump(out: &Path) {
     let _ = std::fs::remove_file(walscope::dump::manifest_path(out));
 }
 
-/// The disk's own limit in MB/s: `bytes` written in 1 MiB writes and fsynced beside `out`.
-fn disk_rate(out: &Path, bytes: u64) -> (f64, Cpu) {
-    let path = out.with_extension("disk-baseline");
-    let chunk = vec![0x5au8; 1 << 20];
-    let (t, cpu) = (Instant::now(), Cpu::now());
-    let mut f = std::fs::File::create(&path).unwrap();
+/// `bytes` of `fill` written to `f` in 1 MiB writes: the baselines' way of writing.
+fn write_in_mib_writes(f: &mut std::fs::File, bytes: u64, fill: u8) {
+    let chunk = vec![fill; 1 << 20];
     let mut left = bytes as usize;
     while left > 0 {
         let k = left.min(chunk.len());
         f.write_all(&chunk[..k]).unwrap();
         left -= k;
     }
+}
+
+/// The disk's own limit in MB/s: `bytes` written in 1 MiB writes and fsynced beside `out`.
+fn disk_rate(out: &Path, bytes: u64) -> (f64, Cpu) {
+    let path = out.with_extension("disk-baseline");
+    let (t, cpu) = (Instant::now(), Cpu::now());
+    let mut f = std::fs::File::create(&path).unwrap();
+    write_in_mib_writes(&mut f, bytes, 0x5a);
     f.sync_data().unwrap();
     let (mbs, cpu) = (bytes as f64 / t.elapsed().as_secs_f64() / 1e6, Cpu::now().since(cpu));
     std::fs::remove_file(&path).unwrap();
@@ -224,7 +229,7 @@ enum Setup {
 }
 
 /// CPU seconds: this process's (user + system) and the whole machine's busy time.
-#[derive(Clone, Copy, Default)]
+#[derive(Clone, Copy)]
 struct Cpu {
     process: f64,
     machine: f64,
@@ -277,15 +282,9 @@ fn cpu_s(who: libc::c_int) -> f64 {
 /// after, untimed.
 fn page_cache_write_cpu_s(out: &Path, bytes: u64) -> f64 {
     let path = out.with_extension("page-cache-baseline");
-    let chunk = vec![0xa5u8; 1 << 20];
     let mut f = std::fs::File::create(&path).unwrap();
     let cpu = cpu_s(libc::RUSAGE_THREAD);
-    let mut left = bytes as usize;
-    while left > 0 {
-        let k = left.min(chunk.len());
-        f.write_all(&chunk[..k]).unwrap();
-        left -= k;
-    }
+    write_in_mib_writes(&mut f, bytes, 0xa5);
     let spent = cpu_s(libc::RUSAGE_THREAD) - cpu;
     drop(f);
     std::fs::remove_file(&path).unwrap();
