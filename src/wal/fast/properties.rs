@@ -5,7 +5,7 @@
 //! earlier one; a missing key or value is empty). Must never: accept an entry the strict
 //! check would refuse.
 
-use crate::wire::scan::{self, Rules, TypeId, Value, is_text};
+use crate::wire::scan::{self, Rules, TypeId, Value, as_text};
 
 /// The properties the reader uses, each with its own slot.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -66,19 +66,19 @@ impl<'a> Properties<'a> {
         entry: &'a [u8],
         depth: usize,
     ) -> Option<()> {
-        let (mut k, mut v): (&[u8], &[u8]) = (&[], &[]);
+        let (mut k, mut v) = ("", "");
         for item in scan::fields(entry) {
             match item.ok()? {
-                (1, Value::Len(b)) if is_text(b) => k = b,
+                (1, Value::Len(b)) => k = as_text(b)?,
                 // Every occurrence is checked: a later one replaces the value, but the strict
                 // decoders refuse the message for a bad earlier one all the same.
-                (2, Value::Len(b)) if is_text(b) => v = b,
+                (2, Value::Len(b)) => v = as_text(b)?,
                 (n, value) if n > 2 && rules.accepts_field(entry_type, n, value, depth) => {}
                 _ => return None,
             }
         }
-        if let Some(key) = Key::of(k) {
-            self.values[key as usize] = Some(std::str::from_utf8(v).ok()?);
+        if let Some(key) = Key::of(k.as_bytes()) {
+            self.values[key as usize] = Some(v);
         }
         Some(())
     }
