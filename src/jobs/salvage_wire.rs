@@ -220,9 +220,9 @@ fn place_from_wire(bytes: &[u8], fast: &Fast, point: &mut ResumePoint) -> Option
         }
     }
     let (id_text, wal) = crate::wal::fast::message_id(id?, n.id_text, n.id_wal)?;
-    fn text(b: &[u8]) -> Option<&str> {
-        std::str::from_utf8(b).ok()
-    }
+    // The entries were checked as UTF-8 by the walk above; ASCII (every id and timetick) is
+    // not checked a second time.
+    let text = scan::as_text;
     let prop = |k: &str| props.get(k);
     if id_text.is_empty() {
         return None;
