@@ -99,7 +99,8 @@ impl FrameFilter {
             return true;
         }
         let Some(w) = &v.wal else { return false };
-        if !self.types.is_empty() && !self.types.contains(&w.type_name.to_ascii_lowercase()) {
+        // `types` are lowercased when parsed; compared without lowercasing each frame's name.
+        if !self.types.is_empty() && !self.types.iter().any(|t| t.eq_ignore_ascii_case(&w.type_name)) {
             return false;
         }
         if let Some(vc) = &self.vchannel
