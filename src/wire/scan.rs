@@ -6,7 +6,7 @@
 //! `wire/rules.rs`). Must never: allocate per field or panic on any input.
 
 use super::WireType;
-pub use super::rules::{Rules, TypeId, as_text, is_text};
+pub use super::rules::{Rules, TypeId, as_text};
 use super::varint::read_varint;
 use prost_reflect::Kind;
 

@@ -326,8 +326,7 @@ impl SummaryReader {
         let mut small = [0u8; 256];
         let large: Vec<u8>;
         if let Some(h) = raw_prop(Key::H) {
-            let quick = short_base64::decode(h, &mut small);
-            let bytes: &[u8] = match quick.map_or_else(|| BASE64.decode_slice(h, &mut small), Ok) {
+            let bytes: &[u8] = match decode_base64_into(h, &mut small) {
                 Ok(n) => &small[..n],
                 Err(base64::DecodeSliceError::OutputSliceTooSmall) => {
                     large = BASE64.decode(h).ok()?;
@@ -377,11 +376,16 @@ fn type_entry(pool: &DescriptorPool, rules: &mut Rules, t: i32) -> TypeEntry {
 /// Standard padded base64 into `buf` (the side headers are a few dozen bytes); `None` when it
 /// is not valid base64 or does not fit, which the full analysis then looks at.
 fn decode_base64<'b>(text: &[u8], buf: &'b mut [u8]) -> Option<&'b [u8]> {
-    let n = match short_base64::decode(text, buf) {
-        Some(n) => n,
-        None => BASE64.decode_slice(text, buf).ok()?,
-    };
+    let n = decode_base64_into(text, buf).ok()?;
     Some(&buf[..n])
+}
+
+/// `BASE64.decode_slice`, through the table decoder for the canonical short values it decides.
+fn decode_base64_into(text: &[u8], buf: &mut [u8]) -> Result<usize, base64::DecodeSliceError> {
+    match short_base64::decode(text, buf) {
+        Some(n) => Ok(n),
+        None => BASE64.decode_slice(text, buf),
+    }
 }
 
 /// `MessageID.id` and `.WAL_name` (last occurrence of each, as prost reads them).
