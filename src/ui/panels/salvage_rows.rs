@@ -1,5 +1,5 @@
-//! The salvage pane's dumps: one row per pchannel while it runs (frames, bytes, rate, how far
-//! toward the end time, ETA, its state, cancel), then how it ended (resume when it can), the
+//! The salvage pane's dumps: one row per pchannel while it runs (cancel, frames, bytes, rate,
+//! how far toward the end time, ETA, its state), then how it ended (resume when it can), the
 //! dump's summary (frames, bytes, first and last timetick as UTC, counts per type) and findings
 //! (transactions lost in opaque `_t=999` frames, encrypted frames, gaps), and "open".
 //!
@@ -20,6 +20,14 @@ pub fn show(st: &mut SalvageState, ui: &mut egui::Ui, out: &mut Vec<AppCommand>)
         let p = d.progress.borrow().clone();
         ui.horizontal_wrapped(|ui| {
             ui.monospace(&d.pchannel);
+            // Before the figures, whose width changes with every report: after them, the
+            // button moved under the pointer (a click aimed at it could land beside it).
+            if ui
+                .add_enabled(!d.cancel.is_cancelled(), egui::Button::new(format!("Cancel {}", d.pchannel)))
+                .clicked()
+            {
+                d.cancel.cancel();
+            }
             let text = format!(
                 "{} frames, {:.1} MiB, {:.0}/s{}",
                 p.frames,
@@ -57,12 +65,6 @@ pub fn show(st: &mut SalvageState, ui: &mut egui::Ui, out: &mut Vec<AppCommand>)
                 JobState::Failed(e) => format!("failed: {e}"),
             };
             ui.label(state);
-            if ui
-                .add_enabled(!d.cancel.is_cancelled(), egui::Button::new(format!("Cancel {}", d.pchannel)))
-                .clicked()
-            {
-                d.cancel.cancel();
-            }
         });
     }
     let running: Vec<String> = live.iter().map(|d| d.pchannel.clone()).collect();
