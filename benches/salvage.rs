@@ -96,7 +96,8 @@ impl Run<'_> {
             resume: false,
             max_retries: 0,
             timeout: Duration::from_secs(60),
-            sync: SyncPolicy { every_frames: 1000, every: Duration::from_millis(500) },
+            // What the CLI and the window use.
+            sync: SyncPolicy::default(),
         };
         let o = self.rt.block_on(async { salvage::spawn(spec).wait().await.unwrap() });
         (o.manifest.frames, o.manifest.bytes)

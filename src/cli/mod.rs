@@ -211,7 +211,7 @@ pub enum Command {
         /// Damage the dump on purpose, to practise recovery.
         #[arg(long, value_enum)]
         corrupt: Option<sample::CorruptArg>,
-        /// fsync (and update the manifest) every N frames (default 1000).
+        /// fsync (and update the manifest) every N frames (default 100000; also every 500 ms).
         #[arg(long, value_name = "N")]
         sync_every: Option<u64>,
     },
