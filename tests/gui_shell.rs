@@ -282,3 +282,50 @@ fn dragging_a_tab_splits_the_files_side_by_side() {
     assert_eq!(h.state().layout.file_groups(), 2, "the dragged file got its own group beside the other");
     assert!(h.state().layout.is_shown(&Pane::File(a)) && h.state().layout.is_shown(&Pane::File(b)));
 }
+
+/// A running job's cancel button stays where it was while the progress texts of the jobs
+/// before it change (an operator's pointer aimed at it must not land on something else), and
+/// clicking it cancels that job and no other.
+#[test]
+fn status_bar_cancel_buttons_stay_put_while_progress_texts_change() {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::sync::{Arc, Mutex};
+    use walscope::ui::jobs::{JobOwner, JobProgress};
+    let mut app = WalscopeApp::new();
+    let text = Arc::new(Mutex::new(String::from("1 frame")));
+    let stopped: Vec<Arc<AtomicBool>> = (0..2).map(|_| Arc::new(AtomicBool::new(false))).collect();
+    for (k, stop) in stopped.iter().enumerate() {
+        let (text, stop) = (text.clone(), stop.clone());
+        // The first job has no known end (spinner and words), the second a fraction (a bar).
+        let probe = Box::new(move || {
+            let t = text.lock().unwrap().clone();
+            (JobProgress { fraction: (k == 1).then_some(0.25), text: t }, false)
+        });
+        app.jobs.watch(
+            format!("job {k}"),
+            JobOwner::App,
+            std::time::Duration::from_millis(100),
+            probe,
+            Box::new(move || stop.store(true, Ordering::SeqCst)),
+        );
+    }
+    let mut h = harness(app);
+    settle(&mut h);
+    let buttons = |h: &Harness<'static, WalscopeApp>| -> Vec<_> {
+        h.query_all_by_label("x").map(|n| n.rect().min).collect()
+    };
+    let before = buttons(&h);
+    assert_eq!(before.len(), 2, "a cancel button per running job");
+    for t in [
+        "dumping: 1,234,567 frames, 1.2 GiB at 345,678 frames/s, 12 s left".to_string(),
+        "2".to_string(),
+        "x".repeat(300),
+    ] {
+        *text.lock().unwrap() = t.clone();
+        settle(&mut h);
+        assert_eq!(buttons(&h), before, "the cancel buttons moved when the text became {t:?}");
+    }
+    h.query_all_by_label("x").nth(1).expect("the second job's cancel").click();
+    step_until(&mut h, "the second job to be cancelled", |_| stopped[1].load(Ordering::SeqCst));
+    assert!(!stopped[0].load(Ordering::SeqCst), "the first job still runs");
+}
