@@ -37,6 +37,12 @@ fn every_builtin_type_round_trips() {
             prop_assert_eq!(&from_json, &d1.message, "JSON round trip of {}: {}", desc.full_name(), json);
             prop_assert_eq!(codec::encode(&from_json), b1.clone());
             let text = codec::to_text(&d1.message);
+            // `decode --format text` writes the text as it prints it: the same bytes, and no
+            // trailing whitespace (the command used to trim it).
+            let mut written = Vec::new();
+            codec::write_text(&d1.message, &mut written).map_err(|e| TestCaseError::fail(e.to_string()))?;
+            prop_assert_eq!(String::from_utf8(written).unwrap_or_default(), text.clone());
+            prop_assert_eq!(text.trim_end(), text.as_str());
             let from_text =
                 codec::from_text(&desc, &text).map_err(|e| TestCaseError::fail(format!("{e}\n{text}")))?;
             prop_assert_eq!(&from_text, &d1.message, "text round trip of {}: {}", desc.full_name(), text);
@@ -87,4 +93,21 @@ fn proto2_presence_is_kept() {
     assert_eq!(codec::encode(&m), vec![0x08, 0x00]);
     let d = codec::decode(&desc, &[0x08, 0x00]).unwrap();
     assert_eq!(codec::encode(&d.message), vec![0x08, 0x00]);
+}
+
+/// Written text leaves unknown fields out, as `to_text` does.
+#[test]
+fn written_text_leaves_unknown_fields_out_as_to_text_does() {
+    let set = SchemaSet::builtin();
+    let desc = set.message("milvus.proto.common.ImmutableMessage").unwrap();
+    let m = codec::from_json(&desc, r#"{"payload": "AAE=", "properties": {"_t": "2"}}"#).unwrap();
+    let mut bytes = codec::encode(&m);
+    bytes.extend_from_slice(&[0xb8, 0x3e, 0x07]); // field 999, varint 7
+    let d = codec::decode(&desc, &bytes).unwrap().message;
+    assert_eq!(codec::count_unknown(&d), 1);
+    let mut written = Vec::new();
+    codec::write_text(&d, &mut written).unwrap();
+    let written = String::from_utf8(written).unwrap();
+    assert_eq!(written, codec::to_text(&d));
+    assert!(written.contains("payload") && !written.contains("999"), "{written}");
 }

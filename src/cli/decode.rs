@@ -106,8 +106,12 @@ pub fn decode(
             w.flush()?;
         }
         Format::Text => {
-            let text = codec::to_text(&decoded.message);
-            writeln!(out, "{}", text.trim_end())?
+            // Written as it is printed, through a buffer, as the JSON is.
+            let mut w = std::io::BufWriter::with_capacity(1 << 16, &mut out);
+            codec::write_text(&decoded.message, &mut w)
+                .with_context(|| format!("{file}: cannot print {} as text format", desc.full_name()))?;
+            writeln!(w)?;
+            w.flush()?;
         }
         Format::Wire => {} // printed above, before the schema was needed
     }
