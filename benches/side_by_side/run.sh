@@ -133,11 +133,13 @@ fi
 "$WALSCOPE" encode --type milvus.proto.msg.InsertRequest --from json "$WORK/big.json" --out "$WORK/big.bin"
 bytes=$(stat -c %s "$WORK/big.bin")
 t_dec=$(seconds sh -c "'$WALSCOPE' decode --type milvus.proto.msg.InsertRequest --format json '$WORK/big.bin' > /dev/null")
+t_dec_text=$(seconds sh -c "'$WALSCOPE' decode --type milvus.proto.msg.InsertRequest --format text '$WORK/big.bin' > /dev/null")
 echo
 echo "3. one InsertRequest of $INSERT_ROWS rows ($((bytes >> 20)) MiB, 128-dim vectors) decoded to text"
 printf '%-58s %9s %s\n' tool seconds "walscope faster by"
 printf '%-58s %9s %s\n' "walscope decode --format json" "$t_dec" ""
+printf '%-58s %9s %s\n' "walscope decode --format text (protoc's format)" "$t_dec_text" ""
 if command -v protoc >/dev/null; then
     t_protoc=$(seconds sh -c "protoc --decode=milvus.proto.msg.InsertRequest -I proto proto/milvus/msg.proto < '$WORK/big.bin' > /dev/null")
-    printf '%-58s %9s %sx\n' "protoc --decode (text format)" "$t_protoc" "$(ratio "$t_protoc" "$t_dec")"
+    printf '%-58s %9s %sx (JSON), %sx (text)\n' "protoc --decode (text format)" "$t_protoc" "$(ratio "$t_protoc" "$t_dec")" "$(ratio "$t_protoc" "$t_dec_text")"
 fi

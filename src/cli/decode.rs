@@ -64,7 +64,12 @@ pub fn decode(
     }
     let set = schema.load()?;
     let desc = set.message(type_name)?;
-    let decoded = match codec::decode(&desc, &bytes) {
+    // Only the tree shows the wire spans; JSON and text need the message alone.
+    let decoded = match format {
+        Format::Tree => codec::decode(&desc, &bytes).map(|d| (d.message, Some(d.wire))),
+        _ => codec::decode_message(&desc, &bytes).map(|m| (m, None)),
+    };
+    let (message, wire_tree) = match decoded {
         Ok(d) => d,
         Err(e) => {
             if format == Format::Tree {
@@ -80,27 +85,46 @@ pub fn decode(
             );
         }
     };
-    let fields = &decoded.wire.root.fields;
-    if !lenient && !fields.is_empty() && fields.iter().all(|f| desc.get_field(f.number).is_none()) {
-        let first = &fields[0];
+    // The top-level fields' numbers, and where the first one's key starts (at 0 when the
+    // fields read without the tree; a group, which they do not step over, takes the tree).
+    let flat: Result<Vec<u32>, ()> = if wire_tree.is_some() {
+        Err(())
+    } else {
+        wire::scan::fields(&bytes).map(|f| f.map(|(n, _)| n)).collect()
+    };
+    let wire_tree = match (wire_tree, &flat) {
+        (None, Err(())) => {
+            let opts = wire::DecodeOptions { schema: Some(desc.clone()), ..Default::default() };
+            Some(wire::decode_with(&bytes, &opts))
+        }
+        (tree, _) => tree,
+    };
+    let (numbers, first_key) = match (&wire_tree, flat) {
+        (Some(w), _) => (
+            w.root.fields.iter().map(|f| f.number).collect(),
+            w.root.fields.first().map_or(0, |f| f.key.start),
+        ),
+        (None, numbers) => (numbers.unwrap_or_default(), 0),
+    };
+    if !lenient && !numbers.is_empty() && numbers.iter().all(|n| desc.get_field(*n).is_none()) {
         bail!(
-            "{file}: at byte {}: field {} is not a field of {}, and neither is any other top-level field: wrong --type? (use --lenient to decode anyway, or --format wire to see the raw fields)",
-            first.key.start,
-            first.number,
+            "{file}: at byte {first_key}: field {} is not a field of {}, and neither is any other top-level field: wrong --type? (use --lenient to decode anyway, or --format wire to see the raw fields)",
+            numbers[0],
             desc.full_name()
         );
     }
-    let unknown = codec::count_unknown(&decoded.message);
+    let unknown = codec::count_unknown(&message);
     match format {
         Format::Tree => {
             writeln!(out, "{} ({} bytes)", desc.full_name(), bytes.len())?;
-            let nodes = tree::build(Some(&desc), &bytes, &decoded.wire.root);
+            let Some(w) = &wire_tree else { bail!("{file}: internal: the tree format lost its wire tree") };
+            let nodes = tree::build(Some(&desc), &bytes, &w.root);
             print_tree(&nodes, 1, true, &mut out)?;
         }
         Format::Json => {
             // Stdout is line-buffered: a big message's JSON is millions of lines.
             let mut w = std::io::BufWriter::with_capacity(1 << 16, &mut out);
-            codec::write_json(&decoded.message, true, &mut w)
+            codec::write_json(&message, true, &mut w)
                 .with_context(|| format!("{file}: cannot print {} as JSON", desc.full_name()))?;
             writeln!(w)?;
             w.flush()?;
@@ -108,7 +132,7 @@ pub fn decode(
         Format::Text => {
             // Written as it is printed, through a buffer, as the JSON is.
             let mut w = std::io::BufWriter::with_capacity(1 << 16, &mut out);
-            codec::write_text(&decoded.message, &mut w)
+            codec::write_text(&message, &mut w)
                 .with_context(|| format!("{file}: cannot print {} as text format", desc.full_name()))?;
             writeln!(w)?;
             w.flush()?;

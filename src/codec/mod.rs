@@ -60,6 +60,22 @@ pub fn decode(desc: &MessageDescriptor, bytes: &[u8]) -> Result<Decoded, CodecEr
     Ok(Decoded { message, wire })
 }
 
+/// [`decode`] for callers that need only the message (printing it as JSON or text): the same
+/// answer without the wire tree, which for a big message (a span per packed value) costs more
+/// memory than the message itself. The compiled check decides first; bytes it refuses (bad
+/// ones, and the few good ones it leaves to the slow path) go through [`decode`] for its answer
+/// and its words.
+pub fn decode_message(desc: &MessageDescriptor, bytes: &[u8]) -> Result<DynamicMessage, CodecError> {
+    let mut rules = wire::scan::Rules::default();
+    let ty = rules.add(desc);
+    if rules.accepts(ty, bytes)
+        && let Ok(message) = DynamicMessage::decode(desc.clone(), bytes)
+    {
+        return Ok(message);
+    }
+    decode(desc, bytes).map(|d| d.message)
+}
+
 /// Canonical encoding: fields in number order (unknown fields in their place), packed where the
 /// schema says so, map entries sorted by key. Deterministic across runs.
 pub fn encode(msg: &DynamicMessage) -> Vec<u8> {
