@@ -135,7 +135,15 @@ pub mod props {
     pub fn typed_decode(data: &[u8]) {
         for name in TYPED {
             let desc = message(name);
-            let Ok(d) = codec::decode(&desc, data) else { continue };
+            // Decoding without the wire tree gives the same message, or the same error in words.
+            let full = codec::decode(&desc, data);
+            let alone = codec::decode_message(&desc, data);
+            assert_eq!(
+                alone.as_ref().map_err(|e| e.to_string()),
+                full.as_ref().map(|d| &d.message).map_err(|e| e.to_string()),
+                "{name}: decode_message and decode disagree"
+            );
+            let Ok(d) = full else { continue };
             let canonical = codec::encode(&d.message);
             let again = codec::decode(&desc, &canonical)
                 .unwrap_or_else(|e| panic!("{name}: the canonical re-encoding does not decode: {e}"));
@@ -146,6 +154,13 @@ pub mod props {
                     .unwrap_or_else(|e| panic!("{name}: to_json output does not read back: {e}\n{json}"));
                 assert_eq!(codec::encode(&back), canonical, "{name}: the JSON round trip changed it: {json}");
                 let text = codec::to_text(&d.message);
+                let mut written = Vec::new();
+                codec::write_text(&d.message, &mut written).expect("writing to a Vec cannot fail");
+                assert_eq!(
+                    String::from_utf8(written).ok().as_deref(),
+                    Some(text.as_str()),
+                    "{name}: write_text"
+                );
                 let back = codec::from_text(&desc, &text)
                     .unwrap_or_else(|e| panic!("{name}: to_text output does not read back: {e}\n{text}"));
                 assert_eq!(codec::encode(&back), canonical, "{name}: the text round trip changed it: {text}");
