@@ -85,27 +85,7 @@ pub fn decode(
             );
         }
     };
-    // The top-level fields' numbers, and where the first one's key starts (at 0 when the
-    // fields read without the tree; a group, which they do not step over, takes the tree).
-    let flat: Result<Vec<u32>, ()> = if wire_tree.is_some() {
-        Err(())
-    } else {
-        wire::scan::fields(&bytes).map(|f| f.map(|(n, _)| n)).collect()
-    };
-    let wire_tree = match (wire_tree, &flat) {
-        (None, Err(())) => {
-            let opts = wire::DecodeOptions { schema: Some(desc.clone()), ..Default::default() };
-            Some(wire::decode_with(&bytes, &opts))
-        }
-        (tree, _) => tree,
-    };
-    let (numbers, first_key) = match (&wire_tree, flat) {
-        (Some(w), _) => (
-            w.root.fields.iter().map(|f| f.number).collect(),
-            w.root.fields.first().map_or(0, |f| f.key.start),
-        ),
-        (None, numbers) => (numbers.unwrap_or_default(), 0),
-    };
+    let (numbers, first_key) = top_level_fields(&bytes, &desc, wire_tree.as_ref());
     if !lenient && !numbers.is_empty() && numbers.iter().all(|n| desc.get_field(*n).is_none()) {
         bail!(
             "{file}: at byte {first_key}: field {} is not a field of {}, and neither is any other top-level field: wrong --type? (use --lenient to decode anyway, or --format wire to see the raw fields)",
@@ -143,6 +123,29 @@ pub fn decode(
         eprintln!("note: {unknown} unknown field(s) are not shown in {format:?}; --format tree shows them");
     }
     Ok(())
+}
+
+/// The numbers of the top-level fields of bytes that decoded, and where the first one's key
+/// starts: from the wire tree when there is one, else read straight from the bytes (the first
+/// key at byte 0), and from a tree made now only for a group, which `fields` does not step over.
+fn top_level_fields(
+    bytes: &[u8],
+    desc: &prost_reflect::MessageDescriptor,
+    tree: Option<&wire::WireDecoding>,
+) -> (Vec<u32>, usize) {
+    let from_tree = |w: &wire::WireDecoding| {
+        (w.root.fields.iter().map(|f| f.number).collect(), w.root.fields.first().map_or(0, |f| f.key.start))
+    };
+    if let Some(w) = tree {
+        return from_tree(w);
+    }
+    match wire::scan::fields(bytes).map(|f| f.map(|(n, _)| n)).collect::<Result<Vec<u32>, ()>>() {
+        Ok(numbers) => (numbers, 0),
+        Err(()) => {
+            let opts = wire::DecodeOptions { schema: Some(desc.clone()), ..Default::default() };
+            from_tree(&wire::decode_with(bytes, &opts))
+        }
+    }
 }
 
 fn print_wire(bytes: &[u8], file: &str, out: &mut impl Write) -> Result<()> {
