@@ -198,6 +198,27 @@ fn wrong_type_and_truncated_file_fail_naming_the_byte_offset() {
         );
     }
 
+    // Only an unknown group (field 99): the fields' reader does not step over groups, so the
+    // check reads this one through the wire tree, in every format.
+    let group = dir.path().join("group.bin");
+    std::fs::write(&group, [0x9b, 0x06, 0x08, 0x01, 0x9c, 0x06]).unwrap();
+    for format in ["tree", "json", "text"] {
+        let o = run(&[
+            "decode",
+            "--type",
+            "milvus.proto.common.MessageID",
+            "--format",
+            format,
+            group.to_str().unwrap(),
+        ]);
+        assert!(!o.status.success(), "{format}");
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(
+            err.contains("at byte 0: field 99 is not a field of milvus.proto.common.MessageID"),
+            "{format}: {err}"
+        );
+    }
+
     let cut = dir.path().join("cut.bin");
     std::fs::write(&cut, &bytes[..bytes.len() - 5]).unwrap();
     let o = run(&["decode", "--type", T, "--format", "json", cut.to_str().unwrap()]);
