@@ -180,43 +180,20 @@ fn wrong_type_and_truncated_file_fail_naming_the_byte_offset() {
     assert!(err.contains("is --type right?"), "{err}");
 
     // A type whose fields are all absent from the bytes: every format says so (the tree from
-    // its wire spans, JSON and text from the fields read without them).
-    for format in ["tree", "json", "text"] {
-        let o = run(&[
-            "decode",
-            "--type",
-            "openmldb.datasync.TaskStatusRequest",
-            "--format",
-            format,
-            p.to_str().unwrap(),
-        ]);
-        assert!(!o.status.success(), "{format}");
-        let err = String::from_utf8_lossy(&o.stderr);
-        assert!(
-            err.contains("at byte 0: field 2 is not a field of openmldb.datasync.TaskStatusRequest"),
-            "{format}: {err}"
-        );
-    }
-
-    // Only an unknown group (field 99): the fields' reader does not step over groups, so the
-    // check reads this one through the wire tree, in every format.
+    // its wire spans, JSON and text from the fields read without them). The second file holds
+    // only an unknown group (field 99), which the fields' reader hands to the wire tree.
     let group = dir.path().join("group.bin");
     std::fs::write(&group, [0x9b, 0x06, 0x08, 0x01, 0x9c, 0x06]).unwrap();
-    for format in ["tree", "json", "text"] {
-        let o = run(&[
-            "decode",
-            "--type",
-            "milvus.proto.common.MessageID",
-            "--format",
-            format,
-            group.to_str().unwrap(),
-        ]);
-        assert!(!o.status.success(), "{format}");
-        let err = String::from_utf8_lossy(&o.stderr);
-        assert!(
-            err.contains("at byte 0: field 99 is not a field of milvus.proto.common.MessageID"),
-            "{format}: {err}"
-        );
+    for (file, type_name, field) in
+        [(&p, "openmldb.datasync.TaskStatusRequest", 2), (&group, "milvus.proto.common.MessageID", 99)]
+    {
+        for format in ["tree", "json", "text"] {
+            let o = run(&["decode", "--type", type_name, "--format", format, file.to_str().unwrap()]);
+            assert!(!o.status.success(), "{format}");
+            let err = String::from_utf8_lossy(&o.stderr);
+            let want = format!("at byte 0: field {field} is not a field of {type_name}");
+            assert!(err.contains(&want), "{format}: {err}");
+        }
     }
 
     let cut = dir.path().join("cut.bin");
