@@ -200,8 +200,17 @@ fn a_restart_mid_salvage_resumes_from_the_folder() {
         });
         // The app goes away with its jobs (as when the window closes).
     }
+    // The app's drop waited for its dump writers: no file of the folder is still open here.
+    #[cfg(target_os = "linux")]
+    {
+        let open: Vec<_> = std::fs::read_dir("/proc/self/fd")
+            .unwrap()
+            .filter_map(|e| std::fs::read_link(e.ok()?.path()).ok())
+            .filter(|p| p.starts_with(&folder))
+            .collect();
+        assert!(open.is_empty(), "the dropped app still has files of its folder open: {open:?}");
+    }
     pair.old.set_faults(Faults::default());
-    std::thread::sleep(Duration::from_millis(300));
     let mut h = app_with(&pair, dir.path(), &folder);
     h.get_by_label("Look for unfinished dumps").click();
     step_until(

@@ -347,16 +347,22 @@ impl JobRegistry {
     }
 }
 
+/// How long the way out waits for what dropping the jobs sets off (see [`JobRegistry`]'s drop).
+const EXIT_GRACE: Duration = Duration::from_secs(2);
+
 impl Drop for JobRegistry {
+    /// Every job is cancelled and its task dropped where it waits: the network is never waited
+    /// for. What dropping a task sets off still finishes, for up to [`EXIT_GRACE`]: a salvage's
+    /// dump writer hands over the frames it holds and its thread writes them and closes the
+    /// file, so a window opened again at once finds no thread of the old one still writing.
     fn drop(&mut self) {
         for j in &self.jobs {
             j.cancel.cancel();
         }
-        // Never wait for the network on the way out.
         if let Some(rt) = self.runtime.take()
             && let Ok(rt) = Arc::try_unwrap(rt)
         {
-            rt.shutdown_background();
+            rt.shutdown_timeout(EXIT_GRACE);
         }
     }
 }
