@@ -101,19 +101,15 @@ pub fn decode(
             let nodes = tree::build(Some(&desc), &bytes, &w.root);
             print_tree(&nodes, 1, true, &mut out)?;
         }
-        Format::Json => {
-            // Stdout is line-buffered: a big message's JSON is millions of lines.
+        Format::Json | Format::Text => {
+            // Written as it is printed, through a buffer: stdout is line-buffered, and a big
+            // message's JSON or text is millions of lines.
             let mut w = std::io::BufWriter::with_capacity(1 << 16, &mut out);
-            codec::write_json(&message, true, &mut w)
-                .with_context(|| format!("{file}: cannot print {} as JSON", desc.full_name()))?;
-            writeln!(w)?;
-            w.flush()?;
-        }
-        Format::Text => {
-            // Written as it is printed, through a buffer, as the JSON is.
-            let mut w = std::io::BufWriter::with_capacity(1 << 16, &mut out);
-            codec::write_text(&message, &mut w)
-                .with_context(|| format!("{file}: cannot print {} as text format", desc.full_name()))?;
+            let (written, what) = match format {
+                Format::Json => (codec::write_json(&message, true, &mut w), "JSON"),
+                _ => (codec::write_text(&message, &mut w), "text format"),
+            };
+            written.with_context(|| format!("{file}: cannot print {} as {what}", desc.full_name()))?;
             writeln!(w)?;
             w.flush()?;
         }
