@@ -65,6 +65,30 @@ fn summarise_all(d: &DumpFile, set: &SchemaSet) -> usize {
     total
 }
 
+/// What `inspect --stats` does on a first look: each frame counted the moment the index finds
+/// it (`while_indexing` false: the index built first, then every frame counted over it).
+fn count_frames(path: &Path, set: &SchemaSet, while_indexing: bool) -> u64 {
+    let desc = set.message(T).expect("type");
+    let opts = OpenOptions {
+        framing: Some(Framing::VarintDelimited),
+        message_type: Some(desc.clone()),
+        index_cache: IndexCache::Off,
+        defer_index: while_indexing,
+        ..Default::default()
+    };
+    let d = DumpFile::open(path, opts).expect("open dump");
+    let decoder = FrameDecoder::new(set.pool().clone(), Some(desc), 1024);
+    let count =
+        |n: u64, v: walscope::dump::view::FrameView| n + u64::from(v.wal.is_some_and(|w| w.rows.is_some()));
+    let detail = walscope::wal::Detail::Counts;
+    if while_indexing {
+        scan::fold_all_views(&d, &decoder, detail, || 0, count, |a, b| a + b)
+    } else {
+        d.wait_indexed();
+        scan::fold_views(&d, &decoder, 0..d.frame_count(), detail, || 0, count, |a, b| a + b)
+    }
+}
+
 /// The baseline: every row through the full analysis on one core, as before the fast reader.
 fn summarise_all_full(d: &DumpFile, set: &SchemaSet) -> usize {
     let decoder = FrameDecoder::new(set.pool().clone(), Some(set.message(T).expect("type")), 1024)
@@ -114,6 +138,19 @@ fn benches(c: &mut Criterion) {
         },
         3,
     );
+    let (mut after, mut during) = (Vec::new(), Vec::new());
+    for _ in 0..3 {
+        // Alternating, so that both see the same machine.
+        let t = Instant::now();
+        let a = count_frames(&path, &set, false);
+        after.push(t.elapsed());
+        let t = Instant::now();
+        let b = count_frames(&path, &set, true);
+        during.push(t.elapsed());
+        assert_eq!(a, b, "the same count either way");
+    }
+    let (after, during) =
+        (after.iter().min().copied().unwrap_or_default(), during.iter().min().copied().unwrap_or_default());
     let full = time(
         || {
             summarise_all_full(&d, &set);
@@ -137,6 +174,17 @@ fn benches(c: &mut Criterion) {
         decode.as_secs_f64(),
         decode.as_secs_f64() / read.as_secs_f64(),
         d.frame_count() as f64 / decode.as_secs_f64()
+    );
+    println!(
+        "first look, counted after indexing: {:>6.3} s   = {:.2}x the sequential read",
+        after.as_secs_f64(),
+        after.as_secs_f64() / read.as_secs_f64()
+    );
+    println!(
+        "first look, counted while indexing: {:>6.3} s   = {:.2}x the sequential read, {:.2}x faster (inspect --stats)",
+        during.as_secs_f64(),
+        during.as_secs_f64() / read.as_secs_f64(),
+        after.as_secs_f64() / during.as_secs_f64()
     );
     println!(
         "summarise all (full, 1 core): {:>7.3} s   = {:.2}x the fast reader ({:.0} frames/s)",

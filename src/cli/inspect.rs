@@ -46,6 +46,11 @@ pub struct Opened {
 }
 
 pub fn open(file: &Path, args: &DumpArgs) -> Result<Opened> {
+    open_with(file, args, false)
+}
+
+/// [`open`]; with `defer_index`, the index is built by the first whole-file fold or wait.
+fn open_with(file: &Path, args: &DumpArgs, defer_index: bool) -> Result<Opened> {
     let set = args.schema.load()?;
     let framing = match &args.framing {
         Some(f) => Some(
@@ -74,6 +79,7 @@ pub fn open(file: &Path, args: &DumpArgs) -> Result<Opened> {
         framing: framing.or(name_framing),
         encoding,
         message_type: desc.clone(),
+        defer_index,
         ..OpenOptions::default()
     };
     let dump = DumpFile::open(file, opts)?;
@@ -113,7 +119,9 @@ fn view_json(o: &Opened, v: &FrameView) -> serde_json::Value {
 }
 
 pub fn inspect(file: &Path, args: &DumpArgs, jsonl: bool, stats: bool, limit: Option<usize>) -> Result<()> {
-    let o = open(file, args)?;
+    // `--stats` counts every frame while the index finds it (the file read once, not twice).
+    let o = open_with(file, args, stats)?;
+    let stats = stats.then(|| count_frames(&o));
     o.dump.wait_indexed();
     let d = &o.dump;
     // Block-buffered: stdout is line-buffered, a write per row.
@@ -129,8 +137,8 @@ pub fn inspect(file: &Path, args: &DumpArgs, jsonl: bool, stats: bool, limit: Op
         writeln!(out, "type:    {type_name} ({})", o.why_type)?;
         writeln!(out, "frames:  {}, damaged ranges: {}", d.frame_count(), d.problems().len())?;
     }
-    if stats {
-        print_stats(&o, &mut out, jsonl)?;
+    if let Some(st) = stats {
+        st.print(&mut out, jsonl)?;
         out.flush()?;
         return Ok(());
     }
@@ -196,19 +204,17 @@ pub fn inspect(file: &Path, args: &DumpArgs, jsonl: bool, stats: bool, limit: Op
 
 /// `--stats`: every core counts its own frames (nothing is handed over per frame), then the
 /// counts are merged; the damaged ranges are counted from the index.
-fn print_stats(o: &Opened, out: &mut impl Write, jsonl: bool) -> Result<()> {
-    let d = &o.dump;
+fn count_frames(o: &Opened) -> Stats {
     let count = |mut st: Stats, v: FrameView| {
         if o.filter.matches(&v) {
             st.add(&v);
         }
         st
     };
-    let frames = 0..d.frame_count();
-    let mut st = crate::dump::scan::fold_views(
+    let d = &o.dump;
+    let mut st = crate::dump::scan::fold_all_views(
         d,
         &o.decoder,
-        frames,
         o.filter.detail(),
         Stats::default,
         count,
@@ -217,7 +223,7 @@ fn print_stats(o: &Opened, out: &mut impl Write, jsonl: bool) -> Result<()> {
     for p in d.problems() {
         st.problem(&p);
     }
-    st.print(out, jsonl)
+    st
 }
 
 fn print_problem(out: &mut impl Write, p: &crate::dump::Problem, jsonl: bool) -> Result<()> {

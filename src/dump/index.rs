@@ -7,14 +7,15 @@
 //! intact frame after a bad one is never lost. Costs 8 bytes of memory per frame. A large file
 //! is walked on every core: the scan adopts regions other threads walked ahead of it
 //! ([`super::index_regions`]) only where its own walk lands on them, so the index is the same.
+//! Each thread can fold the frames it walks into a statistic as it finds them ([`FrameFold`]):
+//! a whole-file count then reads the file once. Where the scan runs: [`super::index_build`].
 
-use super::framing::{Framing, HeaderFault, read_header};
-use super::index_cache::{self, FileKey};
+use super::framing::{FrameHeader, Framing, HeaderFault, read_header};
 use super::index_regions::{self as regions, Regions};
 use super::validate::{FirstKeys, check_message, message_range};
 use prost_reflect::MessageDescriptor;
+use std::sync::RwLock;
 use std::sync::atomic::{AtomicBool, AtomicU8, AtomicU64, Ordering};
-use std::sync::{Arc, RwLock};
 
 /// A damaged byte range no frame covers.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -95,7 +96,7 @@ impl IndexShared {
             _ => CacheUse::Pending,
         }
     }
-    fn set_cache_use(&self, u: CacheUse) {
+    pub(super) fn set_cache_use(&self, u: CacheUse) {
         let n = match u {
             CacheUse::Pending => 0,
             CacheUse::NotCached => 1,
@@ -112,6 +113,30 @@ impl IndexShared {
         let o = self.offsets.read().map(|o| o.capacity() * 8).unwrap_or(0);
         let p = self.problems.read().map(|p| p.iter().map(|x| 48 + x.reason.capacity()).sum()).unwrap_or(0);
         o + p
+    }
+    /// The index as loaded from the cache, whole.
+    pub(super) fn fill(&self, offsets: Vec<u64>, problems: Vec<Problem>, len: u64) {
+        if let (Ok(mut o), Ok(mut p)) = (self.offsets.write(), self.problems.write()) {
+            *o = offsets;
+            *p = problems;
+        }
+        self.scanned.store(len, Ordering::Relaxed);
+    }
+    pub(super) fn add_problem(&self, p: Problem) {
+        if let Ok(mut all) = self.problems.write() {
+            all.push(p);
+        }
+    }
+    pub(super) fn has_problems(&self) -> bool {
+        self.problems.read().map_or(true, |p| !p.is_empty())
+    }
+    /// Calls `f` with the whole index (to store it).
+    pub(super) fn with_all<T>(&self, f: impl FnOnce(&[u64], &[Problem]) -> T) -> Option<T> {
+        let (o, p) = (self.offsets.read().ok()?, self.problems.read().ok()?);
+        Some(f(&o, &p))
+    }
+    pub(super) fn mark_done(&self) {
+        self.done.store(true, Ordering::Release);
     }
     fn publish(&self, batch: &mut Vec<u64>) {
         if let Ok(mut o) = self.offsets.write() {
@@ -130,12 +155,12 @@ pub(super) struct Scan<'a> {
 
 impl Scan<'_> {
     /// Header fits and the body starts like a message: the per-frame cost while indexing.
-    pub(super) fn quick(&self, pos: usize) -> Result<u64, HeaderFault> {
+    pub(super) fn quick(&self, pos: usize) -> Result<FrameHeader, HeaderFault> {
         let h = read_header(self.buf, pos, self.framing)?;
         let body = &self.buf[pos + h.header_len as usize..pos + h.total() as usize];
         let msg = &body[message_range(body, self.framing, &h)];
         if self.first_keys.plausible(msg) {
-            Ok(h.total())
+            Ok(h)
         } else {
             Err(HeaderFault::Invalid(format!("frame body does not start like a {}", self.type_name())))
         }
@@ -169,44 +194,78 @@ impl Scan<'_> {
     }
 }
 
-/// Scans `buf` and publishes frames into `shared`; returns when done or cancelled.
-pub fn build(buf: &[u8], framing: Framing, desc: Option<&MessageDescriptor>, shared: &IndexShared) {
-    scan(buf, framing, desc, shared);
-    shared.done.store(true, Ordering::Release);
+/// Work done on each frame the moment the scan finds it, while its bytes are still in the
+/// core's caches: a whole-file statistic then reads the file once instead of twice (once for
+/// the index, once for the statistic). Each thread folds the frames it walks into its own
+/// accumulator; accumulators are merged in no particular order.
+pub(crate) trait FrameFold: Sync {
+    type Acc: Send;
+    fn init(&self) -> Self::Acc;
+    /// A frame starts at `offset` with `header`, and fits the file.
+    fn frame(&self, acc: Self::Acc, offset: u64, header: FrameHeader) -> Self::Acc;
+    fn merge(&self, a: Self::Acc, b: Self::Acc) -> Self::Acc;
 }
 
-fn scan(buf: &[u8], framing: Framing, desc: Option<&MessageDescriptor>, shared: &IndexShared) {
-    let workers = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let _ = scan_in_regions(buf, framing, desc, shared, regions::REGION, workers);
+/// The index alone.
+pub(crate) struct NoFold;
+
+impl FrameFold for NoFold {
+    type Acc = ();
+    fn init(&self) {}
+    #[inline]
+    fn frame(&self, (): (), _: u64, _: FrameHeader) {}
+    fn merge(&self, (): (), (): ()) {}
+}
+
+/// Scans `buf` into `shared` on every core, walking ahead in regions of `region` bytes.
+pub(super) fn scan<F: FrameFold>(
+    buf: &[u8],
+    framing: Framing,
+    desc: Option<&MessageDescriptor>,
+    shared: &IndexShared,
+    region: usize,
+    fold: &F,
+) -> F::Acc {
+    scan_in_regions(buf, framing, desc, shared, region, workers(), fold).1
+}
+
+pub(super) fn workers() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get())
 }
 
 /// [`scan`] with `workers` threads walking regions of `region` bytes ahead of it (see
 /// [`regions`]); the result is the same for any region size and any number of workers.
-/// Returns how many regions the walk adopted.
-pub(crate) fn scan_in_regions(
+/// Returns how many regions the walk adopted, and `fold` over the frames the walk walked or
+/// adopted (every frame of the index, unless a damaged range took some back: see
+/// [`build_folding`]).
+pub(crate) fn scan_in_regions<F: FrameFold>(
     buf: &[u8],
     framing: Framing,
     desc: Option<&MessageDescriptor>,
     shared: &IndexShared,
     region: usize,
     workers: usize,
-) -> usize {
+    fold: &F,
+) -> (usize, F::Acc) {
     let scan = Scan { buf, framing, desc, first_keys: FirstKeys::new(desc) };
     let mut pending: Vec<u64> = Vec::with_capacity(CHUNK + KEEP_BACK);
     if framing == Framing::Single {
+        let mut acc = fold.init();
         if !buf.is_empty() {
             pending.push(0);
+            let header = FrameHeader { header_len: 0, body_len: buf.len() as u64, meta_len: 0 };
+            acc = fold.frame(acc, 0, header);
         }
         finish(shared, &mut pending, buf.len());
-        return 0;
+        return (0, acc);
     }
     let control = regions::Control::default();
     std::thread::scope(|s| {
-        let mut ahead = regions::spawn(s, &scan, shared, region, workers, &control);
-        let pos = walk(&scan, shared, &mut pending, ahead.as_mut());
+        let mut ahead = regions::spawn(s, &scan, shared, region, workers, &control, fold);
+        let (pos, acc) = walk(&scan, shared, &mut pending, ahead.as_mut(), fold);
         finish(shared, &mut pending, pos.min(buf.len()));
         // Dropping the regions stops the workers; the scope then waits for them.
-        ahead.map_or(0, |a| a.adopted)
+        (ahead.map_or(0, |a| a.adopted), acc)
     })
 }
 
@@ -221,10 +280,18 @@ fn push(shared: &IndexShared, pending: &mut Vec<u64>, offset: u64) {
 }
 
 /// The walk from the start of the file: frame by frame, adopting a region walked ahead
-/// whenever it lands on that region's first frame. Returns where it stopped.
-fn walk(scan: &Scan, shared: &IndexShared, pending: &mut Vec<u64>, mut ahead: Option<&mut Regions>) -> usize {
+/// whenever it lands on that region's first frame. Returns where it stopped, and `fold` over
+/// the frames it walked or adopted.
+fn walk<F: FrameFold>(
+    scan: &Scan,
+    shared: &IndexShared,
+    pending: &mut Vec<u64>,
+    mut ahead: Option<&mut Regions<F::Acc>>,
+    fold: &F,
+) -> (usize, F::Acc) {
     let len = scan.buf.len();
     let mut pos = 0usize;
+    let mut acc = fold.init();
     while pos < len {
         if shared.was_cancelled() {
             break;
@@ -233,14 +300,16 @@ fn walk(scan: &Scan, shared: &IndexShared, pending: &mut Vec<u64>, mut ahead: Op
             for &offset in &region.offsets {
                 push(shared, pending, offset);
             }
+            acc = fold.merge(acc, region.acc);
             pos = region.end;
             shared.scanned.store(pos as u64, Ordering::Relaxed);
             continue;
         }
         match scan.quick(pos) {
-            Ok(total) => {
+            Ok(header) => {
                 push(shared, pending, pos as u64);
-                pos += total as usize;
+                acc = fold.frame(acc, pos as u64, header);
+                pos += header.total() as usize;
                 if pending.len().is_multiple_of(4096) {
                     shared.scanned.store(pos as u64, Ordering::Relaxed);
                 }
@@ -277,7 +346,7 @@ fn walk(scan: &Scan, shared: &IndexShared, pending: &mut Vec<u64>, mut ahead: Op
             }
         }
     }
-    pos
+    (pos, acc)
 }
 
 /// Publishes the rest; `done` is set by the caller once the cache is written too, so a
@@ -285,116 +354,4 @@ fn walk(scan: &Scan, shared: &IndexShared, pending: &mut Vec<u64>, mut ahead: Op
 fn finish(shared: &IndexShared, pending: &mut Vec<u64>, pos: usize) {
     shared.publish(pending);
     shared.scanned.store(pos as u64, Ordering::Relaxed);
-}
-
-/// Bytes the helper prepares per step, and how far it may run ahead of the scan: well inside
-/// the last-level cache, so the lines it reads are still there when the scan arrives.
-const WARM_STEP: usize = 1 << 20;
-const WARM_AHEAD: usize = 8 << 20;
-
-/// Starts the scan on its own thread over `source` (kept alive by the Arc); a file of at most
-/// [`INLINE_INDEX`] bytes without a cache key is scanned before this returns. With a `cache`
-/// key, a persisted index of the same file state is used instead, and a fresh one is stored.
-pub fn spawn(
-    source: Arc<super::source::Source>,
-    framing: Framing,
-    desc: Option<MessageDescriptor>,
-    cache: Option<FileKey>,
-) -> Arc<IndexShared> {
-    let shared = Arc::new(IndexShared::default());
-    if source.bytes().len() <= INLINE_INDEX && cache.is_none() {
-        // A small file is indexed before its open returns: a thread would cost more than the
-        // scan, and the caller's first wait would be a poll.
-        load_or_scan(&source, framing, desc.as_ref(), cache.as_ref(), &shared);
-        return shared;
-    }
-    let s = shared.clone();
-    let spawned = std::thread::Builder::new()
-        .name("walscope-index".into())
-        .spawn(move || load_or_scan(&source, framing, desc.as_ref(), cache.as_ref(), &s));
-    if let Err(e) = spawned {
-        if let Ok(mut p) = shared.problems.write() {
-            p.push(Problem {
-                offset: 0,
-                len: 0,
-                truncated: false,
-                reason: format!("cannot start indexing: {e}"),
-            });
-        }
-        shared.set_cache_use(CacheUse::NotCached);
-        shared.done.store(true, Ordering::Release);
-    }
-    shared
-}
-
-/// Files up to this size are indexed on the opening thread.
-const INLINE_INDEX: usize = 256 << 10;
-
-/// Loads the persisted index or scans, stores a fresh one, and marks the index done.
-fn load_or_scan(
-    source: &Arc<super::source::Source>,
-    framing: Framing,
-    desc: Option<&MessageDescriptor>,
-    cache: Option<&FileKey>,
-    s: &Arc<IndexShared>,
-) {
-    if let Some((offsets, problems)) = cache.and_then(index_cache::load) {
-        if let (Ok(mut o), Ok(mut p)) = (s.offsets.write(), s.problems.write()) {
-            *o = offsets;
-            *p = problems;
-        }
-        s.scanned.store(source.bytes().len() as u64, Ordering::Relaxed);
-        s.set_cache_use(CacheUse::Loaded);
-        s.done.store(true, Ordering::Release);
-        return;
-    }
-    // A large file is walked in regions on every core instead (see `scan`).
-    let helper =
-        (source.bytes().len() < regions::MIN_FILE).then(|| warm_ahead(source.clone(), s.clone())).flatten();
-    scan(source.bytes(), framing, desc, s);
-    if let Some(h) = helper {
-        let _ = h.join();
-    }
-    if let (Some(key), false) = (cache, s.was_cancelled())
-        && let (Ok(o), Ok(p)) = (s.offsets.read(), s.problems.read())
-    {
-        index_cache::store(key, &o, &p);
-        s.set_cache_use(CacheUse::Stored);
-    } else {
-        s.set_cache_use(CacheUse::NotCached);
-    }
-    s.done.store(true, Ordering::Release);
-}
-
-/// The second core's share of indexing a mapped file. The scan reads one frame header, which
-/// gives the next one's place: a chain of dependent reads, each a page fault or a cache miss.
-/// A helper walks a little ahead reading every cache line (a sequential read, which the
-/// hardware prefetches), so the scan finds the pages mapped and the lines cached.
-fn warm_ahead(
-    source: Arc<super::source::Source>,
-    shared: Arc<IndexShared>,
-) -> Option<std::thread::JoinHandle<()>> {
-    let len = source.bytes().len();
-    if !source.is_mapped() || len < 4 * WARM_STEP {
-        return None;
-    }
-    let spawned = std::thread::Builder::new().name("walscope-prefetch".into()).spawn(move || {
-        let bytes = source.bytes();
-        let mut at = 0;
-        while at < len && !shared.was_cancelled() {
-            let scanned = shared.scanned_bytes() as usize;
-            if scanned >= len {
-                break;
-            }
-            if at > scanned + WARM_AHEAD {
-                std::thread::sleep(std::time::Duration::from_micros(50));
-                continue;
-            }
-            let n = WARM_STEP.min(len - at);
-            let lines: u64 = bytes[at..at + n].iter().step_by(64).map(|b| u64::from(*b)).sum();
-            std::hint::black_box(lines);
-            at += n;
-        }
-    });
-    spawned.ok()
 }

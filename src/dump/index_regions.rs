@@ -4,12 +4,14 @@
 //! its own walk lands exactly on that first frame: from a frame boundary the walk is determined,
 //! so an adopted region holds exactly the frames the scan would have found itself. Everything
 //! else (a region with no chain, one whose start the walk steps over, the frames after a fault
-//! inside one) the scan walks itself, with its usual resynchronisation.
+//! inside one) the scan walks itself, with its usual resynchronisation. A worker folds the
+//! frames it walks (the scan's [`super::index::FrameFold`]); the fold of a region is kept only
+//! with the region.
 //!
 //! Owns: splitting the file, the workers, handing regions over in file order. Must never: hand
 //! over a region the walk has not landed on, or let the scan wait for one it has passed.
 
-use super::index::{IndexShared, Scan};
+use super::index::{FrameFold, IndexShared, Scan};
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::mpsc::{Receiver, channel};
@@ -28,15 +30,17 @@ const QUICK_CHAIN: usize = 4;
 const SYNC_FRAME_MAX: u64 = 1 << 20;
 
 /// The frames a worker found in one region: from `start`, the first frame of its chain, up to
-/// `end`, the first offset at or past the region's end (or where a frame did not hold up).
-pub(super) struct Region {
+/// `end`, the first offset at or past the region's end (or where a frame did not hold up), and
+/// the scan's fold over them.
+pub(super) struct Region<A> {
     pub start: usize,
     pub offsets: Vec<u64>,
     pub end: usize,
+    pub acc: A,
 }
 
 /// The regions as the scan meets them, in file order.
-pub(super) struct Regions<'a> {
+pub(super) struct Regions<'a, A> {
     size: usize,
     count: usize,
     /// The first region the walk has not yet adopted or passed.
@@ -44,9 +48,9 @@ pub(super) struct Regions<'a> {
     /// Regions adopted so far.
     pub adopted: usize,
     /// Region `next`, when it starts ahead of the walk.
-    held: Option<Region>,
-    arrived: BTreeMap<usize, Option<Region>>,
-    results: Receiver<(usize, Option<Region>)>,
+    held: Option<Region<A>>,
+    arrived: BTreeMap<usize, Option<Region<A>>>,
+    results: Receiver<(usize, Option<Region<A>>)>,
     control: &'a Control,
 }
 
@@ -64,10 +68,10 @@ pub(super) struct Control {
 /// workers walk the whole file ahead of it.
 const AHEAD: usize = 8;
 
-impl Regions<'_> {
+impl<A> Regions<'_, A> {
     /// The region whose first frame is at `pos`, once the walk has reached it. Waits for the
     /// worker on it only when the walk is inside its bounds.
-    pub fn at(&mut self, pos: usize) -> Option<Region> {
+    pub fn at(&mut self, pos: usize) -> Option<Region<A>> {
         loop {
             if self.next >= self.count || pos < self.next * self.size {
                 return None;
@@ -97,7 +101,7 @@ impl Regions<'_> {
         self.control.settled.store(self.next, Ordering::Relaxed);
     }
 
-    fn wait(&mut self, k: usize) -> Option<Region> {
+    fn wait(&mut self, k: usize) -> Option<Region<A>> {
         loop {
             if let Some(r) = self.arrived.remove(&k) {
                 return r;
@@ -113,24 +117,32 @@ impl Regions<'_> {
     }
 }
 
-impl Drop for Regions<'_> {
+impl<A> Drop for Regions<'_, A> {
     fn drop(&mut self) {
         self.control.stop.store(true, Ordering::Relaxed);
     }
 }
 
+/// Whether a file of `len` bytes is walked in regions of `size` on `workers` threads: at least
+/// four regions, and a core to spare.
+pub(super) fn walked_ahead(len: usize, size: usize, workers: usize) -> bool {
+    size > 0 && len >= 4 * size && workers >= 2
+}
+
 /// Starts `workers` threads on `scope` for a file of at least four `size`-byte regions
-/// (region 0 is the scan's own); `None` for a smaller file or a single core.
-pub(super) fn spawn<'scope>(
+/// (region 0 is the scan's own), each folding the frames it walks into `fold`; `None` for a
+/// smaller file or a single core.
+pub(super) fn spawn<'scope, F: FrameFold>(
     scope: &'scope Scope<'scope, '_>,
     scan: &'scope Scan<'scope>,
     shared: &'scope IndexShared,
     size: usize,
     workers: usize,
     control: &'scope Control,
-) -> Option<Regions<'scope>> {
+    fold: &'scope F,
+) -> Option<Regions<'scope, F::Acc>> {
     let len = scan.buf.len();
-    if size == 0 || len < 4 * size || workers < 2 {
+    if !walked_ahead(len, size, workers) {
         return None;
     }
     let count = len.div_ceil(size);
@@ -153,7 +165,7 @@ pub(super) fn spawn<'scope>(
                         }
                         std::thread::sleep(std::time::Duration::from_micros(200));
                     }
-                    let region = walk_region(scan, k * size, ((k + 1) * size).min(len), &control.stop);
+                    let region = walk_region(scan, k * size, ((k + 1) * size).min(len), &control.stop, fold);
                     if tx.send((k, region)).is_err() {
                         break;
                     }
@@ -167,23 +179,31 @@ pub(super) fn spawn<'scope>(
 }
 
 /// The frames of `from..to`, from the first offset where a chain of valid frames starts.
-fn walk_region(scan: &Scan, from: usize, to: usize, stop: &AtomicBool) -> Option<Region> {
+fn walk_region<F: FrameFold>(
+    scan: &Scan,
+    from: usize,
+    to: usize,
+    stop: &AtomicBool,
+    fold: &F,
+) -> Option<Region<F::Acc>> {
     let start = (from..to).find(|&p| quick_chain(scan, p) && scan.chain_starts_at(p))?;
     let mut offsets = Vec::new();
+    let mut acc = fold.init();
     let mut pos = start;
     while pos < to {
         if offsets.len() % 4096 == 4095 && stop.load(Ordering::Relaxed) {
             return None;
         }
         match scan.quick(pos) {
-            Ok(total) => {
+            Ok(header) => {
                 offsets.push(pos as u64);
-                pos += total as usize;
+                acc = fold.frame(acc, pos as u64, header);
+                pos += header.total() as usize;
             }
             Err(_) => break,
         }
     }
-    Some(Region { start, offsets, end: pos })
+    Some(Region { start, offsets, end: pos, acc })
 }
 
 /// A cheap first test of a candidate start: frame headers and first keys only.
@@ -193,7 +213,7 @@ fn quick_chain(scan: &Scan, mut pos: usize) -> bool {
             return true;
         }
         match scan.quick(pos) {
-            Ok(total) if total > 0 && total <= SYNC_FRAME_MAX => pos += total as usize,
+            Ok(h) if h.total() > 0 && h.total() <= SYNC_FRAME_MAX => pos += h.total() as usize,
             _ => return false,
         }
     }
@@ -202,7 +222,8 @@ fn quick_chain(scan: &Scan, mut pos: usize) -> bool {
 
 #[cfg(test)]
 mod tests {
-    use super::super::index::{IndexShared, Problem, scan_in_regions};
+    use super::super::framing::FrameHeader;
+    use super::super::index::{FrameFold, IndexShared, Problem, scan_in_regions};
     use crate::dump::Framing;
     use crate::schema::SchemaSet;
     use crate::sim::{WalGenConfig, WalGenerator};
@@ -217,13 +238,33 @@ mod tests {
         out
     }
 
-    /// The index of `buf` and how many regions were adopted.
-    fn index(buf: &[u8], region: usize, workers: usize) -> ((Vec<u64>, Vec<Problem>), usize) {
+    /// The offsets of the frames the scan folded, in the order the threads merged them.
+    struct Folded;
+
+    impl FrameFold for Folded {
+        type Acc = Vec<u64>;
+        fn init(&self) -> Vec<u64> {
+            Vec::new()
+        }
+        fn frame(&self, mut acc: Vec<u64>, offset: u64, _: FrameHeader) -> Vec<u64> {
+            acc.push(offset);
+            acc
+        }
+        fn merge(&self, mut a: Vec<u64>, b: Vec<u64>) -> Vec<u64> {
+            a.extend(b);
+            a
+        }
+    }
+
+    /// The index of `buf`, how many regions were adopted, and the offsets folded.
+    fn index(buf: &[u8], region: usize, workers: usize) -> ((Vec<u64>, Vec<Problem>), usize, Vec<u64>) {
         let set = SchemaSet::builtin();
         let desc = set.message("milvus.proto.milvus.DumpMessagesResponse").ok();
         let shared = IndexShared::default();
-        let adopted = scan_in_regions(buf, Framing::VarintDelimited, desc.as_ref(), &shared, region, workers);
-        ((shared.offsets(0..usize::MAX), shared.problems()), adopted)
+        let (adopted, mut folded) =
+            scan_in_regions(buf, Framing::VarintDelimited, desc.as_ref(), &shared, region, workers, &Folded);
+        folded.sort_unstable();
+        ((shared.offsets(0..usize::MAX), shared.problems()), adopted, folded)
     }
 
     /// Damaged files of every kind, damage on and beside region edges: the regions walked ahead
@@ -261,8 +302,11 @@ mod tests {
         cut.truncate(clean.len() - 11);
         cases.push(("truncated tail", cut));
         for (name, buf) in &cases {
-            let (expected, none) = index(buf, 0, 1);
+            let (expected, none, folded) = index(buf, 0, 1);
             assert_eq!(none, 0);
+            if expected.1.is_empty() {
+                assert_eq!(folded, expected.0, "{name}: folded frames, the walk alone");
+            }
             match *name {
                 "clean" => assert!(expected.1.is_empty() && expected.0.len() == 1500, "{:?}", expected.1),
                 // A flipped byte inside a payload can pass for data.
@@ -271,8 +315,12 @@ mod tests {
             }
             for region in [4096, 10_007, 65_536] {
                 for workers in [2, 3] {
-                    let (got, adopted) = index(buf, region, workers);
+                    let (got, adopted, folded) = index(buf, region, workers);
                     assert_eq!(got, expected, "{name}: regions of {region} bytes, {workers} workers");
+                    // Where nothing was damaged, the fold saw each frame of the index once.
+                    if got.1.is_empty() {
+                        assert_eq!(folded, got.0, "{name}: folded frames, regions of {region} bytes");
+                    }
                     // Most regions are adopted; otherwise this test would prove nothing.
                     assert!(
                         adopted * region * 2 > buf.len(),

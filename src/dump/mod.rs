@@ -12,6 +12,7 @@ pub mod edit_session;
 pub mod filter;
 pub mod framing;
 pub mod index;
+mod index_build;
 pub mod index_cache;
 mod index_regions;
 mod prefetch;

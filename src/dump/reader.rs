@@ -4,13 +4,15 @@
 
 use super::detect::{Detection, detect};
 use super::framing::{FrameHeader, Framing, read_header};
-use super::index::{self, IndexShared, Problem};
+use super::index::{FrameFold, IndexShared, Problem};
+use super::index_build::{self, Plan};
 use super::index_cache::IndexCache;
+use super::index_regions::REGION;
 use super::source::{Source, TextEncoding, decode_text, sniff_text};
 use super::validate::message_range;
 use prost_reflect::MessageDescriptor;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 #[derive(Debug, Clone, Default)]
 pub struct OpenOptions {
@@ -22,6 +24,10 @@ pub struct OpenOptions {
     pub message_type: Option<MessageDescriptor>,
     /// Whether the frame index is persisted and reused (large dumps, by default).
     pub index_cache: IndexCache,
+    /// Leave the index unbuilt until it is first waited for ([`DumpFile::wait_indexed`]) or
+    /// built by a whole-file fold ([`super::scan::fold_all_views`]), which then reads the file
+    /// once for both. Until then the dump has no frames. For the CLI; the window never waits.
+    pub defer_index: bool,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -35,10 +41,15 @@ pub enum DumpError {
 /// Where one frame is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct FrameLoc {
+    /// The frame's number, or [`UNNUMBERED`].
     pub index: usize,
     pub offset: u64,
     pub header: FrameHeader,
 }
+
+/// The number of a frame found before the frames ahead of it were counted (a fold that runs
+/// while the index is built: see [`super::scan::fold_all_views`]).
+pub const UNNUMBERED: usize = usize::MAX;
 
 impl FrameLoc {
     pub fn end(&self) -> u64 {
@@ -55,6 +66,8 @@ pub struct DumpFile {
     pub detection: Detection,
     pub message_type: Option<MessageDescriptor>,
     index: Arc<IndexShared>,
+    /// How to build the index, while it is deferred ([`OpenOptions::defer_index`]).
+    deferred: Mutex<Option<Plan>>,
 }
 
 impl DumpFile {
@@ -95,8 +108,55 @@ impl DumpFile {
             true => opts.index_cache.key(path, source.bytes(), framing, type_name),
             false => None,
         };
-        let index = index::spawn(source.clone(), framing, desc.clone(), cache);
-        DumpFile { path: path.to_path_buf(), source, encoding, framing, detection, message_type: desc, index }
+        let plan = Plan { source: source.clone(), framing, desc: desc.clone(), cache, region: REGION };
+        let index = Arc::new(IndexShared::default());
+        let deferred = match opts.defer_index {
+            true => Some(plan),
+            false => {
+                index_build::spawn(&index, plan);
+                None
+            }
+        };
+        DumpFile {
+            path: path.to_path_buf(),
+            source,
+            encoding,
+            framing,
+            detection,
+            message_type: desc,
+            index,
+            deferred: Mutex::new(deferred),
+        }
+    }
+
+    /// A deferred index walked ahead in regions of `region` bytes, so that a small dump takes
+    /// the paths of a large one.
+    #[cfg(test)]
+    pub(crate) fn with_index_region(self, region: usize) -> DumpFile {
+        if let Ok(mut plan) = self.deferred.lock()
+            && let Some(p) = plan.as_mut()
+        {
+            p.region = region;
+        }
+        self
+    }
+
+    /// The index's plan, taken once: whoever takes it builds the index.
+    fn take_deferred(&self) -> Option<Plan> {
+        self.deferred.lock().ok()?.take()
+    }
+
+    /// Builds the deferred index on this thread, folding every frame into `fold` as it is
+    /// found (see [`index_build::build_folding`]); `None` when the index was not deferred (it is
+    /// then waited for) or the fold could not be trusted: the caller folds over the index.
+    pub(crate) fn build_index_folding<F: FrameFold>(&self, fold: &F) -> Option<F::Acc> {
+        match self.take_deferred() {
+            Some(plan) => index_build::build_folding(&self.index, plan, fold),
+            None => {
+                self.wait_indexed();
+                None
+            }
+        }
     }
 
     pub fn bytes(&self) -> &[u8] {
@@ -118,8 +178,12 @@ impl DumpFile {
     pub fn problems(&self) -> Vec<Problem> {
         self.index.problems()
     }
-    /// Blocks until indexing finishes. For the CLI and tests; the UI polls instead.
+    /// Blocks until indexing finishes (starting a deferred index). For the CLI and tests; the
+    /// UI polls instead.
     pub fn wait_indexed(&self) {
+        if let Some(plan) = self.take_deferred() {
+            index_build::build(&self.index, plan);
+        }
         while !self.index.is_done() {
             std::thread::sleep(std::time::Duration::from_millis(2));
         }

@@ -5,8 +5,10 @@
 //! Owns: the chunking (bounded memory: one chunk of results at a time). Must never: reorder
 //! frames, or fill the decoder's cache (a scan would only push out the rows on screen).
 
+use super::framing::FrameHeader;
+use super::index::FrameFold;
 use super::prefetch::prefetch;
-use super::reader::DumpFile;
+use super::reader::{DumpFile, FrameLoc, UNNUMBERED};
 use super::view::{FrameDecoder, FrameView};
 use crate::wal::Detail;
 use rayon::prelude::*;
@@ -52,11 +54,16 @@ fn view_in_chunk(
     Some(decoder.view_of(dump, loc, detail))
 }
 
-/// Folds the view of every frame in `frames` into an accumulator, on every core: each worker
-/// folds its runs of frames into its own (`init`, `fold`), and the accumulators are merged
-/// (`merge`) in no particular order, so the result must not depend on it (counts, sums,
-/// ranges). No view leaves the worker that read it: for a whole-file statistic this is the
-/// fast path, with nothing handed from thread to thread per frame.
+/// Frames a fold worker takes at a time: a few thousand, so that each worker walks long
+/// stretches of the file front to back (which the hardware prefetches), with enough parts
+/// that both cores finish together.
+const FOLD_PART: usize = 8192;
+
+/// Folds the view of every frame in `frames` into an accumulator, on every core: the frames
+/// are cut into parts, each part folded front to back by one worker into its own accumulator
+/// (`init`, `fold`), and the accumulators are merged (`merge`) in no particular order, so the
+/// result must not depend on it (counts, sums, ranges). No view leaves the worker that read
+/// it, and the workers never wait for each other before the end.
 pub fn fold_views<A, I, F, R>(
     dump: &DumpFile,
     decoder: &FrameDecoder,
@@ -72,24 +79,78 @@ where
     F: Fn(A, FrameView) -> A + Sync + Send,
     R: Fn(A, A) -> A + Sync + Send,
 {
-    let mut total = init();
-    let mut start = frames.start;
-    while start < frames.end {
-        let r = start..(start + CHUNK).min(frames.end);
-        start = r.end;
-        let offsets = dump.index().offsets(r.clone());
-        let first = r.start;
-        let chunk = r
-            .into_par_iter()
-            .with_min_len(RUN)
-            .fold(&init, |acc, i| match view_in_chunk(dump, decoder, detail, &offsets, i, i - first) {
+    let parts = frames.len().div_ceil(FOLD_PART);
+    (0..parts)
+        .into_par_iter()
+        .map(|p| {
+            let first = frames.start + p * FOLD_PART;
+            let r = first..(first + FOLD_PART).min(frames.end);
+            // One read of the index per part (a lock per frame costs both cores a shared line).
+            let offsets = dump.index().offsets(r.clone());
+            r.fold(init(), |acc, i| match view_in_chunk(dump, decoder, detail, &offsets, i, i - first) {
                 Some(v) => fold(acc, v),
                 None => acc,
             })
-            .reduce(&init, &merge);
-        total = merge(total, chunk);
+        })
+        .reduce(&init, &merge)
+}
+
+/// [`fold_views`] over every frame of `dump`. A dump opened with its index deferred
+/// ([`super::OpenOptions::defer_index`]) and large enough to be indexed on every core is folded
+/// while its index is built, each frame the moment the index finds it: its bytes are still in
+/// the core's caches, so the file is read once instead of twice. Such views come before their
+/// frame numbers are known: their `index` is [`UNNUMBERED`] (a fold that needs the numbers
+/// uses [`fold_views`]). Any damage in the file, and the result is [`fold_views`]'s over the
+/// finished index instead, so it never depends on the path taken.
+pub fn fold_all_views<A, I, F, R>(
+    dump: &DumpFile,
+    decoder: &FrameDecoder,
+    detail: Detail,
+    init: I,
+    fold: F,
+    merge: R,
+) -> A
+where
+    A: Send,
+    I: Fn() -> A + Sync + Send,
+    F: Fn(A, FrameView) -> A + Sync + Send,
+    R: Fn(A, A) -> A + Sync + Send,
+{
+    let while_indexing = ViewFold { dump, decoder, detail, init: &init, fold: &fold, merge: &merge };
+    match dump.build_index_folding(&while_indexing) {
+        Some(acc) => acc,
+        None => fold_views(dump, decoder, 0..dump.frame_count(), detail, init, fold, merge),
     }
-    total
+}
+
+/// A fold over views, as the index scan calls it for each frame it finds.
+struct ViewFold<'a, I, F, R> {
+    dump: &'a DumpFile,
+    decoder: &'a FrameDecoder,
+    detail: Detail,
+    init: &'a I,
+    fold: &'a F,
+    merge: &'a R,
+}
+
+impl<A, I, F, R> FrameFold for ViewFold<'_, I, F, R>
+where
+    A: Send,
+    I: Fn() -> A + Sync,
+    F: Fn(A, FrameView) -> A + Sync,
+    R: Fn(A, A) -> A + Sync,
+{
+    type Acc = A;
+    fn init(&self) -> A {
+        (self.init)()
+    }
+    fn frame(&self, acc: A, offset: u64, header: FrameHeader) -> A {
+        let loc = FrameLoc { index: UNNUMBERED, offset, header };
+        (self.fold)(acc, self.decoder.view_of(self.dump, loc, self.detail))
+    }
+    fn merge(&self, a: A, b: A) -> A {
+        (self.merge)(a, b)
+    }
 }
 
 /// Maps the view of every frame in `frames` through `map` (in parallel), then calls `each`
@@ -137,6 +198,102 @@ where
         match (flow, computed) {
             (ControlFlow::Continue(()), Some(c)) => ready = c,
             (flow, _) => return flow,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::dump::{Framing, IndexCache, OpenOptions};
+    use crate::schema::SchemaSet;
+    use crate::sim::{WalGenConfig, WalGenerator};
+    use std::collections::BTreeMap;
+
+    const T: &str = "milvus.proto.milvus.DumpMessagesResponse";
+
+    /// What a fold saw, and how many of its views came before their numbers were known.
+    #[derive(Debug, Default, PartialEq)]
+    struct Seen {
+        frames: u64,
+        bytes: u64,
+        offsets: u64,
+        bad: u64,
+        per_type: BTreeMap<String, u64>,
+        unnumbered: u64,
+    }
+
+    fn add(mut s: Seen, v: FrameView) -> Seen {
+        s.frames += 1;
+        s.bytes += v.size;
+        s.offsets = s.offsets.wrapping_add(v.offset.wrapping_mul(0x9e37_79b9));
+        s.bad += u64::from(v.status.is_bad());
+        *s.per_type.entry(v.wal.map_or_else(String::new, |w| w.type_name)).or_default() += 1;
+        s.unnumbered += u64::from(v.index == UNNUMBERED);
+        s
+    }
+
+    fn merge(mut a: Seen, b: Seen) -> Seen {
+        a.frames += b.frames;
+        a.bytes += b.bytes;
+        a.offsets = a.offsets.wrapping_add(b.offsets);
+        a.bad += b.bad;
+        for (k, n) in b.per_type {
+            *a.per_type.entry(k).or_default() += n;
+        }
+        a.unnumbered += b.unnumbered;
+        a
+    }
+
+    fn open(bytes: &[u8], set: &SchemaSet, defer_index: bool) -> DumpFile {
+        let opts = OpenOptions {
+            framing: Some(Framing::VarintDelimited),
+            message_type: Some(set.message(T).expect("type")),
+            index_cache: IndexCache::Off,
+            defer_index,
+            ..OpenOptions::default()
+        };
+        DumpFile::from_bytes("t.dump", bytes.to_vec(), opts)
+    }
+
+    /// `fold_all_views` on a dump whose index is deferred (walked in regions of 16 KiB, as a
+    /// large dump is), against `fold_views` over the index built first: the same result, clean
+    /// or damaged. A clean dump is folded while indexing (every view unnumbered); any damage,
+    /// and it is folded over the finished index instead.
+    #[test]
+    fn folding_while_indexing_gives_what_folding_the_index_gives() {
+        let set = SchemaSet::builtin();
+        let decoder = FrameDecoder::new(set.pool().clone(), Some(set.message(T).expect("type")), 16);
+        let cfg = WalGenConfig { seed: 5, total: Some(600), ..WalGenConfig::default() };
+        let mut clean = Vec::new();
+        for m in WalGenerator::new(set.pool(), cfg).take(600) {
+            crate::dump::framing::write_frame(Framing::VarintDelimited, &m.response, &mut clean);
+        }
+        let mut garbage = clean.clone();
+        garbage.splice(clean.len() / 3..clean.len() / 3, [0xffu8; 41]);
+        let mut cut = clean.clone();
+        cut.truncate(clean.len() - 7);
+        for (name, bytes, folded_while_indexing) in
+            [("clean", &clean, true), ("garbage", &garbage, false), ("truncated", &cut, false)]
+        {
+            let indexed = open(bytes, &set, false);
+            indexed.wait_indexed();
+            let all = 0..indexed.frame_count();
+            let expected = fold_views(&indexed, &decoder, all, Detail::Counts, Seen::default, add, merge);
+            assert_eq!(expected.unnumbered, 0);
+            assert!(expected.frames > 500, "{name}: {} frames", expected.frames);
+
+            let deferred = open(bytes, &set, true).with_index_region(16 << 10);
+            let got = fold_all_views(&deferred, &decoder, Detail::Counts, Seen::default, add, merge);
+            let unnumbered = if folded_while_indexing { expected.frames } else { 0 };
+            assert_eq!(got, Seen { unnumbered, ..expected }, "{name}");
+            // The index is whole afterwards, as if it had been built on its own.
+            assert_eq!(deferred.index().offsets(0..usize::MAX), indexed.index().offsets(0..usize::MAX));
+            assert_eq!(deferred.problems(), indexed.problems(), "{name}");
+
+            // An index already built (or started) is folded over.
+            let again = fold_all_views(&indexed, &decoder, Detail::Counts, Seen::default, add, merge);
+            assert_eq!(again, Seen { unnumbered: 0, ..got }, "{name}");
         }
     }
 }

@@ -53,6 +53,7 @@ pub struct WalRow {
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct FrameView {
+    /// The frame's number, or [`super::reader::UNNUMBERED`] in a fold run while indexing.
     pub index: usize,
     pub offset: u64,
     pub size: u64,

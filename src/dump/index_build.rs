@@ -1,0 +1,139 @@
+//! Starting a dump's frame index: on a thread of its own (inline for a small file), from the
+//! persisted index when one matches the file, or on the caller's thread with a fold over every
+//! frame as the scan finds it ([`build_folding`], for whole-file statistics).
+//!
+//! Owns: when and where the scan runs, and storing a fresh index in the cache. Must never: mark
+//! the index done before the cache holds it (a process that exits at once leaves a whole cache
+//! behind), or hand back a fold that did not see every frame of the index exactly once.
+
+use super::framing::Framing;
+use super::index::{self, CacheUse, FrameFold, IndexShared, NoFold, Problem};
+use super::index_cache::{self, FileKey};
+use super::index_regions as regions;
+use super::source::Source;
+use prost_reflect::MessageDescriptor;
+use std::sync::Arc;
+
+/// What building one dump's index needs.
+pub(crate) struct Plan {
+    pub source: Arc<Source>,
+    pub framing: Framing,
+    pub desc: Option<MessageDescriptor>,
+    /// Where the index is persisted, when it is.
+    pub cache: Option<FileKey>,
+    /// Bytes per region walked ahead on the other cores ([`regions::REGION`]; less in tests).
+    pub region: usize,
+}
+
+/// Files up to this size are indexed on the opening thread.
+const INLINE_INDEX: usize = 256 << 10;
+
+/// Starts the scan on its own thread (the plan's source kept alive by it); a file of at most
+/// [`INLINE_INDEX`] bytes without a cache key is scanned before this returns. With a cache
+/// key, a persisted index of the same file state is used instead, and a fresh one is stored.
+pub(crate) fn spawn(shared: &Arc<IndexShared>, plan: Plan) {
+    if plan.source.bytes().len() <= INLINE_INDEX && plan.cache.is_none() {
+        // A small file is indexed before its open returns: a thread would cost more than the
+        // scan, and the caller's first wait would be a poll.
+        load_or_scan(&plan, shared, &NoFold);
+        return;
+    }
+    let s = shared.clone();
+    let spawned = std::thread::Builder::new().name("walscope-index".into()).spawn(move || {
+        load_or_scan(&plan, &s, &NoFold);
+    });
+    if let Err(e) = spawned {
+        shared.add_problem(Problem {
+            offset: 0,
+            len: 0,
+            truncated: false,
+            reason: format!("cannot start indexing: {e}"),
+        });
+        shared.set_cache_use(CacheUse::NotCached);
+        shared.mark_done();
+    }
+}
+
+/// Builds the index on the calling thread (a deferred index waited for).
+pub(crate) fn build(shared: &Arc<IndexShared>, plan: Plan) {
+    load_or_scan(&plan, shared, &NoFold);
+}
+
+/// Builds the index on the calling thread (its region walkers on the other cores) and folds
+/// every frame into `fold` the moment the walk finds it, so a whole-file statistic reads the
+/// file once. Returns the fold only when it saw exactly the index's frames: a clean file, large
+/// enough to be walked on every core, not loaded from the cache, not cancelled. Otherwise
+/// (`None`) the index is built all the same and the caller folds over it.
+pub(crate) fn build_folding<F: FrameFold>(shared: &Arc<IndexShared>, plan: Plan, fold: &F) -> Option<F::Acc> {
+    let len = plan.source.bytes().len();
+    let walked_on_every_core =
+        plan.framing != Framing::Single && regions::walked_ahead(len, plan.region, index::workers());
+    if !walked_on_every_core {
+        // One core would fold it all: the index alone, then a fold on every core, is faster.
+        load_or_scan(&plan, shared, &NoFold);
+        return None;
+    }
+    let acc = load_or_scan(&plan, shared, fold)?;
+    // Damage makes the walk take frames back and walk some twice: the fold no longer matches.
+    (!shared.has_problems() && !shared.was_cancelled()).then_some(acc)
+}
+
+/// Loads the persisted index or scans (folding), stores a fresh one, and marks the index done.
+/// `None` when the index came from the cache (nothing was folded).
+fn load_or_scan<F: FrameFold>(plan: &Plan, s: &Arc<IndexShared>, fold: &F) -> Option<F::Acc> {
+    let len = plan.source.bytes().len();
+    if let Some((offsets, problems)) = plan.cache.as_ref().and_then(index_cache::load) {
+        s.fill(offsets, problems, len as u64);
+        s.set_cache_use(CacheUse::Loaded);
+        s.mark_done();
+        return None;
+    }
+    // A large file is walked in regions on every core instead (see `index::scan`).
+    let helper = (len < regions::MIN_FILE).then(|| warm_ahead(plan.source.clone(), s.clone())).flatten();
+    let acc = index::scan(plan.source.bytes(), plan.framing, plan.desc.as_ref(), s, plan.region, fold);
+    if let Some(h) = helper {
+        let _ = h.join();
+    }
+    let stored = match (&plan.cache, s.was_cancelled()) {
+        (Some(key), false) => s.with_all(|o, p| index_cache::store(key, o, p)).is_some(),
+        _ => false,
+    };
+    s.set_cache_use(if stored { CacheUse::Stored } else { CacheUse::NotCached });
+    s.mark_done();
+    Some(acc)
+}
+
+/// Bytes the helper prepares per step, and how far it may run ahead of the scan: well inside
+/// the last-level cache, so the lines it reads are still there when the scan arrives.
+const WARM_STEP: usize = 1 << 20;
+const WARM_AHEAD: usize = 8 << 20;
+
+/// The second core's share of indexing a mapped file. The scan reads one frame header, which
+/// gives the next one's place: a chain of dependent reads, each a page fault or a cache miss.
+/// A helper walks a little ahead reading every cache line (a sequential read, which the
+/// hardware prefetches), so the scan finds the pages mapped and the lines cached.
+fn warm_ahead(source: Arc<Source>, shared: Arc<IndexShared>) -> Option<std::thread::JoinHandle<()>> {
+    let len = source.bytes().len();
+    if !source.is_mapped() || len < 4 * WARM_STEP {
+        return None;
+    }
+    let spawned = std::thread::Builder::new().name("walscope-prefetch".into()).spawn(move || {
+        let bytes = source.bytes();
+        let mut at = 0;
+        while at < len && !shared.was_cancelled() {
+            let scanned = shared.scanned_bytes() as usize;
+            if scanned >= len {
+                break;
+            }
+            if at > scanned + WARM_AHEAD {
+                std::thread::sleep(std::time::Duration::from_micros(50));
+                continue;
+            }
+            let n = WARM_STEP.min(len - at);
+            let lines: u64 = bytes[at..at + n].iter().step_by(64).map(|b| u64::from(*b)).sum();
+            std::hint::black_box(lines);
+            at += n;
+        }
+    });
+    spawned.ok()
+}
