@@ -281,9 +281,41 @@ mod tests {
         garbage.splice(clean.len() / 3..clean.len() / 3, [0xffu8; 41]);
         let mut cut = clean.clone();
         cut.truncate(clean.len() - 7);
-        for (name, bytes, folded_while_indexing) in
-            [("clean", &clean, true), ("garbage", &garbage, false), ("truncated", &cut, false)]
-        {
+        let mut cases = vec![("clean", clean.clone(), Some(true)), ("garbage", garbage, Some(false))];
+        cases.push(("truncated", cut, Some(false)));
+        // Random damage: a flipped byte inside a payload can pass for data (then the dump is
+        // clean to the index and counted while indexing), so either path may be taken.
+        let mut x = 0x2545_f491_4f6c_dd1du64;
+        let mut rand = move |n: usize| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            (x % n as u64) as usize
+        };
+        for _ in 0..8 {
+            let mut bytes = clean.clone();
+            for _ in 0..1 + rand(4) {
+                match rand(3) {
+                    0 => {
+                        let at = rand(bytes.len());
+                        bytes[at] ^= 1 << rand(8);
+                    }
+                    1 => {
+                        let at = rand(bytes.len());
+                        let n = (1 + rand(8)).min(bytes.len() - at);
+                        bytes.drain(at..at + n);
+                    }
+                    _ => {
+                        let at = rand(bytes.len());
+                        bytes.splice(at..at, (0..rand(64)).map(|_| rand(256) as u8));
+                    }
+                }
+            }
+            cases.push(("random damage", bytes, None));
+        }
+        // Random cases counted over the index, and while indexing.
+        let mut paths = [0, 0];
+        for (name, bytes, folded_while_indexing) in &cases {
             let indexed = open(bytes, &set, false);
             indexed.wait_indexed();
             let all = 0..indexed.frame_count();
@@ -293,6 +325,11 @@ mod tests {
 
             let deferred = open(bytes, &set, true).with_index_region(16 << 10);
             let got = fold_all_views(&deferred, &decoder, Detail::Counts, Seen::default, add, merge);
+            let folded_while_indexing = folded_while_indexing.unwrap_or_else(|| {
+                let clean = deferred.problems().is_empty();
+                paths[usize::from(clean)] += 1;
+                clean
+            });
             let unnumbered = if folded_while_indexing { expected.frames } else { 0 };
             assert_eq!(got, Seen { unnumbered, ..expected }, "{name}");
             // The index is whole afterwards, as if it had been built on its own.
@@ -303,5 +340,6 @@ mod tests {
             let again = fold_all_views(&indexed, &decoder, Detail::Counts, Seen::default, add, merge);
             assert_eq!(again, Seen { unnumbered: 0, ..got }, "{name}");
         }
+        assert!(paths[0] > 0 && paths[1] > 0, "random damage took both paths: {paths:?}");
     }
 }
