@@ -237,7 +237,7 @@ pub(super) fn workers() -> usize {
 /// [`regions`]); the result is the same for any region size and any number of workers.
 /// Returns how many regions the walk adopted, and `fold` over the frames the walk walked or
 /// adopted (every frame of the index, unless a damaged range took some back: see
-/// [`build_folding`]).
+/// [`super::index_build::build_folding`]).
 pub(crate) fn scan_in_regions<F: FrameFold>(
     buf: &[u8],
     framing: Framing,
