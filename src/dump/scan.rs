@@ -285,13 +285,8 @@ mod tests {
         cases.push(("truncated", cut, Some(false)));
         // Random damage: a flipped byte inside a payload can pass for data (then the dump is
         // clean to the index and counted while indexing), so either path may be taken.
-        let mut x = 0x2545_f491_4f6c_dd1du64;
-        let mut rand = move |n: usize| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            (x % n as u64) as usize
-        };
+        let mut rng = crate::sim::rng::SimRng::new(11);
+        let mut rand = move |n: usize| rng.range(0, n as u64 - 1) as usize;
         for _ in 0..8 {
             let mut bytes = clean.clone();
             for _ in 0..1 + rand(4) {
