@@ -288,23 +288,29 @@ fn packed_varints_fit(b: &[u8]) -> bool {
     if b.last().is_some_and(|last| last & 0x80 != 0) {
         return false;
     }
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    // Continuation bytes carried into the next word.
     let mut run = 0usize;
     let mut words = b.chunks_exact(8);
     for word in &mut words {
         let w = u64::from_le_bytes([word[0], word[1], word[2], word[3], word[4], word[5], word[6], word[7]]);
-        if w & 0x8080_8080_8080_8080 == 0 {
-            // Eight one-byte varints; only a run of nine before them can end here, badly.
-            if run == 9 && word[0] > 1 {
+        // One bit per byte that ends a varint (its high bit clear).
+        let ends = !w & HIGH;
+        if ends == 0 {
+            run += 8;
+            if run >= 10 {
                 return false;
             }
-            run = 0;
             continue;
         }
-        for &byte in word {
-            if !varint_byte_fits(byte, &mut run) {
-                return false;
-            }
+        // Only the first varint ending here can be too long (the run carried in, then this
+        // word's first bytes); those that start and end inside the word have at most 7 bytes.
+        let first = (ends.trailing_zeros() / 8) as usize;
+        let before = run + first;
+        if before >= 10 || (before == 9 && word[first] > 1) {
+            return false;
         }
+        run = (ends.leading_zeros() / 8) as usize;
     }
     words.remainder().iter().all(|&byte| varint_byte_fits(byte, &mut run))
 }
@@ -340,18 +346,20 @@ mod tests {
             true
         }
         let mut cases: Vec<Vec<u8>> = vec![vec![], vec![0], vec![0x80], vec![0xff; 9], vec![0xff; 10]];
-        let mut nine = vec![0xff; 9];
-        for last in [0u8, 1, 2, 0x7f] {
-            nine.push(last);
-            cases.push(nine.clone());
-            // The same varint after one- and many-byte ones, across the 8-byte word edges.
-            for pad in 0..17 {
-                let mut c = vec![5u8; pad];
-                c.extend_from_slice(&nine);
-                c.extend_from_slice(&[0x96, 0x01, 3]);
-                cases.push(c);
+        // Varints of 8 to 11 continuation bytes (the 10-byte edge and past it), then an end
+        // byte of each kind, at every place across the 8-byte word edges.
+        for continued in 8..=11 {
+            for last in [0u8, 1, 2, 0x7f] {
+                let mut long = vec![0xff; continued];
+                long.push(last);
+                cases.push(long.clone());
+                for pad in 0..17 {
+                    let mut c = vec![5u8; pad];
+                    c.extend_from_slice(&long);
+                    c.extend_from_slice(&[0x96, 0x01, 3]);
+                    cases.push(c);
+                }
             }
-            nine.pop();
         }
         let mut x = 0x9e37_79b9_7f4a_7c15u64;
         for _ in 0..20_000 {
