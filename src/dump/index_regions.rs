@@ -110,7 +110,8 @@ impl<A> Regions<'_, A> {
                 Ok((i, r)) => {
                     self.arrived.insert(i, r);
                 }
-                // Every worker has stopped (cancelled, or one panicked): the walk goes on alone.
+                // Every worker has stopped (cancelled, or one panicked and stopped the others):
+                // the walk goes on alone, and the scope passes the panic on when it ends.
                 Err(_) => return None,
             }
         }
@@ -153,6 +154,7 @@ pub(super) fn spawn<'scope, F: FrameFold>(
         let tx = tx.clone();
         let spawned =
             std::thread::Builder::new().name("walscope-index-region".into()).spawn_scoped(scope, move || {
+                let _stop = StopOthersOnPanic(&control.stop);
                 loop {
                     let k = control.taken.fetch_add(1, Ordering::Relaxed);
                     let stopped = || control.stop.load(Ordering::Relaxed) || shared.was_cancelled();
@@ -176,6 +178,19 @@ pub(super) fn spawn<'scope, F: FrameFold>(
         }
     }
     Some(Regions { size, count, next: 1, adopted: 0, held: None, arrived: BTreeMap::new(), results, control })
+}
+
+/// Stops every worker when the one holding it panics (in the scan's fold, say): otherwise the
+/// others would wait for the scan to settle the region the panicking one never sent, while the
+/// scan waits for that region, and the panic would never reach the caller.
+struct StopOthersOnPanic<'a>(&'a AtomicBool);
+
+impl Drop for StopOthersOnPanic<'_> {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            self.0.store(true, Ordering::Relaxed);
+        }
+    }
 }
 
 /// The frames of `from..to`, from the first offset where a chain of valid frames starts.
@@ -265,6 +280,36 @@ mod tests {
             scan_in_regions(buf, Framing::VarintDelimited, desc.as_ref(), &shared, region, workers, &Folded);
         folded.sort_unstable();
         ((shared.offsets(0..usize::MAX), shared.problems()), adopted, folded)
+    }
+
+    /// A fold that panics on a frame a worker walks: the panic reaches the caller of the scan,
+    /// which never hangs waiting for the region that worker did not send.
+    #[test]
+    fn a_panicking_fold_reaches_the_caller() {
+        struct PanicAt(u64);
+        impl FrameFold for PanicAt {
+            type Acc = ();
+            fn init(&self) {}
+            fn frame(&self, (): (), offset: u64, _: FrameHeader) {
+                assert_ne!(offset, self.0, "the fold panics here");
+            }
+            fn merge(&self, (): (), (): ()) {}
+        }
+        let buf = dump(1500);
+        let ((offsets, _), _, _) = index(&buf, 0, 1);
+        let at = offsets[offsets.len() / 4];
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let set = SchemaSet::builtin();
+            let desc = set.message("milvus.proto.milvus.DumpMessagesResponse").ok();
+            let shared = IndexShared::default();
+            let scan = std::panic::AssertUnwindSafe(|| {
+                scan_in_regions(&buf, Framing::VarintDelimited, desc.as_ref(), &shared, 4096, 2, &PanicAt(at))
+            });
+            let _ = tx.send(std::panic::catch_unwind(scan).is_err());
+        });
+        let outcome = rx.recv_timeout(std::time::Duration::from_secs(60));
+        assert_eq!(outcome, Ok(true), "the scan neither panicked nor returned within a minute");
     }
 
     /// Damaged files of every kind, damage on and beside region edges: the regions walked ahead

@@ -54,10 +54,11 @@ fn view_in_chunk(
     Some(decoder.view_of(dump, loc, detail))
 }
 
-/// Frames a fold worker takes at a time: a few thousand, so that each worker walks long
-/// stretches of the file front to back (which the hardware prefetches), with enough parts
-/// that both cores finish together.
+/// The most frames a fold worker takes at a time: a few thousand, so that each worker walks
+/// long stretches of the file front to back (which the hardware prefetches). Fewer frames
+/// (down to [`RUN`]) make parts of each, so that every core has a dozen or more to take.
 const FOLD_PART: usize = 8192;
+const PARTS_PER_THREAD: usize = 16;
 
 /// Folds the view of every frame in `frames` into an accumulator, on every core: the frames
 /// are cut into parts, each part folded front to back by one worker into its own accumulator
@@ -79,12 +80,13 @@ where
     F: Fn(A, FrameView) -> A + Sync + Send,
     R: Fn(A, A) -> A + Sync + Send,
 {
-    let parts = frames.len().div_ceil(FOLD_PART);
+    let part = (frames.len() / (rayon::current_num_threads() * PARTS_PER_THREAD)).clamp(RUN, FOLD_PART);
+    let parts = frames.len().div_ceil(part);
     (0..parts)
         .into_par_iter()
         .map(|p| {
-            let first = frames.start + p * FOLD_PART;
-            let r = first..(first + FOLD_PART).min(frames.end);
+            let first = frames.start + p * part;
+            let r = first..(first + part).min(frames.end);
             // One read of the index per part (a lock per frame costs both cores a shared line).
             let offsets = dump.index().offsets(r.clone());
             r.fold(init(), |acc, i| match view_in_chunk(dump, decoder, detail, &offsets, i, i - first) {
