@@ -202,8 +202,9 @@ pub fn inspect(file: &Path, args: &DumpArgs, jsonl: bool, stats: bool, limit: Op
     Ok(())
 }
 
-/// `--stats`: every core counts its own frames (nothing is handed over per frame), then the
-/// counts are merged; the damaged ranges are counted from the index.
+/// `--stats`: every core counts its own frames (nothing is handed over per frame; on a first
+/// look at a large dump, as the index finds them), then the counts are merged; the damaged
+/// ranges are counted from the index.
 fn count_frames(o: &Opened) -> Stats {
     let count = |mut st: Stats, v: FrameView| {
         if o.filter.matches(&v) {
