@@ -8,6 +8,7 @@ use crate::dump::view::{FrameDecoder, FrameStatus, FrameView};
 use crate::dump::{
     DumpFile, DumpWriter, Framing, Manifest, OpenOptions, SyncPolicy, TextEncoding, manifest_path,
 };
+use crate::wal::Detail;
 use anyhow::{Context, Result, anyhow, bail};
 use serde_json::json;
 use std::collections::BTreeMap;
@@ -148,14 +149,23 @@ pub fn inspect(file: &Path, args: &DumpArgs, jsonl: bool, stats: bool, limit: Op
         writeln!(out, "{:>8} {:>12} {:>8} {:<9} {:<22} summary", "#", "offset", "size", "status", "id")?;
     }
     // Rows are read (and, for --jsonl, rendered) on every core; written here in frame order.
+    // With a filter, each row is read with what the filter needs, and only a row it keeps is
+    // read again in full (the summary, time and id it shows): most rows are never shown.
+    let detail = if o.filter.is_empty() { Detail::Full } else { o.filter.detail() };
     let render = |v: FrameView| {
         let keep = o.filter.matches(&v);
+        let v = match (keep, detail) {
+            (true, Detail::Counts) => {
+                d.frame_at(v.index, v.offset).map(|loc| o.decoder.view_of(d, loc, Detail::Full))
+            }
+            _ => None,
+        }
+        .unwrap_or(v);
         let json = (jsonl && keep).then(|| view_json(&o, &v).to_string());
         (v, keep, json)
     };
     let mut failed = None;
     let frames = 0..d.frame_count();
-    let detail = crate::wal::Detail::Full;
     let _ = crate::dump::scan::for_each_view(d, &o.decoder, frames, detail, render, |(v, keep, json)| {
         let write = || -> Result<ControlFlow<()>> {
             while let Some(p) = problems.next_if(|p| p.offset < v.offset) {
