@@ -81,6 +81,7 @@ pub(crate) fn build_folding<F: FrameFold>(shared: &Arc<IndexShared>, plan: Plan,
 /// Loads the persisted index or scans (folding), stores a fresh one, and marks the index done.
 /// `None` when the index came from the cache (nothing was folded).
 fn load_or_scan<F: FrameFold>(plan: &Plan, s: &Arc<IndexShared>, fold: &F) -> Option<F::Acc> {
+    let _settled = SettledOnUnwind(s);
     let len = plan.source.bytes().len();
     if let Some((offsets, problems)) = plan.cache.as_ref().and_then(index_cache::load) {
         s.fill(offsets, problems, len as u64);
@@ -101,6 +102,30 @@ fn load_or_scan<F: FrameFold>(plan: &Plan, s: &Arc<IndexShared>, fold: &F) -> Op
     s.set_cache_use(if stored { CacheUse::Stored } else { CacheUse::NotCached });
     s.mark_done();
     Some(acc)
+}
+
+/// Settles an index whose scan unwinds: the frames found so far stay listed, a problem says
+/// where listing stopped, and the index is marked done, so nobody waits on it for ever (the
+/// window's "indexing" row, `wait_indexed`). The panic itself goes on to the scan's caller.
+struct SettledOnUnwind<'a>(&'a IndexShared);
+
+impl Drop for SettledOnUnwind<'_> {
+    fn drop(&mut self) {
+        if !std::thread::panicking() {
+            return;
+        }
+        let s = self.0;
+        s.add_problem(Problem {
+            offset: s.scanned_bytes(),
+            len: 0,
+            truncated: false,
+            reason: "indexing stopped here on an internal error (a panic in the frame scan): the frames \
+                     after this offset are not listed; please report it with the file"
+                .into(),
+        });
+        s.set_cache_use(CacheUse::NotCached);
+        s.mark_done();
+    }
 }
 
 /// Bytes the helper prepares per step, and how far it may run ahead of the scan: well inside
@@ -136,4 +161,54 @@ fn warm_ahead(source: Arc<Source>, shared: Arc<IndexShared>) -> Option<std::thre
         }
     });
     spawned.ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::dump::framing::{FrameHeader, write_frame};
+    use crate::schema::SchemaSet;
+    use crate::sim::{WalGenConfig, WalGenerator};
+
+    /// A scan that panics (a fold here; any bug in the walk alike) leaves an index that is done,
+    /// keeps the frames found before, and says where listing stopped, so a window showing
+    /// "indexing" or a `wait_indexed` does not wait for ever; the panic still reaches the caller.
+    #[test]
+    fn a_scan_that_panics_leaves_the_index_done_and_explained() {
+        struct PanicAt(u64);
+        impl FrameFold for PanicAt {
+            type Acc = ();
+            fn init(&self) {}
+            fn frame(&self, (): (), offset: u64, _: FrameHeader) {
+                assert!(offset < self.0, "the fold panics here");
+            }
+            fn merge(&self, (): (), (): ()) {}
+        }
+        let set = SchemaSet::builtin();
+        let cfg = WalGenConfig { seed: 9, total: Some(600), ..WalGenConfig::default() };
+        let mut bytes = Vec::new();
+        for m in WalGenerator::new(set.pool(), cfg).take(600) {
+            write_frame(Framing::VarintDelimited, &m.response, &mut bytes);
+        }
+        let at = bytes.len() as u64 / 2;
+        for (region, why) in [(usize::MAX, "one walk"), (8 << 10, "walked in regions")] {
+            let plan = Plan {
+                source: Arc::new(Source::Owned(bytes.clone())),
+                framing: Framing::VarintDelimited,
+                desc: set.message("milvus.proto.milvus.DumpMessagesResponse").ok(),
+                cache: None,
+                region,
+            };
+            let shared = Arc::new(IndexShared::default());
+            let scan = std::panic::AssertUnwindSafe(|| load_or_scan(&plan, &shared, &PanicAt(at)));
+            assert!(std::panic::catch_unwind(scan).is_err(), "{why}: the panic reaches the caller");
+            assert!(shared.is_done(), "{why}: the index is settled");
+            assert_eq!(shared.cache_use(), CacheUse::NotCached, "{why}");
+            let problems = shared.problems();
+            let stopped = problems.iter().find(|p| p.reason.contains("internal error"));
+            assert!(stopped.is_some(), "{why}: the stop is explained: {problems:?}");
+            let listed = shared.offsets(0..usize::MAX);
+            assert!(listed.iter().all(|&o| o < bytes.len() as u64), "{why}");
+        }
+    }
 }
