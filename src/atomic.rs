@@ -18,6 +18,16 @@ pub fn backup_path(path: &Path) -> PathBuf {
 /// Replaces `path` with `bytes` atomically. With `keep_backup`, the previous contents are
 /// first copied to `FILE.bak`. Returns the backup path when one was written.
 pub fn atomic_write(path: &Path, bytes: &[u8], keep_backup: bool) -> std::io::Result<Option<PathBuf>> {
+    atomic_write_with(path, keep_backup, |f| f.write_all(bytes))
+}
+
+/// [`atomic_write`] of what `write` writes (buffered), so a file of any size is never held in
+/// memory. When `write` fails, `path` keeps what it had and the temp file is removed.
+pub fn atomic_write_with(
+    path: &Path,
+    keep_backup: bool,
+    write: impl FnOnce(&mut dyn Write) -> std::io::Result<()>,
+) -> std::io::Result<Option<PathBuf>> {
     let dir = match path.parent() {
         Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
         _ => PathBuf::from("."),
@@ -25,8 +35,9 @@ pub fn atomic_write(path: &Path, bytes: &[u8], keep_backup: bool) -> std::io::Re
     let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "out".into());
     let tmp = dir.join(format!(".{name}.walscope-tmp-{}", std::process::id()));
     let result = (|| {
-        let mut f = File::create(&tmp)?;
-        f.write_all(bytes)?;
+        let mut f = std::io::BufWriter::with_capacity(1 << 20, File::create(&tmp)?);
+        write(&mut f)?;
+        let f = f.into_inner().map_err(std::io::IntoInnerError::into_error)?;
         f.sync_all()?;
         drop(f);
         let mut backup = None;
@@ -67,5 +78,28 @@ mod tests {
             .filter(|e| e.file_name().to_string_lossy().contains("walscope-tmp"))
             .collect();
         assert!(leftovers.is_empty());
+    }
+
+    /// A writer that fails part way (a row that cannot be rendered, a full disk) leaves the
+    /// old file whole and no temp file behind.
+    #[test]
+    fn a_failed_streamed_write_leaves_the_old_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("x.jsonl");
+        atomic_write(&p, b"old", false).unwrap();
+        let failed = atomic_write_with(&p, true, |w| {
+            w.write_all(&[b'x'; 3 << 20])?;
+            Err(std::io::Error::other("row 7 cannot be written"))
+        });
+        assert_eq!(failed.unwrap_err().to_string(), "row 7 cannot be written");
+        assert_eq!(fs::read(&p).unwrap(), b"old");
+        let names: Vec<_> =
+            fs::read_dir(dir.path()).unwrap().filter_map(|e| e.ok()).map(|e| e.file_name()).collect();
+        assert_eq!(names, vec![std::ffi::OsString::from("x.jsonl")]);
+        // And one that succeeds writes every byte it was given, past the buffer's size.
+        atomic_write_with(&p, false, |w| (0..3u8).try_for_each(|i| w.write_all(&[b'a' + i; 1 << 20])))
+            .unwrap();
+        let got = fs::read(&p).unwrap();
+        assert_eq!((got.len(), got[0], got[(2 << 20) + 5]), (3 << 20, b'a', b'c'));
     }
 }

@@ -2,13 +2,13 @@
 //! dump file of any size.
 
 use super::SchemaArgs;
+use super::rows::for_each_row;
 use crate::codec;
 use crate::dump::filter::FrameFilter;
 use crate::dump::view::{FrameDecoder, FrameStatus, FrameView};
 use crate::dump::{
     DumpFile, DumpWriter, Framing, Manifest, OpenOptions, SyncPolicy, TextEncoding, manifest_path,
 };
-use crate::wal::Detail;
 use anyhow::{Context, Result, anyhow, bail};
 use serde_json::json;
 use std::collections::BTreeMap;
@@ -149,24 +149,12 @@ pub fn inspect(file: &Path, args: &DumpArgs, jsonl: bool, stats: bool, limit: Op
         writeln!(out, "{:>8} {:>12} {:>8} {:<9} {:<22} summary", "#", "offset", "size", "status", "id")?;
     }
     // Rows are read (and, for --jsonl, rendered) on every core; written here in frame order.
-    // With a filter, each row is read with what the filter needs, and only a row it keeps is
-    // read again in full (the summary, time and id it shows): most rows are never shown.
-    let detail = if o.filter.is_empty() { Detail::Full } else { o.filter.detail() };
-    let render = |v: FrameView| {
-        let keep = o.filter.matches(&v);
-        let v = match (keep, detail) {
-            (true, Detail::Counts) => {
-                d.frame_at(v.index, v.offset).map(|loc| o.decoder.view_of(d, loc, Detail::Full))
-            }
-            _ => None,
-        }
-        .unwrap_or(v);
+    let render = |v: FrameView, keep: bool| {
         let json = (jsonl && keep).then(|| view_json(&o, &v).to_string());
         (v, keep, json)
     };
     let mut failed = None;
-    let frames = 0..d.frame_count();
-    let _ = crate::dump::scan::for_each_view(d, &o.decoder, frames, detail, render, |(v, keep, json)| {
+    let _ = for_each_row(&o, render, |(v, keep, json)| {
         let write = || -> Result<ControlFlow<()>> {
             while let Some(p) = problems.next_if(|p| p.offset < v.offset) {
                 if o.filter.status != Some(crate::dump::filter::StatusFilter::Ok) {
@@ -377,25 +365,10 @@ pub fn export(file: &Path, args: &DumpArgs, to: ExportFormat, out: &Path) -> Res
     let o = open(file, args)?;
     o.dump.wait_indexed();
     let d = &o.dump;
-    let mut selected = Vec::new();
-    let keep = |v: FrameView| o.filter.matches(&v).then_some(v.index);
-    let detail = o.filter.detail();
-    let _ = crate::dump::scan::for_each_view(d, &o.decoder, 0..d.frame_count(), detail, keep, |i| {
-        selected.extend(i);
-        ControlFlow::Continue(())
-    });
-    match to {
-        ExportFormat::Jsonl => {
-            let mut text = Vec::new();
-            for &i in &selected {
-                if let Some(v) = o.decoder.view(d, i) {
-                    writeln!(text, "{}", view_json(&o, &v))?;
-                }
-            }
-            crate::dump::save::atomic_write(out, &text, true)
-                .with_context(|| format!("cannot write {}", out.display()))?;
-        }
+    let exported = match to {
+        ExportFormat::Jsonl => export_jsonl(&o, out)?,
         ExportFormat::Dump => {
+            let selected = selected_frames(&o);
             let type_name = o.decoder.message_type().map_or(String::new(), |t| t.full_name().to_string());
             let manifest = Manifest::new(
                 Framing::VarintDelimited,
@@ -410,11 +383,13 @@ pub fn export(file: &Path, args: &DumpArgs, to: ExportFormat, out: &Path) -> Res
                 }
             }
             w.finish(true)?;
+            selected.len()
         }
         ExportFormat::Raw => {
             if out.exists() && !out.is_dir() {
                 bail!("{} exists and is not a directory", out.display());
             }
+            let selected = selected_frames(&o);
             std::fs::create_dir_all(out)?;
             for &i in &selected {
                 if let Some(loc) = d.frame(i) {
@@ -423,11 +398,49 @@ pub fn export(file: &Path, args: &DumpArgs, to: ExportFormat, out: &Path) -> Res
                         .with_context(|| format!("cannot write {}", p.display()))?;
                 }
             }
+            selected.len()
         }
-    }
-    eprintln!("exported {} of {} frames to {}", selected.len(), d.frame_count(), out.display());
+    };
+    eprintln!("exported {exported} of {} frames to {}", d.frame_count(), out.display());
     if to == ExportFormat::Dump {
         eprintln!("manifest: {}", manifest_path(out).display());
     }
     Ok(())
+}
+
+/// The frames the filter keeps, in order (read with only what the filter needs).
+fn selected_frames(o: &Opened) -> Vec<usize> {
+    let d = &o.dump;
+    let mut selected = Vec::new();
+    let keep = |v: FrameView| o.filter.matches(&v).then_some(v.index);
+    let detail = o.filter.detail();
+    let _ = crate::dump::scan::for_each_view(d, &o.decoder, 0..d.frame_count(), detail, keep, |i| {
+        selected.extend(i);
+        ControlFlow::Continue(())
+    });
+    selected
+}
+
+/// The rows the filter keeps as JSON lines, rendered on every core and streamed to a new
+/// file in frame order (never the whole export in memory); `out` is replaced atomically, its
+/// old contents kept as `FILE.bak`. Returns how many rows were written.
+fn export_jsonl(o: &Opened, out: &Path) -> Result<usize> {
+    let mut exported = 0;
+    let render = |v: FrameView, keep: bool| keep.then(|| view_json(o, &v).to_string());
+    crate::atomic::atomic_write_with(out, true, |w| {
+        let mut written = Ok(());
+        let _ = for_each_row(o, render, |line| {
+            if let Some(line) = line {
+                exported += 1;
+                written = writeln!(w, "{line}");
+            }
+            match &written {
+                Ok(()) => ControlFlow::Continue(()),
+                Err(_) => ControlFlow::Break(()),
+            }
+        });
+        written
+    })
+    .with_context(|| format!("cannot write {}", out.display()))?;
+    Ok(exported)
 }

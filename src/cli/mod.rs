@@ -9,6 +9,7 @@ pub mod inspect;
 pub mod net_cmd;
 mod render;
 pub mod replay_cmd;
+mod rows;
 pub mod salvage_cmd;
 pub mod sample;
 mod schema_cmd;
