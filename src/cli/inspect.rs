@@ -114,7 +114,7 @@ fn view_json(o: &Opened, v: &FrameView) -> serde_json::Value {
         }
     }
     if let Some(Ok(m)) = o.decoder.decode(&o.dump, v.index) {
-        j["message"] = serde_json::from_str(&codec::to_json(&m, false)).unwrap_or(serde_json::Value::Null);
+        j["message"] = codec::to_json_value(&m).unwrap_or(serde_json::Value::Null);
     }
     j
 }

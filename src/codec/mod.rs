@@ -66,14 +66,34 @@ pub fn decode(desc: &MessageDescriptor, bytes: &[u8]) -> Result<Decoded, CodecEr
 /// ones, and the few good ones it leaves to the slow path) go through [`decode`] for its answer
 /// and its words.
 pub fn decode_message(desc: &MessageDescriptor, bytes: &[u8]) -> Result<DynamicMessage, CodecError> {
-    let mut rules = wire::scan::Rules::default();
-    let ty = rules.add(desc);
-    if rules.accepts(ty, bytes)
-        && let Ok(message) = DynamicMessage::decode(desc.clone(), bytes)
-    {
-        return Ok(message);
+    MessageDecoder::new(desc).decode(bytes)
+}
+
+/// [`decode_message`] for many messages of one type (the frames of a dump): the type's check
+/// is compiled once, not per message.
+#[derive(Debug)]
+pub struct MessageDecoder {
+    desc: MessageDescriptor,
+    rules: wire::scan::Rules,
+    ty: wire::scan::TypeId,
+}
+
+impl MessageDecoder {
+    pub fn new(desc: &MessageDescriptor) -> MessageDecoder {
+        let mut rules = wire::scan::Rules::default();
+        let ty = rules.add(desc);
+        MessageDecoder { desc: desc.clone(), rules, ty }
     }
-    decode(desc, bytes).map(|d| d.message)
+
+    /// See [`decode_message`].
+    pub fn decode(&self, bytes: &[u8]) -> Result<DynamicMessage, CodecError> {
+        if self.rules.accepts(self.ty, bytes)
+            && let Ok(message) = DynamicMessage::decode(self.desc.clone(), bytes)
+        {
+            return Ok(message);
+        }
+        decode(&self.desc, bytes).map(|d| d.message)
+    }
 }
 
 /// Canonical encoding: fields in number order (unknown fields in their place), packed where the
@@ -112,15 +132,20 @@ pub fn to_json(msg: &DynamicMessage, pretty: bool) -> String {
     }
 }
 
+/// The JSON tree [`to_json`] prints (map entries sorted), for embedding in a larger document
+/// without printing and parsing it again.
+pub fn to_json_value(msg: &DynamicMessage) -> Result<serde_json::Value, serde_json::Error> {
+    let mut value = msg.serialize_with_options(serde_json::value::Serializer, &SerializeOptions::new())?;
+    sort_maps(&mut value, &msg.descriptor());
+    Ok(value)
+}
+
 /// [`to_json`]'s text, written to `out` as it is printed (the pretty text of one 25 MiB
 /// InsertRequest is 214 MB: built first as a string, it cost a third of the decode's time).
 /// The JSON tree is still built whole: it sorts map entries, and it prints every float as the
 /// f64 it widens to, which a serializer writing straight from the message would not.
 pub fn write_json(msg: &DynamicMessage, pretty: bool, out: &mut impl std::io::Write) -> std::io::Result<()> {
-    let opts = SerializeOptions::new();
-    let mut value =
-        msg.serialize_with_options(serde_json::value::Serializer, &opts).map_err(std::io::Error::other)?;
-    sort_maps(&mut value, &msg.descriptor());
+    let value = to_json_value(msg).map_err(std::io::Error::other)?;
     let written = if pretty {
         serde_json::to_writer_pretty(&mut *out, &value)
     } else {

@@ -69,6 +69,8 @@ pub struct FrameDecoder {
     /// Reads list rows of WAL frames from the wire bytes; `None` for other types (and when
     /// turned off, to measure against or to check it).
     fast: Option<SummaryReader>,
+    /// The type's compiled check, for decoding whole messages.
+    full: Option<codec::MessageDecoder>,
     cache: Mutex<LruCache<usize, Arc<FrameView>>>,
 }
 
@@ -80,7 +82,8 @@ impl FrameDecoder {
     ) -> FrameDecoder {
         let cap = NonZeroUsize::new(capacity.max(1)).unwrap_or(NonZeroUsize::MIN);
         let fast = message_type.as_ref().and_then(|t| SummaryReader::new(&pool, t));
-        FrameDecoder { pool, message_type, fast, cache: Mutex::new(LruCache::new(cap)) }
+        let full = message_type.as_ref().map(codec::MessageDecoder::new);
+        FrameDecoder { pool, message_type, fast, full, cache: Mutex::new(LruCache::new(cap)) }
     }
 
     /// Every row through the full analysis instead of the fast summary reader: the same
@@ -141,8 +144,7 @@ impl FrameDecoder {
     pub fn decode(&self, dump: &DumpFile, i: usize) -> Option<Result<DynamicMessage, (u64, String)>> {
         let loc = dump.frame(i)?;
         let (start, bytes) = dump.message_bytes(&loc);
-        let desc = self.message_type.as_ref()?;
-        Some(codec::decode(desc, bytes).map(|d| d.message).map_err(|e| match e {
+        Some(self.full.as_ref()?.decode(bytes).map_err(|e| match e {
             codec::CodecError::Malformed { offset, reason, .. } => (start + offset as u64, reason),
             other => (start, other.to_string()),
         }))
