@@ -22,7 +22,7 @@ pub fn atomic_write(path: &Path, bytes: &[u8], keep_backup: bool) -> std::io::Re
 }
 
 /// [`atomic_write`] of what `write` writes (buffered), so a file of any size is never held in
-/// memory. When `write` fails, `path` keeps what it had and the temp file is removed.
+/// memory. When `write` fails or panics, `path` keeps what it had and the temp file is removed.
 pub fn atomic_write_with(
     path: &Path,
     keep_backup: bool,
@@ -33,9 +33,10 @@ pub fn atomic_write_with(
         _ => PathBuf::from("."),
     };
     let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "out".into());
-    let tmp = dir.join(format!(".{name}.walscope-tmp-{}", std::process::id()));
-    let result = (|| {
-        let mut f = std::io::BufWriter::with_capacity(1 << 20, File::create(&tmp)?);
+    let tmp = TempFile(dir.join(format!(".{name}.walscope-tmp-{}", std::process::id())));
+    let tmp = &tmp.0;
+    (|| {
+        let mut f = std::io::BufWriter::with_capacity(1 << 20, File::create(tmp)?);
         write(&mut f)?;
         let f = f.into_inner().map_err(std::io::IntoInnerError::into_error)?;
         f.sync_all()?;
@@ -47,17 +48,24 @@ pub fn atomic_write_with(
             File::open(&b)?.sync_all()?;
             backup = Some(b);
         }
-        fs::rename(&tmp, path)?;
+        fs::rename(tmp, path)?;
         // Make the rename itself durable.
         if let Ok(d) = File::open(&dir) {
             let _ = d.sync_all();
         }
         Ok(backup)
-    })();
-    if result.is_err() {
-        let _ = fs::remove_file(&tmp);
+    })()
+}
+
+/// The temp file of a save, removed unless it was renamed over the target: after a failed
+/// write, and after a panic in the caller's writing too.
+struct TempFile(PathBuf);
+
+impl Drop for TempFile {
+    fn drop(&mut self) {
+        // After the rename there is nothing here to remove (NotFound, ignored).
+        let _ = fs::remove_file(&self.0);
     }
-    result
 }
 
 #[cfg(test)]
@@ -92,6 +100,18 @@ mod tests {
             Err(std::io::Error::other("row 7 cannot be written"))
         });
         assert_eq!(failed.unwrap_err().to_string(), "row 7 cannot be written");
+        assert_eq!(fs::read(&p).unwrap(), b"old");
+        let names: Vec<_> =
+            fs::read_dir(dir.path()).unwrap().filter_map(|e| e.ok()).map(|e| e.file_name()).collect();
+        assert_eq!(names, vec![std::ffi::OsString::from("x.jsonl")]);
+        // A writer that panics halfway (a bug while rendering rows) leaves no temp file either.
+        let panicked = std::panic::catch_unwind(|| {
+            atomic_write_with(&p, true, |w| {
+                w.write_all(&[b'x'; 3 << 20])?;
+                panic!("the renderer panics");
+            })
+        });
+        assert!(panicked.is_err());
         assert_eq!(fs::read(&p).unwrap(), b"old");
         let names: Vec<_> =
             fs::read_dir(dir.path()).unwrap().filter_map(|e| e.ok()).map(|e| e.file_name()).collect();

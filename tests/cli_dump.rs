@@ -103,6 +103,39 @@ fn damaged_samples_report_offsets_and_keep_frames() {
     }
 }
 
+/// Each row's `message` is the message exactly as `codec::decode` and `codec::to_json` print it
+/// (how rows were embedded before they were decoded with a check compiled once per dump and
+/// embedded as a tree), on the clean sample and on the damaged ones.
+#[test]
+fn jsonl_rows_embed_each_message_as_decode_prints_it() {
+    let set = walscope::schema::SchemaSet::builtin();
+    let ty = set.message("milvus.proto.milvus.DumpMessagesResponse").unwrap();
+    for (name, at_least) in [
+        ("milvus-100.dump", 100),
+        ("milvus-40-truncate.dump", 30),
+        ("milvus-40-garbage.dump", 30),
+        ("milvus-40-huge-length.dump", 30),
+    ] {
+        let path = samples().join(name);
+        let listing = ok(run(&["inspect", s(&path), "--jsonl"]));
+        let opts = walscope::dump::OpenOptions { message_type: Some(ty.clone()), ..Default::default() };
+        let d = walscope::dump::DumpFile::open(&path, opts).unwrap();
+        d.wait_indexed();
+        let mut embedded = 0;
+        for line in listing.lines() {
+            let row: serde_json::Value = serde_json::from_str(line).unwrap();
+            let Some(message) = row.get("message") else { continue };
+            let i = row["frame"].as_u64().unwrap() as usize;
+            let loc = d.frame(i).unwrap();
+            let decoded = walscope::codec::decode(&ty, d.message_bytes(&loc).1).unwrap().message;
+            let printed = walscope::codec::to_json(&decoded, false);
+            assert_eq!(serde_json::to_string(message).unwrap(), printed, "{name}, frame {i}");
+            embedded += 1;
+        }
+        assert!(embedded >= at_least, "{name}: {embedded} rows with a message");
+    }
+}
+
 #[test]
 fn export_to_jsonl_dump_and_raw() {
     let dir = tempfile::tempdir().unwrap();

@@ -114,7 +114,7 @@ fn view_json(o: &Opened, v: &FrameView) -> serde_json::Value {
         }
     }
     if let Some(Ok(m)) = o.decoder.decode(&o.dump, v.index) {
-        j["message"] = codec::to_json_value(&m).unwrap_or(serde_json::Value::Null);
+        j["message"] = codec::to_json_value_or_error(&m);
     }
     j
 }

@@ -140,6 +140,13 @@ pub fn to_json_value(msg: &DynamicMessage) -> Result<serde_json::Value, serde_js
     Ok(value)
 }
 
+/// [`to_json_value`], or, for a message the JSON mapping refuses (a FieldMask path with no
+/// lowerCamelCase form, a Timestamp out of range), `{"error": "..."}` with the reason: the
+/// tree [`to_json`]'s text holds either way, for a row of a JSON-lines listing.
+pub fn to_json_value_or_error(msg: &DynamicMessage) -> serde_json::Value {
+    to_json_value(msg).unwrap_or_else(|e| serde_json::json!({ "error": e.to_string() }))
+}
+
 /// [`to_json`]'s text, written to `out` as it is printed (the pretty text of one 25 MiB
 /// InsertRequest is 214 MB: built first as a string, it cost a third of the decode's time).
 /// The JSON tree is still built whole: it sorts map entries, and it prints every float as the
@@ -312,5 +319,24 @@ mod tests {
         let text = to_json(&msg, false);
         assert_eq!(text, through_a_string(&msg, false));
         assert!(text.contains(r#"{"_lc":"x","_t":"2","_tt":"ab","_v":"1"}"#), "{text}");
+    }
+
+    /// A message the JSON mapping refuses: the tree for a JSON-lines row says why, as the text
+    /// of `to_json` does, rather than `null`.
+    #[test]
+    fn a_message_json_refuses_says_why_as_a_tree_and_as_text() {
+        let set = SchemaSet::builtin();
+        let header = set.message("milvus.proto.messages.AlterCollectionMessageHeader").expect("type");
+        let mut msg = DynamicMessage::new(header);
+        let mask = msg.get_field_by_name_mut("update_mask").expect("update_mask");
+        if let prost_reflect::Value::Message(m) = mask {
+            let paths = m.descriptor().get_field_by_name("paths").expect("paths");
+            m.set_field(&paths, prost_reflect::Value::List(vec![prost_reflect::Value::String("a_B".into())]));
+        }
+        let refused = to_json_value(&msg).expect_err("a path with no lowerCamelCase form");
+        let tree = to_json_value_or_error(&msg);
+        assert_eq!(tree, serde_json::json!({ "error": refused.to_string() }));
+        let text: serde_json::Value = serde_json::from_str(&to_json(&msg, false)).expect("JSON");
+        assert_eq!(text, tree);
     }
 }

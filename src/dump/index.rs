@@ -248,34 +248,62 @@ pub(crate) fn scan_in_regions<F: FrameFold>(
     fold: &F,
 ) -> (usize, F::Acc) {
     let scan = Scan { buf, framing, desc, first_keys: FirstKeys::new(desc) };
-    let mut pending: Vec<u64> = Vec::with_capacity(CHUNK + KEEP_BACK);
+    let mut pending = Pending { shared, offsets: Vec::with_capacity(CHUNK + KEEP_BACK), end: 0 };
     if framing == Framing::Single {
         let mut acc = fold.init();
         if !buf.is_empty() {
-            pending.push(0);
+            pending.offsets.push(0);
             let header = FrameHeader { header_len: 0, body_len: buf.len() as u64, meta_len: 0 };
             acc = fold.frame(acc, 0, header);
         }
-        finish(shared, &mut pending, buf.len());
+        pending.finish(buf.len());
         return (0, acc);
     }
     let control = regions::Control::default();
     std::thread::scope(|s| {
         let mut ahead = regions::spawn(s, &scan, shared, region, workers, &control, fold);
         let (pos, acc) = walk(&scan, shared, &mut pending, ahead.as_mut(), fold);
-        finish(shared, &mut pending, pos.min(buf.len()));
+        pending.finish(pos.min(buf.len()));
         // Dropping the regions stops the workers; the scope then waits for them.
         (ahead.map_or(0, |a| a.adopted), acc)
     })
 }
 
-/// One frame more for the index; publishes when a chunk is full, keeping the last few back.
-fn push(shared: &IndexShared, pending: &mut Vec<u64>, offset: u64) {
-    pending.push(offset);
-    if pending.len() >= CHUNK + KEEP_BACK {
-        let keep = pending.split_off(pending.len() - KEEP_BACK);
-        shared.publish(pending);
-        *pending = keep;
+/// The frames found and not yet published. A scan that unwinds (a bug in the walk or a fold)
+/// publishes them on its way out and says how far they reach, so the index keeps every frame
+/// found and the problem its builder records stands where listing really stopped.
+struct Pending<'a> {
+    shared: &'a IndexShared,
+    offsets: Vec<u64>,
+    /// Every byte before this is in a listed frame or in a recorded problem.
+    end: usize,
+}
+
+impl Pending<'_> {
+    /// One frame more for the index; publishes when a chunk is full, keeping the last few back.
+    fn push(&mut self, offset: u64) {
+        self.offsets.push(offset);
+        if self.offsets.len() >= CHUNK + KEEP_BACK {
+            let keep = self.offsets.split_off(self.offsets.len() - KEEP_BACK);
+            self.shared.publish(&mut self.offsets);
+            self.offsets = keep;
+        }
+    }
+
+    /// Publishes the rest; `done` is set by the caller once the cache is written too, so a
+    /// process that exits as soon as the index is done leaves a complete cache behind.
+    fn finish(&mut self, pos: usize) {
+        self.shared.publish(&mut self.offsets);
+        self.end = pos;
+        self.shared.scanned.store(pos as u64, Ordering::Relaxed);
+    }
+}
+
+impl Drop for Pending<'_> {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            self.finish(self.end);
+        }
     }
 }
 
@@ -285,7 +313,7 @@ fn push(shared: &IndexShared, pending: &mut Vec<u64>, offset: u64) {
 fn walk<F: FrameFold>(
     scan: &Scan,
     shared: &IndexShared,
-    pending: &mut Vec<u64>,
+    pending: &mut Pending,
     mut ahead: Option<&mut Regions<F::Acc>>,
     fold: &F,
 ) -> (usize, F::Acc) {
@@ -298,19 +326,22 @@ fn walk<F: FrameFold>(
         }
         if let Some(region) = ahead.as_deref_mut().and_then(|a| a.at(pos)) {
             for &offset in &region.offsets {
-                push(shared, pending, offset);
+                pending.push(offset);
             }
             acc = fold.merge(acc, region.acc);
             pos = region.end;
+            pending.end = pos;
             shared.scanned.store(pos as u64, Ordering::Relaxed);
             continue;
         }
         match scan.quick(pos) {
             Ok(header) => {
-                push(shared, pending, pos as u64);
-                acc = fold.frame(acc, pos as u64, header);
+                pending.push(pos as u64);
+                let start = pos as u64;
                 pos += header.total() as usize;
-                if pending.len().is_multiple_of(4096) {
+                pending.end = pos;
+                acc = fold.frame(acc, start, header);
+                if pending.offsets.len().is_multiple_of(4096) {
                     shared.scanned.store(pos as u64, Ordering::Relaxed);
                 }
             }
@@ -318,11 +349,11 @@ fn walk<F: FrameFold>(
                 let mut bad = pos;
                 // A corrupt length before this point may have swallowed good frames: take back
                 // the recent frames whose bodies do not hold up.
-                while let Some(&last) = pending.last() {
+                while let Some(&last) = pending.offsets.last() {
                     if scan.full(last as usize).is_some() {
                         break;
                     }
-                    pending.pop();
+                    pending.offsets.pop();
                     bad = last as usize;
                 }
                 let next = (bad + 1..len).find(|p| scan.chain_starts_at(*p));
@@ -343,15 +374,9 @@ fn walk<F: FrameFold>(
                     p.push(Problem { offset: bad as u64, len: (end - bad) as u64, truncated, reason });
                 }
                 pos = end;
+                pending.end = pos;
             }
         }
     }
     (pos, acc)
-}
-
-/// Publishes the rest; `done` is set by the caller once the cache is written too, so a
-/// process that exits as soon as the index is done leaves a complete cache behind.
-fn finish(shared: &IndexShared, pending: &mut Vec<u64>, pos: usize) {
-    shared.publish(pending);
-    shared.scanned.store(pos as u64, Ordering::Relaxed);
 }

@@ -104,8 +104,8 @@ fn load_or_scan<F: FrameFold>(plan: &Plan, s: &Arc<IndexShared>, fold: &F) -> Op
     Some(acc)
 }
 
-/// Settles an index whose scan unwinds: the frames found so far stay listed, a problem says
-/// where listing stopped, and the index is marked done, so nobody waits on it for ever (the
+/// Settles an index whose scan unwinds: the frames found so far stay listed (the scan
+/// publishes them as it unwinds), a problem says where listing stopped, and the index is marked done, so nobody waits on it for ever (the
 /// window's "indexing" row, `wait_indexed`). The panic itself goes on to the scan's caller.
 struct SettledOnUnwind<'a>(&'a IndexShared);
 
@@ -145,7 +145,8 @@ fn warm_ahead(source: Arc<Source>, shared: Arc<IndexShared>) -> Option<std::thre
     let spawned = std::thread::Builder::new().name("walscope-prefetch".into()).spawn(move || {
         let bytes = source.bytes();
         let mut at = 0;
-        while at < len && !shared.was_cancelled() {
+        // Done also covers a scan that panicked: `scanned` then stays where it stopped.
+        while at < len && !shared.was_cancelled() && !shared.is_done() {
             let scanned = shared.scanned_bytes() as usize;
             if scanned >= len {
                 break;
@@ -191,14 +192,19 @@ mod tests {
             write_frame(Framing::VarintDelimited, &m.response, &mut bytes);
         }
         let at = bytes.len() as u64 / 2;
+        let plan_of = |region| Plan {
+            source: Arc::new(Source::Owned(bytes.clone())),
+            framing: Framing::VarintDelimited,
+            desc: set.message("milvus.proto.milvus.DumpMessagesResponse").ok(),
+            cache: None,
+            region,
+        };
+        let clean = Arc::new(IndexShared::default());
+        load_or_scan(&plan_of(usize::MAX), &clean, &NoFold);
+        let every = clean.offsets(0..usize::MAX);
+        assert_eq!(every.len(), 600);
         for (region, why) in [(usize::MAX, "one walk"), (8 << 10, "walked in regions")] {
-            let plan = Plan {
-                source: Arc::new(Source::Owned(bytes.clone())),
-                framing: Framing::VarintDelimited,
-                desc: set.message("milvus.proto.milvus.DumpMessagesResponse").ok(),
-                cache: None,
-                region,
-            };
+            let plan = plan_of(region);
             let shared = Arc::new(IndexShared::default());
             let scan = std::panic::AssertUnwindSafe(|| load_or_scan(&plan, &shared, &PanicAt(at)));
             assert!(std::panic::catch_unwind(scan).is_err(), "{why}: the panic reaches the caller");
@@ -208,7 +214,15 @@ mod tests {
             let stopped = problems.iter().find(|p| p.reason.contains("internal error"));
             assert!(stopped.is_some(), "{why}: the stop is explained: {problems:?}");
             let listed = shared.offsets(0..usize::MAX);
-            assert!(listed.iter().all(|&o| o < bytes.len() as u64), "{why}");
+            // The frames found before the panic are listed, exactly as a clean scan lists
+            // them, and the problem stands where the last listed frame ends.
+            assert!(!listed.is_empty() && every.starts_with(&listed), "{why}: {} listed", listed.len());
+            let listed_end = every.get(listed.len()).copied().unwrap_or(bytes.len() as u64);
+            assert_eq!(stopped.map(|p| p.offset), Some(listed_end), "{why}");
+            if region == usize::MAX {
+                let through_panic = every.iter().position(|&o| o >= at).map_or(600, |i| i + 1);
+                assert_eq!(listed.len(), through_panic, "{why}: every frame up to the one that panicked");
+            }
         }
     }
 }

@@ -127,7 +127,7 @@ impl<A> Drop for Regions<'_, A> {
 /// Whether a file of `len` bytes is walked in regions of `size` on `workers` threads: at least
 /// four regions, and a core to spare.
 pub(super) fn walked_ahead(len: usize, size: usize, workers: usize) -> bool {
-    size > 0 && len >= 4 * size && workers >= 2
+    size > 0 && len >= size.saturating_mul(4) && workers >= 2
 }
 
 /// Starts `workers` threads on `scope` for a file of at least four `size`-byte regions
