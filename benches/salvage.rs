@@ -387,6 +387,8 @@ fn bench(c: &mut Criterion) {
         std::fs::metadata(shm).is_ok_and(|m| m.is_dir()).then(|| tempfile::tempdir_in(shm).ok()).flatten();
     let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
     let own_core = cpus >= 2;
+    // `SALVAGE_CASE=64KiB` runs one case (for a profile of it alone).
+    let only = std::env::var("SALVAGE_CASE").ok();
     for case in
         // About 1 KiB (2 rows) and 64 KiB (170 rows) per message, ~200 MB each: long enough that
         // the rate is the stream's, not the set-up's (two connections, the checkpoint, the file).
@@ -395,6 +397,9 @@ fn bench(c: &mut Criterion) {
             Case { name: "64KiB", rows: 170, messages: 3_000 },
         ]
     {
+        if only.as_ref().is_some_and(|o| o != case.name) {
+            continue;
+        }
         // The end timetick that bounds the dump to about `messages` messages.
         let msgs: Vec<_> = WalGenerator::new(set.pool(), wal(case.rows))
             .filter(|m| m.pchannel == PCHANNEL)
