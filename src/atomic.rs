@@ -7,6 +7,7 @@
 use std::fs::{self, File};
 use std::io::Write;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
 
 /// Path of the backup kept beside `path`.
 pub fn backup_path(path: &Path) -> PathBuf {
@@ -33,8 +34,11 @@ pub fn atomic_write_with(
         _ => PathBuf::from("."),
     };
     let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "out".into());
-    let tmp = TempFile(dir.join(format!(".{name}.walscope-tmp-{}", std::process::id())));
-    let tmp = &tmp.0;
+    // Unique per save, also between two saves of the same path in one process.
+    static SAVES: AtomicU64 = AtomicU64::new(0);
+    let n = SAVES.fetch_add(1, Ordering::Relaxed);
+    let tmp = &dir.join(format!(".{name}.walscope-tmp-{}-{n}", std::process::id()));
+    let mut guard = TempFile(Some(tmp.clone()));
     (|| {
         let mut f = std::io::BufWriter::with_capacity(1 << 20, File::create(tmp)?);
         write(&mut f)?;
@@ -49,6 +53,7 @@ pub fn atomic_write_with(
             backup = Some(b);
         }
         fs::rename(tmp, path)?;
+        guard.0 = None;
         // Make the rename itself durable.
         if let Ok(d) = File::open(&dir) {
             let _ = d.sync_all();
@@ -57,14 +62,15 @@ pub fn atomic_write_with(
     })()
 }
 
-/// The temp file of a save, removed unless it was renamed over the target: after a failed
-/// write, and after a panic in the caller's writing too.
-struct TempFile(PathBuf);
+/// The temp file of a save, removed unless it was renamed over the target (then `None`):
+/// after a failed write, and after a panic in the caller's writing too.
+struct TempFile(Option<PathBuf>);
 
 impl Drop for TempFile {
     fn drop(&mut self) {
-        // After the rename there is nothing here to remove (NotFound, ignored).
-        let _ = fs::remove_file(&self.0);
+        if let Some(p) = &self.0 {
+            let _ = fs::remove_file(p);
+        }
     }
 }
 
@@ -90,6 +96,35 @@ mod tests {
 
     /// A writer that fails part way (a row that cannot be rendered, a full disk) leaves the
     /// old file whole and no temp file behind.
+    /// Two saves of one path at once in one process (two opens of a dump storing its index)
+    /// each write their own temp file: both succeed, and the file is one of them whole.
+    #[test]
+    fn two_saves_of_one_path_at_once_do_not_share_a_temp_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("x.idx");
+        let both_writing = std::sync::Barrier::new(2);
+        let results = std::thread::scope(|s| {
+            let save = |byte: u8| {
+                let (p, both_writing) = (&p, &both_writing);
+                s.spawn(move || {
+                    atomic_write_with(p, false, |w| {
+                        w.write_all(&[byte; 1000])?;
+                        both_writing.wait();
+                        Ok(())
+                    })
+                })
+            };
+            let (a, b) = (save(b'a'), save(b'b'));
+            [a.join().unwrap(), b.join().unwrap()]
+        });
+        assert!(results.iter().all(Result::is_ok), "{results:?}");
+        let got = fs::read(&p).unwrap();
+        assert!(got == vec![b'a'; 1000] || got == vec![b'b'; 1000]);
+        let names: Vec<_> =
+            fs::read_dir(dir.path()).unwrap().filter_map(|e| e.ok()).map(|e| e.file_name()).collect();
+        assert_eq!(names, vec![std::ffi::OsString::from("x.idx")]);
+    }
+
     #[test]
     fn a_failed_streamed_write_leaves_the_old_file() {
         let dir = tempfile::tempdir().unwrap();

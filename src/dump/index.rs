@@ -328,9 +328,9 @@ fn walk<F: FrameFold>(
             for &offset in &region.offsets {
                 pending.push(offset);
             }
-            acc = fold.merge(acc, region.acc);
             pos = region.end;
             pending.end = pos;
+            acc = fold.merge(acc, region.acc);
             shared.scanned.store(pos as u64, Ordering::Relaxed);
             continue;
         }
@@ -355,6 +355,7 @@ fn walk<F: FrameFold>(
                     }
                     pending.offsets.pop();
                     bad = last as usize;
+                    pending.end = bad;
                 }
                 let next = (bad + 1..len).find(|p| scan.chain_starts_at(*p));
                 let truncated = matches!(fault, HeaderFault::Truncated { .. }) && next.is_none();

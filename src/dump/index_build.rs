@@ -176,14 +176,21 @@ mod tests {
     /// "indexing" or a `wait_indexed` does not wait for ever; the panic still reaches the caller.
     #[test]
     fn a_scan_that_panics_leaves_the_index_done_and_explained() {
-        struct PanicAt(u64);
+        /// Panics on the frame at or past `offset`, or, `in_merge`, when the walk adopts a
+        /// region walked ahead.
+        struct PanicAt {
+            offset: u64,
+            in_merge: bool,
+        }
         impl FrameFold for PanicAt {
             type Acc = ();
             fn init(&self) {}
             fn frame(&self, (): (), offset: u64, _: FrameHeader) {
-                assert!(offset < self.0, "the fold panics here");
+                assert!(self.in_merge || offset < self.offset, "the fold panics here");
             }
-            fn merge(&self, (): (), (): ()) {}
+            fn merge(&self, (): (), (): ()) {
+                assert!(!self.in_merge, "the merge panics here");
+            }
         }
         let set = SchemaSet::builtin();
         let cfg = WalGenConfig { seed: 9, total: Some(600), ..WalGenConfig::default() };
@@ -203,10 +210,15 @@ mod tests {
         load_or_scan(&plan_of(usize::MAX), &clean, &NoFold);
         let every = clean.offsets(0..usize::MAX);
         assert_eq!(every.len(), 600);
-        for (region, why) in [(usize::MAX, "one walk"), (8 << 10, "walked in regions")] {
+        for (region, in_merge, why) in [
+            (usize::MAX, false, "one walk"),
+            (8 << 10, false, "walked in regions"),
+            (8 << 10, true, "a region's merge"),
+        ] {
             let plan = plan_of(region);
             let shared = Arc::new(IndexShared::default());
-            let scan = std::panic::AssertUnwindSafe(|| load_or_scan(&plan, &shared, &PanicAt(at)));
+            let fold = PanicAt { offset: at, in_merge };
+            let scan = std::panic::AssertUnwindSafe(|| load_or_scan(&plan, &shared, &fold));
             assert!(std::panic::catch_unwind(scan).is_err(), "{why}: the panic reaches the caller");
             assert!(shared.is_done(), "{why}: the index is settled");
             assert_eq!(shared.cache_use(), CacheUse::NotCached, "{why}");
