@@ -94,8 +94,6 @@ mod tests {
         assert!(leftovers.is_empty());
     }
 
-    /// A writer that fails part way (a row that cannot be rendered, a full disk) leaves the
-    /// old file whole and no temp file behind.
     /// Two saves of one path at once in one process (two opens of a dump storing its index)
     /// each write their own temp file: both succeed, and the file is one of them whole.
     #[test]
@@ -125,6 +123,8 @@ mod tests {
         assert_eq!(names, vec![std::ffi::OsString::from("x.idx")]);
     }
 
+    /// A writer that fails part way (a row that cannot be rendered, a full disk) leaves the
+    /// old file whole and no temp file behind.
     #[test]
     fn a_failed_streamed_write_leaves_the_old_file() {
         let dir = tempfile::tempdir().unwrap();
