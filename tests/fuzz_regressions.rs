@@ -139,14 +139,14 @@ pub mod props {
             // Messages are compared by their canonical encoding: a NaN float is not equal to
             // itself, so `==` on two decodes of the same NaN-holding bytes is false.
             let full = codec::decode(&desc, data);
+            let full_encoded = full.as_ref().map(|d| codec::encode(&d.message)).map_err(|e| e.to_string());
             let alone = codec::decode_message(&desc, data);
             assert_eq!(
                 alone.as_ref().map(codec::encode).map_err(|e| e.to_string()),
-                full.as_ref().map(|d| codec::encode(&d.message)).map_err(|e| e.to_string()),
+                full_encoded,
                 "{name}: decode_message and decode disagree"
             );
-            let Ok(d) = full else { continue };
-            let canonical = codec::encode(&d.message);
+            let (Ok(d), Ok(canonical)) = (full, full_encoded) else { continue };
             let again = codec::decode(&desc, &canonical)
                 .unwrap_or_else(|e| panic!("{name}: the canonical re-encoding does not decode: {e}"));
             assert_eq!(codec::encode(&again.message), canonical, "{name}: re-decoded message differs");
