@@ -8,6 +8,7 @@ pub mod cli;
 pub mod codec;
 pub mod datasync;
 pub mod dump;
+pub mod input;
 pub mod jobs;
 pub mod net;
 pub mod replay;

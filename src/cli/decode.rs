@@ -9,7 +9,7 @@ use crate::dump::framing::locate;
 use crate::wire;
 use anyhow::{Context, Result, bail};
 use base64::Engine;
-use std::io::{IsTerminal, Write};
+use std::io::Write;
 use std::path::Path;
 
 fn decode_input(raw: Vec<u8>, input: InputEncoding, file: &str) -> Result<Vec<u8>> {
@@ -160,8 +160,12 @@ pub fn encode(
     type_name: &str,
     from: TextInput,
     out: Option<&Path>,
+    force: bool,
     file: &str,
 ) -> Result<()> {
+    if let Some(path) = out.filter(|p| !crate::atomic::is_stdio(p)) {
+        crate::atomic::check_output(path, &[Path::new(file)], force)?;
+    }
     let set = schema.load()?;
     let desc = set.message(type_name)?;
     let text = String::from_utf8(read_input(file)?).with_context(|| format!("{file} is not UTF-8 text"))?;
@@ -171,19 +175,23 @@ pub fn encode(
     }
     .with_context(|| format!("in {file}"))?;
     let bytes = codec::encode(&msg);
-    match out {
+    match out.filter(|p| !crate::atomic::is_stdio(p)) {
         Some(path) => {
-            crate::dump::save::atomic_write(path, &bytes, true)
+            let saved = crate::atomic::atomic_write(path, &bytes, true)
                 .with_context(|| format!("cannot write {}", path.display()))?;
-            eprintln!("wrote {} bytes of {} to {}", bytes.len(), desc.full_name(), path.display());
-        }
-        None => {
-            let mut stdout = std::io::stdout().lock();
-            if stdout.is_terminal() {
-                bail!("refusing to write binary to a terminal: use --out FILE or a pipe (| xxd)");
+            let kept = saved.backup().map(|b| format!(" (its previous contents in {})", b.display()));
+            match saved.is_unchanged() {
+                true => eprintln!("{} already holds these bytes: nothing written", path.display()),
+                false => eprintln!(
+                    "wrote {} bytes of {} to {}{}",
+                    bytes.len(),
+                    desc.full_name(),
+                    path.display(),
+                    kept.unwrap_or_default()
+                ),
             }
-            stdout.write_all(&bytes)?;
         }
+        None => super::write_binary_stdout(&bytes)?,
     }
     Ok(())
 }

@@ -1,11 +1,11 @@
 //! `walscope edit`: lossless field edits with an atomic save and a backup.
 
 use super::SchemaArgs;
+use crate::atomic::{Saved, atomic_write, check_output, is_stdio};
 use crate::codec::{self, Edit};
 use crate::datasync::ProgressFileKind;
 use crate::dump::Framing;
 use crate::dump::framing::{locate, replace_message};
-use crate::dump::save::atomic_write;
 use crate::schema::SchemaSet;
 use anyhow::{Context, Result, anyhow, bail};
 use prost_reflect::MessageDescriptor;
@@ -84,11 +84,20 @@ pub fn edit(
     args: &EditArgs,
     out: Option<&Path>,
     dry_run: bool,
+    force: bool,
 ) -> Result<()> {
     let edits = args.edits()?;
+    match out {
+        Some(o) if !is_stdio(o) => check_output(o, &[file], force)?,
+        Some(_) => {}
+        None if is_stdio(file) => {
+            bail!("editing standard input in place is not possible: give --out FILE or --out -")
+        }
+        None => refuse_in_place(file)?,
+    }
     let set = schema.load()?;
     let (desc, framing) = target.resolve(&set, &file.to_string_lossy())?;
-    let bytes = std::fs::read(file).with_context(|| format!("cannot read {}", file.display()))?;
+    let bytes = super::read_input(&file.to_string_lossy())?;
     let new = match framing {
         None => codec::apply_edits(&desc, &bytes, &edits).with_context(|| format!("{}", file.display()))?,
         Some(f) => {
@@ -119,12 +128,34 @@ pub fn edit(
         eprintln!("dry run: nothing written");
         return Ok(());
     }
+    if let Some(out) = out.filter(|o| is_stdio(o)) {
+        let _ = out;
+        return super::write_binary_stdout(&new);
+    }
     let target = out.unwrap_or(file);
-    let backup = atomic_write(target, &new, out.is_none())
+    // In place, the file is replaced by purpose (its backup kept); another output by permission.
+    let saved = atomic_write(target, &new, out.is_none() || force)
         .with_context(|| format!("cannot write {}", target.display()))?;
-    match backup {
-        Some(b) => eprintln!("saved {} (previous version in {})", target.display(), b.display()),
-        None => eprintln!("saved {}", target.display()),
+    match saved {
+        Saved::Unchanged => eprintln!("{} already holds these bytes: nothing written", target.display()),
+        Saved::Written { backup: Some(b) } => {
+            eprintln!("saved {} (previous version in {})", target.display(), b.display())
+        }
+        Saved::Written { backup: None } => eprintln!("saved {}", target.display()),
+    }
+    Ok(())
+}
+
+/// An in-place edit replaces a regular file; anything else (a FIFO, a device, a folder) is
+/// refused before it is read, with the way out.
+fn refuse_in_place(file: &Path) -> Result<()> {
+    let m = std::fs::metadata(file).with_context(|| format!("cannot read {}", file.display()))?;
+    if !m.is_file() {
+        bail!(
+            "{} is {}: an in-place edit replaces a regular file; read it with --out FILE (or --out -) instead",
+            file.display(),
+            crate::atomic::output::describe(&m)
+        );
     }
     Ok(())
 }

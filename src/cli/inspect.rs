@@ -3,11 +3,12 @@
 
 use super::SchemaArgs;
 use super::rows::for_each_row;
+use crate::atomic::{Saved, check_output, is_stdio};
 use crate::codec;
 use crate::dump::filter::FrameFilter;
 use crate::dump::view::{FrameDecoder, FrameStatus, FrameView};
 use crate::dump::{
-    DumpFile, DumpWriter, Framing, Manifest, OpenOptions, SyncPolicy, TextEncoding, manifest_path,
+    DumpFile, DumpWriter, Framing, Manifest, NewDump, OpenOptions, SyncPolicy, TextEncoding, manifest_path,
 };
 use anyhow::{Context, Result, anyhow, bail};
 use serde_json::json;
@@ -66,13 +67,11 @@ fn open_with(file: &Path, args: &DumpArgs, defer_index: bool) -> Result<Opened> 
         }
         None => None,
     };
+    // Opened once: a stream (standard input, a FIFO) can be read only once.
+    let source = crate::dump::source::Source::open(file)?;
     let (desc, name_framing, why_type) = match &args.type_name {
         Some(t) => (Some(set.message(t)?), None, "chosen with --type".to_string()),
-        None => {
-            let head = crate::dump::auto::read_head(file)
-                .with_context(|| format!("cannot open {}", file.display()))?;
-            crate::dump::auto::choose(file, &head, &set)
-        }
+        None => crate::dump::auto::choose(file, source.head(), &set),
     };
     let filter =
         FrameFilter::parse(args.filter.as_deref().unwrap_or("")).map_err(|e| anyhow!("--filter: {e}"))?;
@@ -83,7 +82,7 @@ fn open_with(file: &Path, args: &DumpArgs, defer_index: bool) -> Result<Opened> 
         defer_index,
         ..OpenOptions::default()
     };
-    let dump = DumpFile::open(file, opts)?;
+    let dump = DumpFile::open_source(file, source, opts)?;
     let mut decoder = FrameDecoder::new(set.pool().clone(), desc, 4096);
     if args.full_analysis {
         decoder = decoder.without_fast_summaries();
@@ -361,12 +360,55 @@ pub enum ExportFormat {
     Raw,
 }
 
-pub fn export(file: &Path, args: &DumpArgs, to: ExportFormat, out: &Path) -> Result<()> {
+pub fn export(file: &Path, args: &DumpArgs, to: ExportFormat, out: &Path, force: bool) -> Result<()> {
+    let to_stdout = is_stdio(out);
+    // The dump and the manifest beside it are both read.
+    let inputs = [file, &manifest_path(file)];
+    // Every output is checked before the input is even opened: an output that is an input, or
+    // one that exists without --force, is refused with nothing written.
+    match (to, to_stdout) {
+        (ExportFormat::Raw, true) => {
+            bail!("--to raw writes a folder of files: name the folder with --out DIR")
+        }
+        (ExportFormat::Raw, false) => check_raw_folder(out, force)?,
+        (_, true) => {}
+        (ExportFormat::Jsonl, false) => check_output(out, &inputs, force)?,
+        (ExportFormat::Dump, false) => {
+            check_output(out, &inputs, force)?;
+            check_output(&manifest_path(out), &inputs, force)?;
+        }
+    }
     let o = open(file, args)?;
     o.dump.wait_indexed();
     let d = &o.dump;
+    let progress = Progress::new(d.frame_count());
     let exported = match to {
-        ExportFormat::Jsonl => export_jsonl(&o, out)?,
+        ExportFormat::Jsonl if to_stdout => {
+            let mut w = std::io::BufWriter::with_capacity(1 << 16, std::io::stdout().lock());
+            let n = write_jsonl(&o, &mut w, &progress)?;
+            w.flush()?;
+            n
+        }
+        ExportFormat::Jsonl => export_jsonl(&o, out, &progress)?,
+        ExportFormat::Dump if to_stdout => {
+            let mut w = std::io::BufWriter::with_capacity(1 << 16, std::io::stdout().lock());
+            let mut frame = Vec::new();
+            let selected = selected_frames(&o);
+            for &i in &selected {
+                if let Some(loc) = d.frame(i) {
+                    frame.clear();
+                    crate::dump::framing::write_frame(
+                        Framing::VarintDelimited,
+                        d.message_bytes(&loc).1,
+                        &mut frame,
+                    );
+                    w.write_all(&frame)?;
+                }
+                progress.tick();
+            }
+            w.flush()?;
+            selected.len()
+        }
         ExportFormat::Dump => {
             let selected = selected_frames(&o);
             let type_name = o.decoder.message_type().map_or(String::new(), |t| t.full_name().to_string());
@@ -376,36 +418,113 @@ pub fn export(file: &Path, args: &DumpArgs, to: ExportFormat, out: &Path) -> Res
                 Some(format!("file://{}", file.display())),
                 json!({"export_of": file.display().to_string(), "filter": args.filter}),
             );
-            let mut w = DumpWriter::create(out, Framing::VarintDelimited, manifest, SyncPolicy::default())?;
+            let new =
+                NewDump::beside(out).with_context(|| format!("cannot write beside {}", out.display()))?;
+            let mut w =
+                DumpWriter::create(new.path(), Framing::VarintDelimited, manifest, SyncPolicy::default())?;
             for &i in &selected {
                 if let Some(loc) = d.frame(i) {
                     w.append(d.message_bytes(&loc).1, None)?;
                 }
+                progress.tick();
             }
             w.finish(true)?;
+            d.check_unchanged()?;
+            let saved = new.commit(true).with_context(|| format!("cannot write {}", out.display()))?;
+            report_saved(out, &saved);
             selected.len()
         }
         ExportFormat::Raw => {
-            if out.exists() && !out.is_dir() {
-                bail!("{} exists and is not a directory", out.display());
-            }
             let selected = selected_frames(&o);
-            std::fs::create_dir_all(out)?;
+            std::fs::create_dir_all(out).with_context(|| format!("cannot create {}", out.display()))?;
             for &i in &selected {
                 if let Some(loc) = d.frame(i) {
                     let p = out.join(format!("frame-{i:07}.bin"));
-                    std::fs::write(&p, d.message_bytes(&loc).1)
+                    crate::atomic::atomic_write(&p, d.message_bytes(&loc).1, true)
                         .with_context(|| format!("cannot write {}", p.display()))?;
                 }
+                progress.tick();
             }
+            d.check_unchanged()?;
             selected.len()
         }
     };
-    eprintln!("exported {exported} of {} frames to {}", d.frame_count(), out.display());
-    if to == ExportFormat::Dump {
+    progress.finish();
+    eprintln!(
+        "exported {exported} of {} frames to {}",
+        d.frame_count(),
+        if to_stdout { "standard output".into() } else { out.display().to_string() }
+    );
+    if to == ExportFormat::Dump && !to_stdout {
         eprintln!("manifest: {}", manifest_path(out).display());
     }
     Ok(())
+}
+
+/// `--to raw` writes into a folder: a new one, an empty one, or (with --force) one whose files
+/// of the same names are then kept as `.bak`.
+fn check_raw_folder(out: &Path, force: bool) -> Result<()> {
+    match std::fs::metadata(out) {
+        Ok(m) if !m.is_dir() => bail!("{} exists and is not a folder: nothing was written", out.display()),
+        Ok(_) => {
+            let full = std::fs::read_dir(out)?.next().is_some();
+            if full && !force {
+                bail!(
+                    "folder {} is not empty: nothing was written. Add --force to write into it (files of the same names are then kept as .bak)",
+                    out.display()
+                );
+            }
+            Ok(())
+        }
+        Err(_) => Ok(()),
+    }
+}
+
+/// What a save said about the file it replaced.
+fn report_saved(out: &Path, saved: &Saved) {
+    match saved {
+        Saved::Unchanged => eprintln!("{} already holds these bytes: nothing written", out.display()),
+        Saved::Written { backup: Some(b) } => eprintln!("its previous contents are in {}", b.display()),
+        Saved::Written { backup: None } => {}
+    }
+}
+
+/// The export's progress bar: shown on a terminal once the export has run for a second.
+struct Progress {
+    bar: indicatif::ProgressBar,
+    started: std::time::Instant,
+    shown: std::sync::atomic::AtomicBool,
+}
+
+impl Progress {
+    fn new(frames: usize) -> Progress {
+        let bar = indicatif::ProgressBar::with_draw_target(
+            Some(frames as u64),
+            indicatif::ProgressDrawTarget::hidden(),
+        );
+        if let Ok(style) = indicatif::ProgressStyle::with_template(
+            "exporting [{bar:30}] {pos}/{len} frames, {per_sec}, {eta} left",
+        ) {
+            bar.set_style(style.progress_chars("=> "));
+        }
+        Progress { bar, started: std::time::Instant::now(), shown: false.into() }
+    }
+
+    fn tick(&self) {
+        self.bar.inc(1);
+        use std::sync::atomic::Ordering::Relaxed;
+        if !self.shown.load(Relaxed)
+            && self.started.elapsed() >= std::time::Duration::from_secs(1)
+            && std::io::IsTerminal::is_terminal(&std::io::stderr())
+            && !self.shown.swap(true, Relaxed)
+        {
+            self.bar.set_draw_target(indicatif::ProgressDrawTarget::stderr());
+        }
+    }
+
+    fn finish(&self) {
+        self.bar.finish_and_clear();
+    }
 }
 
 /// The frames the filter keeps, in order (read with only what the filter needs).
@@ -424,23 +543,34 @@ fn selected_frames(o: &Opened) -> Vec<usize> {
 /// The rows the filter keeps as JSON lines, rendered on every core and streamed to a new
 /// file in frame order (never the whole export in memory); `out` is replaced atomically, its
 /// old contents kept as `FILE.bak`. Returns how many rows were written.
-fn export_jsonl(o: &Opened, out: &Path) -> Result<usize> {
+fn export_jsonl(o: &Opened, out: &Path, progress: &Progress) -> Result<usize> {
     let mut exported = 0;
-    let render = |v: FrameView, keep: bool| keep.then(|| view_json(o, &v).to_string());
-    crate::atomic::atomic_write_with(out, true, |w| {
-        let mut written = Ok(());
-        let _ = for_each_row(o, render, |line| {
-            if let Some(line) = line {
-                exported += 1;
-                written = writeln!(w, "{line}");
-            }
-            match &written {
-                Ok(()) => ControlFlow::Continue(()),
-                Err(_) => ControlFlow::Break(()),
-            }
-        });
-        written
+    let saved = crate::atomic::atomic_write_with(out, true, |w| {
+        exported = write_jsonl(o, w, progress).map_err(std::io::Error::other)?;
+        // A file that changed under the export makes it worthless: not put in place.
+        o.dump.check_unchanged().map_err(std::io::Error::other)
     })
     .with_context(|| format!("cannot write {}", out.display()))?;
+    report_saved(out, &saved);
+    Ok(exported)
+}
+
+/// The rows the filter keeps, as JSON lines into `w`; how many.
+fn write_jsonl(o: &Opened, w: &mut dyn Write, progress: &Progress) -> Result<usize> {
+    let mut exported = 0;
+    let render = |v: FrameView, keep: bool| keep.then(|| view_json(o, &v).to_string());
+    let mut written = Ok(());
+    let _ = for_each_row(o, render, |line| {
+        progress.tick();
+        if let Some(line) = line {
+            exported += 1;
+            written = writeln!(w, "{line}");
+        }
+        match &written {
+            Ok(()) => ControlFlow::Continue(()),
+            Err(_) => ControlFlow::Break(()),
+        }
+    });
+    written?;
     Ok(exported)
 }

@@ -16,9 +16,8 @@ mod schema_cmd;
 pub mod tasks;
 
 use crate::schema::SchemaSet;
-use anyhow::{Context, Result};
+use anyhow::{Result, bail};
 use clap::{Args, Parser, Subcommand, ValueEnum};
-use std::io::Read;
 use std::path::PathBuf;
 
 #[derive(Parser, Debug)]
@@ -136,6 +135,9 @@ pub enum Command {
         /// Write the bytes here instead of standard output.
         #[arg(long, value_name = "FILE")]
         out: Option<PathBuf>,
+        /// Replace OUT if it exists (its current contents are kept as OUT.bak).
+        #[arg(long)]
+        force: bool,
         /// File to read, or - for standard input.
         file: String,
         #[command(flatten)]
@@ -163,9 +165,12 @@ pub enum Command {
         /// PATH: remove a field, a list element (task[1]) or a map entry (properties["k"]).
         #[arg(long, value_name = "PATH")]
         clear: Vec<String>,
-        /// Write the result here and leave FILE unchanged.
+        /// Write the result here (- for standard output) and leave FILE unchanged.
         #[arg(long, value_name = "FILE")]
         out: Option<PathBuf>,
+        /// Replace --out's file if it exists (its current contents are kept as --out's file.bak).
+        #[arg(long)]
+        force: bool,
         /// Show what would change, write nothing.
         #[arg(long)]
         dry_run: bool,
@@ -192,9 +197,12 @@ pub enum Command {
         file: PathBuf,
         #[arg(long, value_enum)]
         to: inspect::ExportFormat,
-        /// Output file (jsonl, dump) or directory (raw).
+        /// Output file (jsonl, dump; - for standard output) or directory (raw).
         #[arg(long, value_name = "PATH")]
         out: PathBuf,
+        /// Replace the output if it exists (its current contents are kept as the output.bak).
+        #[arg(long)]
+        force: bool,
         #[command(flatten)]
         dump: inspect::DumpArgs,
     },
@@ -209,6 +217,9 @@ pub enum Command {
         seed: u64,
         #[arg(long, value_name = "FILE")]
         out: PathBuf,
+        /// Replace FILE if it exists (its current contents are kept as FILE.bak).
+        #[arg(long)]
+        force: bool,
         /// Damage the dump on purpose, to practise recovery.
         #[arg(long, value_enum)]
         corrupt: Option<sample::CorruptArg>,
@@ -307,6 +318,9 @@ pub enum SchemaAction {
     Export {
         #[arg(long, value_name = "FILE")]
         out: PathBuf,
+        /// Replace FILE if it exists (its current contents are kept as FILE.bak).
+        #[arg(long)]
+        force: bool,
         #[command(flatten)]
         schema: SchemaArgs,
     },
@@ -318,13 +332,25 @@ pub fn run(command: Command) -> Result<()> {
             let target = edit::Target { type_name, framing, frame };
             decode::decode(&schema, &target, format, input, lenient, &file)
         }
-        Command::Encode { type_name, from, out, file, schema } => {
-            decode::encode(&schema, &type_name, from, out.as_deref(), &file)
+        Command::Encode { type_name, from, out, force, file, schema } => {
+            decode::encode(&schema, &type_name, from, out.as_deref(), force, &file)
         }
-        Command::Edit { file, type_name, framing, frame, set, append, clear, out, dry_run, schema } => {
+        Command::Edit {
+            file,
+            type_name,
+            framing,
+            frame,
+            set,
+            append,
+            clear,
+            out,
+            force,
+            dry_run,
+            schema,
+        } => {
             let edits = edit::EditArgs { set, append, clear };
             let target = edit::Target { type_name, framing, frame };
-            edit::edit(&schema, &file, &target, &edits, out.as_deref(), dry_run)
+            edit::edit(&schema, &file, &target, &edits, out.as_deref(), dry_run, force)
         }
         Command::Schema { action } => schema_cmd::run(action),
         Command::Tasks { action } => tasks::run(action),
@@ -340,20 +366,26 @@ pub fn run(command: Command) -> Result<()> {
         Command::Inspect { file, dump, jsonl, stats, limit } => {
             inspect::inspect(&file, &dump, jsonl, stats, limit)
         }
-        Command::Export { file, to, out, dump } => inspect::export(&file, &dump, to, &out),
-        Command::Sample { kind, messages, seed, out, corrupt, sync_every } => {
-            sample::sample(kind, messages, seed, &out, corrupt, sync_every)
+        Command::Export { file, to, out, force, dump } => inspect::export(&file, &dump, to, &out, force),
+        Command::Sample { kind, messages, seed, out, force, corrupt, sync_every } => {
+            sample::sample(kind, messages, seed, &out, force, corrupt, sync_every)
         }
     }
 }
 
-/// Reads FILE, or standard input for `-`.
+/// Reads FILE, or standard input for `-` (a FIFO or device once, bounded: see [`crate::input`]).
 pub fn read_input(file: &str) -> Result<Vec<u8>> {
-    if file == "-" {
-        let mut buf = Vec::new();
-        std::io::stdin().read_to_end(&mut buf).context("reading standard input")?;
-        Ok(buf)
-    } else {
-        std::fs::read(file).with_context(|| format!("cannot read {file}"))
+    Ok(crate::input::read_all(std::path::Path::new(file))?)
+}
+
+/// Writes binary output to standard output (`--out -`), refusing a terminal.
+pub fn write_binary_stdout(bytes: &[u8]) -> Result<()> {
+    use std::io::{IsTerminal, Write};
+    let mut stdout = std::io::stdout().lock();
+    if stdout.is_terminal() {
+        bail!("refusing to write binary to a terminal: use --out FILE or a pipe (| xxd)");
     }
+    stdout.write_all(bytes)?;
+    stdout.flush()?;
+    Ok(())
 }

@@ -61,6 +61,10 @@ pub struct SalvageArgs {
     /// Reconnects after a dropped stream (each only from the last written message).
     #[arg(long, value_name = "N", default_value_t = 5)]
     pub retries: u32,
+    /// With --out FILE: start over although FILE holds a dump (it and its manifest are moved
+    /// aside as .bak when the first frame arrives).
+    #[arg(long, conflicts_with = "resume")]
+    pub force: bool,
 }
 
 fn resolve(what: &str, endpoint: Option<&str>, conn: &ConnArgs) -> Result<ConnectionProfile> {
@@ -102,13 +106,27 @@ fn single(args: &SalvageArgs, conn: &ConnArgs, out: &Path) -> Result<()> {
         timeout: timeout_of(conn, &new)?,
         sync: crate::dump::SyncPolicy::default(),
     };
-    let options = SalvageOptions { skip_replicated: !args.keep_replicated, ..Default::default() };
+    if !args.resume && !args.force && crate::jobs::salvage_out::holds_dump(out) {
+        bail!("{}: {}", out.display(), crate::jobs::salvage_out::exists_words(out));
+    }
+    let options = SalvageOptions {
+        skip_replicated: !args.keep_replicated,
+        replace_existing: args.force,
+        ..Default::default()
+    };
     runtime()?.block_on(async {
         let handle = salvage::spawn_with(spec, options);
         let job = SetJob { pchannel: pchannel.clone(), file: out.to_path_buf(), handle };
         let mut ends = watch(vec![job]).await;
         let (_, result) = ends.pop().ok_or_else(|| anyhow!("the salvage task vanished"))?;
         let outcome = result?;
+        if outcome.manifest.frames == 0 && !out.exists() {
+            eprintln!("no frame arrived: nothing was written to {}", out.display());
+            if outcome.cancelled {
+                bail!("interrupted before the first frame: {} was not created", out.display());
+            }
+            return Ok(());
+        }
         eprintln!(
             "wrote {} frames ({} in this run) to {}{}",
             outcome.manifest.frames,
@@ -180,6 +198,7 @@ fn resume_folder(args: &SalvageArgs, conn: &ConnArgs, dir: &Path) -> Result<()> 
         max_retries: args.retries,
         timeout: timeout_of(conn, &old)?,
         connect: conn.connect_options(),
+        end_timetick: Some(args.end_timetick).filter(|t| *t != 0),
         ..Default::default()
     };
     runtime()?.block_on(async {

@@ -28,9 +28,14 @@ pub fn sample(
     messages: u64,
     seed: u64,
     out: &Path,
+    force: bool,
     corrupt: Option<CorruptArg>,
     sync_every: Option<u64>,
 ) -> Result<()> {
+    crate::atomic::check_output(out, &[], force)?;
+    if kind == SampleKind::MilvusDump {
+        crate::atomic::check_output(&crate::dump::manifest_path(out), &[], force)?;
+    }
     let set = SchemaSet::builtin();
     match kind {
         SampleKind::MilvusDump => {

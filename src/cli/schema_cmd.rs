@@ -13,7 +13,7 @@ pub fn run(action: SchemaAction) -> Result<()> {
             print_builtin_files(&set);
             Ok(())
         }
-        SchemaAction::Export { out, schema } => export(&schema, &out),
+        SchemaAction::Export { out, force, schema } => export(&schema, &out, force),
     }
 }
 
@@ -49,13 +49,28 @@ fn print_builtin_files(set: &SchemaSet) {
     }
 }
 
-fn export(schema: &SchemaArgs, out: &std::path::Path) -> Result<()> {
+fn export(schema: &SchemaArgs, out: &std::path::Path, force: bool) -> Result<()> {
     use prost::Message;
+    let inputs: Vec<&std::path::Path> =
+        schema.proto.iter().chain(&schema.descriptor_set).map(|p| p.as_path()).collect();
+    crate::atomic::check_output(out, &inputs, force)?;
     let set = schema.load()?;
     let fds = prost_types::FileDescriptorSet { file: set.pool().file_descriptor_protos().cloned().collect() };
     let bytes = fds.encode_to_vec();
-    crate::dump::save::atomic_write(out, &bytes, true)
+    let saved = crate::atomic::atomic_write(out, &bytes, true)
         .with_context(|| format!("cannot write {}", out.display()))?;
-    eprintln!("wrote {} files ({} bytes) to {}", fds.file.len(), bytes.len(), out.display());
+    match saved.backup() {
+        _ if saved.is_unchanged() => {
+            eprintln!("{} already holds these descriptors: nothing written", out.display())
+        }
+        Some(b) => eprintln!(
+            "wrote {} files ({} bytes) to {} (its previous contents in {})",
+            fds.file.len(),
+            bytes.len(),
+            out.display(),
+            b.display()
+        ),
+        None => eprintln!("wrote {} files ({} bytes) to {}", fds.file.len(), bytes.len(), out.display()),
+    }
     Ok(())
 }

@@ -41,11 +41,3 @@ pub fn choose(
         "no built-in type fits; showing the schema-less wire view (choose a type with --type)".into(),
     )
 }
-
-/// The first MiB of `path`: what detection and [`choose`] look at.
-pub fn read_head(path: &Path) -> std::io::Result<Vec<u8>> {
-    use std::io::Read;
-    let mut head = Vec::with_capacity(1 << 20);
-    std::fs::File::open(path)?.take(1 << 20).read_to_end(&mut head)?;
-    Ok(head)
-}

@@ -15,12 +15,13 @@ pub mod index;
 mod index_build;
 pub mod index_cache;
 mod index_regions;
+pub mod new_dump;
 mod prefetch;
 pub mod reader;
 pub mod scan;
 /// Atomic saves with a backup (the crate-wide [`crate::atomic`], under the name dumps knew it by).
 pub mod save {
-    pub use crate::atomic::{atomic_write, backup_path};
+    pub use crate::atomic::{Saved, atomic_write, backup_path};
 }
 pub mod source;
 pub mod validate;
@@ -32,6 +33,7 @@ pub use detect::Detection;
 pub use framing::Framing;
 pub use index::Problem;
 pub use index_cache::IndexCache;
+pub use new_dump::NewDump;
 pub use reader::{DumpFile, FrameLoc, OpenOptions};
 pub use source::TextEncoding;
 pub use writer::{DumpWriter, Manifest, ResumePoint, SyncPolicy, manifest_path};

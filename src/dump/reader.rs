@@ -34,6 +34,14 @@ pub struct OpenOptions {
 pub enum DumpError {
     #[error("{path}: cannot open: {reason}")]
     Open { path: PathBuf, reason: String },
+    #[error(transparent)]
+    Input(Box<crate::input::InputError>),
+    /// The file changed on disk while it was read: what was read from it cannot be trusted.
+    #[error(
+        "{}: the file changed while it was read (it was {was} bytes, it is now {now} bytes): nothing was written from it. Open it again once whatever rewrites it has finished",
+        path.display()
+    )]
+    Changed { path: PathBuf, was: u64, now: u64 },
     #[error("{path}: {reason}")]
     Text { path: PathBuf, reason: String },
 }
@@ -71,10 +79,15 @@ pub struct DumpFile {
 }
 
 impl DumpFile {
-    /// Maps the file, settles encoding and framing, and starts indexing in the background.
+    /// Maps the file (or reads a stream once: see [`Source::open`]), settles encoding and
+    /// framing, and starts indexing in the background.
     pub fn open(path: &Path, opts: OpenOptions) -> Result<DumpFile, DumpError> {
-        let err = |e: std::io::Error| DumpError::Open { path: path.to_path_buf(), reason: e.to_string() };
-        let mapped = Source::map(path).map_err(err)?;
+        let mapped = Source::open(path).map_err(|e| DumpError::Input(Box::new(e)))?;
+        Self::open_source(path, mapped, opts)
+    }
+
+    /// [`DumpFile::open`] of a source already opened (whose head chose the type).
+    pub fn open_source(path: &Path, mapped: Source, opts: OpenOptions) -> Result<DumpFile, DumpError> {
         let encoding = opts.encoding.unwrap_or_else(|| sniff_text(mapped.bytes()));
         let source = match encoding {
             TextEncoding::Raw => mapped,
@@ -161,6 +174,21 @@ impl DumpFile {
 
     pub fn bytes(&self) -> &[u8] {
         self.source.bytes()
+    }
+
+    /// An error when the file on disk is no longer what was opened (it shrank or was cut), so
+    /// that nothing derived from it is written as if it were whole. A stream read into memory
+    /// never changes.
+    pub fn check_unchanged(&self) -> Result<(), DumpError> {
+        if !self.source.is_mapped() {
+            return Ok(());
+        }
+        let was = self.source.bytes().len() as u64;
+        let now = std::fs::metadata(&self.path).map(|m| m.len()).unwrap_or(0);
+        if now < was {
+            return Err(DumpError::Changed { path: self.path.clone(), was, now });
+        }
+        Ok(())
     }
     pub fn len(&self) -> u64 {
         self.source.bytes().len() as u64

@@ -43,6 +43,23 @@ impl Source {
         matches!(self, Source::Mapped(_))
     }
 
+    /// What the user named: a regular file mapped ([`Source::map`]); standard input (`-`), a
+    /// FIFO, a process substitution or a device read once into memory, up to
+    /// [`crate::input::STREAM_LIMIT`] bytes (see [`crate::input`]).
+    pub fn open(path: &Path) -> Result<Source, crate::input::InputError> {
+        match crate::input::kind(path)? {
+            crate::input::InputKind::File => Source::map(path)
+                .map_err(|source| crate::input::InputError::Io { path: path.to_path_buf(), source }),
+            crate::input::InputKind::Stream(_) => crate::input::read_all(path).map(Source::Owned),
+        }
+    }
+
+    /// The first MiB: what detection and the choice of a type look at.
+    pub fn head(&self) -> &[u8] {
+        let b = self.bytes();
+        &b[..b.len().min(1 << 20)]
+    }
+
     /// Maps `path` read-only. An empty file cannot be mapped and becomes an empty buffer.
     pub fn map(path: &Path) -> std::io::Result<Source> {
         let file = File::open(path)?;

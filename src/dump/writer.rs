@@ -213,6 +213,11 @@ impl DumpWriter {
         self.bytes
     }
 
+    /// Replaces the manifest's request (a resume given a new end: written with the next sync).
+    pub fn set_request(&mut self, request: serde_json::Value) {
+        self.manifest.request = request;
+    }
+
     /// Replaces the manifest's `job` record (written with the next sync).
     pub fn set_job(&mut self, job: Option<serde_json::Value>) {
         self.manifest.job = job;

@@ -21,6 +21,7 @@
 //! (no id or timetick), or retry in a way that could duplicate a frame.
 
 use super::checkpoint::{Checkpoint, CheckpointProblem};
+use super::salvage_out::{SalvageOut, exists_words, holds_dump};
 use super::salvage_wire::{
     FramePlacer, explain_dump, fetch_checkpoint, json_u64, restart_request, retriable, wal_number,
 };
@@ -72,11 +73,14 @@ pub struct SalvageOptions {
     pub checkpoint: Option<Checkpoint>,
     /// The salvage folder whose `salvage.json` this dump belongs to: updated when the run ends.
     pub folder: Option<PathBuf>,
+    /// A new salvage over an existing dump: move the old one aside as `.bak` (when the first
+    /// frame arrives) instead of refusing (`--force`).
+    pub replace_existing: bool,
 }
 
 impl Default for SalvageOptions {
     fn default() -> Self {
-        SalvageOptions { skip_replicated: true, checkpoint: None, folder: None }
+        SalvageOptions { skip_replicated: true, checkpoint: None, folder: None, replace_existing: false }
     }
 }
 
@@ -319,9 +323,12 @@ pub async fn run_with(
     let path_text = spec.out.display().to_string();
     let file_err = |reason: String| SalvageError::File { path: path_text.clone(), reason };
     let (mut writer, base_request, mut record) = if spec.resume {
-        let w = DumpWriter::resume(&spec.out, spec.sync)
+        let mut w = DumpWriter::resume(&spec.out, spec.sync)
             .map_err(|reason| SalvageError::Resume { path: path_text.clone(), reason })?;
-        let request = w.manifest().request.clone();
+        let mut request = w.manifest().request.clone();
+        new_end(&mut request, spec.end_timetick, w.manifest())
+            .map_err(|reason| SalvageError::Resume { path: path_text.clone(), reason })?;
+        w.set_request(request.clone());
         // Dumps made before the choice was recorded skipped by the request's start timetick.
         let record = SalvageRecord::of(w.manifest()).unwrap_or_else(|| SalvageRecord {
             kind: "salvage".into(),
@@ -331,8 +338,12 @@ pub async fn run_with(
             skip_replicated: request.get("start_timetick").and_then(json_u64).unwrap_or(0) > 0,
             ended_before_end: false,
         });
-        (w, request, record)
+        (SalvageOut::Open(Box::new(w)), request, record)
     } else {
+        // Refused before any server is asked: a re-run must never cost the dump it repeats.
+        if !options.replace_existing && holds_dump(&spec.out) {
+            return Err(file_err(exists_words(&spec.out)));
+        }
         let checkpoint = match &options.checkpoint {
             Some(c) => c.clone(),
             None => fetch_checkpoint(spec).await?,
@@ -349,9 +360,8 @@ pub async fn run_with(
             ended_before_end: false,
         };
         manifest.job = serde_json::to_value(&record).ok();
-        let w = DumpWriter::create(&spec.out, Framing::VarintDelimited, manifest, spec.sync)
-            .map_err(|e| file_err(e.to_string()))?;
-        (w, request, record)
+        // The file is created (or the old one moved aside) only when the first frame arrives.
+        (SalvageOut::new(&spec.out, manifest, spec.sync, options.replace_existing), request, record)
     };
     let end_timetick = base_request.get("end_timetick").and_then(json_u64).unwrap_or(0);
     let start_timetick = record.checkpoint.as_ref().map_or_else(
@@ -369,7 +379,7 @@ pub async fn run_with(
     let (start_frames, mut written, mut retries) = (writer.frames(), 0u64, 0u32);
     let mut last_report = Instant::now();
     let (mut run_first, mut skipped) = (0u64, 0u64);
-    let report = |writer: &DumpWriter, state: SalvageState, first: u64, skipped: u64| {
+    let report = |writer: &SalvageOut, state: SalvageState, first: u64, skipped: u64| {
         // The last message written (or, resuming, the manifest's): where a restart begins.
         let last = writer.last_resume();
         let elapsed = started.elapsed();
@@ -508,9 +518,34 @@ pub async fn run_with(
     // The last report may be up to 100 ms of stream old: the final one carries where the
     // dump really ends (a finished job must not show the fraction of its last report).
     report(&writer, SalvageState::Dumping, run_first, skipped);
-    let manifest = writer.finish(!cancelled).map_err(|e| file_err(e.to_string()))?;
+    let (manifest, _) = writer.finish(!cancelled).map_err(|e| file_err(e.to_string()))?;
     report_final(progress, &manifest, if cancelled { SalvageState::Cancelled } else { SalvageState::Done });
     Ok(SalvageOutcome { manifest, written, cancelled, ended_before_end, reconnects: retries })
+}
+
+/// A resume given an end timetick (`end`, 0 for none) that differs from the one the dump was
+/// started with: applied to the request (and so recorded in the manifest) while the dump can
+/// still honour it, refused in words when it cannot.
+fn new_end(request: &mut serde_json::Value, end: u64, m: &Manifest) -> Result<(), String> {
+    let was = request.get("end_timetick").and_then(json_u64).unwrap_or(0);
+    if end == 0 || end == was {
+        return Ok(());
+    }
+    if m.complete {
+        return Err(format!(
+            "the dump is complete (it ended at end timetick {}); --end-timetick {end} cannot extend a finished salvage: start a new one into another file",
+            if was == 0 { "none".to_string() } else { was.to_string() }
+        ));
+    }
+    let written = m.resume.as_ref().map_or(0, |r| r.timetick);
+    if written > end {
+        return Err(format!(
+            "the dump already holds messages up to timetick {written}, past --end-timetick {end}: give a later end, or none to keep the dump's own ({})",
+            if was == 0 { "none".to_string() } else { was.to_string() }
+        ));
+    }
+    request["end_timetick"] = serde_json::json!(end.to_string());
+    Ok(())
 }
 
 fn report_final(progress: &watch::Sender<SalvageProgress>, m: &Manifest, state: SalvageState) {

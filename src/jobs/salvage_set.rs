@@ -71,6 +71,9 @@ pub struct RunOptions {
     pub timeout: Duration,
     pub connect: ConnectOptions,
     pub sync: SyncPolicy,
+    /// Resuming: a new end timetick for the folder's unfinished dumps, recorded in
+    /// `salvage.json` and in each dump's manifest (None: keep the folder's).
+    pub end_timetick: Option<u64>,
 }
 
 impl Default for RunOptions {
@@ -80,6 +83,7 @@ impl Default for RunOptions {
             timeout: Duration::from_secs(30),
             connect: ConnectOptions { connect_timeout: Duration::from_secs(10), ..Default::default() },
             sync: SyncPolicy::default(),
+            end_timetick: None,
         }
     }
 }
@@ -217,6 +221,7 @@ pub async fn start(spec: SalvageSetSpec) -> Result<SalvageSetRun, SalvageError> 
             skip_replicated: spec.skip_replicated,
             checkpoint: Some(ckpt.clone()),
             folder: Some(dir.clone()),
+            replace_existing: false,
         };
         jobs.push(SetJob {
             pchannel: e.pchannel.clone(),
@@ -253,6 +258,7 @@ pub fn resume_one(
         skip_replicated: folder.skip_replicated,
         checkpoint: Some(unfinished.checkpoint.clone()),
         folder: Some(dir.to_path_buf()),
+        replace_existing: false,
     };
     Ok(SetJob {
         pchannel: unfinished.pchannel.clone(),
@@ -267,9 +273,23 @@ pub async fn resume(
     old_primary: &ConnectionProfile,
     run: &RunOptions,
 ) -> Result<SalvageSetRun, SalvageError> {
-    let manifest = FolderManifest::load(dir)?;
+    let mut manifest = FolderManifest::load(dir)?;
+    let unfinished = find_unfinished(dir)?;
+    if let Some(end) = run.end_timetick.filter(|e| Some(*e) != manifest.end_timetick) {
+        if unfinished.is_empty() {
+            return Err(SalvageError::Resume {
+                path: dir.display().to_string(),
+                reason: format!(
+                    "every dump is complete (end timetick {}); --end-timetick {end} cannot extend a finished salvage: start a new one into another folder",
+                    manifest.end_timetick.map_or("none".to_string(), |e| e.to_string())
+                ),
+            });
+        }
+        manifest.end_timetick = Some(end);
+        manifest.save(dir)?;
+    }
     let mut jobs = Vec::new();
-    for u in find_unfinished(dir)? {
+    for u in unfinished {
         jobs.push(resume_one(dir, &u, old_primary, run)?);
     }
     Ok(SalvageSetRun { dir: dir.to_path_buf(), manifest, checkpoints: None, jobs })

@@ -5,7 +5,7 @@ use super::rng::SimRng;
 use super::walgen::{WalGenConfig, WalGenerator};
 use crate::codec;
 use crate::dump::framing::write_frame;
-use crate::dump::{DumpWriter, Framing, Manifest, ResumePoint, SyncPolicy};
+use crate::dump::{DumpWriter, Framing, Manifest, NewDump, ResumePoint, SyncPolicy};
 use prost_reflect::DescriptorPool;
 use serde_json::json;
 use std::io;
@@ -29,7 +29,9 @@ pub struct Damage {
     pub what: String,
 }
 
-/// Writes `messages` WAL messages as a varint-delimited DumpMessagesResponse dump.
+/// Writes `messages` WAL messages as a varint-delimited DumpMessagesResponse dump. The dump is
+/// written whole (and damaged, when asked) beside `path`, then put in place: a file already
+/// there is kept as `FILE.bak` (the CLI asks before it lets one be replaced).
 pub fn write_milvus_dump(
     pool: &DescriptorPool,
     path: &Path,
@@ -46,7 +48,8 @@ pub fn write_milvus_dump(
         Some("walscope sample".into()),
         json!({"kind": "milvus-dump", "messages": messages, "seed": seed}),
     );
-    let mut w = DumpWriter::create(path, Framing::VarintDelimited, manifest, policy)?;
+    let new = NewDump::beside(path)?;
+    let mut w = DumpWriter::create(new.path(), Framing::VarintDelimited, manifest, policy)?;
     for m in generator.take(messages as usize) {
         let resume = ResumePoint {
             message_id: m.message_id.clone(),
@@ -57,10 +60,12 @@ pub fn write_milvus_dump(
         w.append(&m.response, Some(resume))?;
     }
     w.finish(true)?;
-    match corrupt {
-        Some(c) => damage(path, c, seed).map(Some),
-        None => Ok(None),
-    }
+    let damage = match corrupt {
+        Some(c) => Some(damage(new.path(), c, seed)?),
+        None => None,
+    };
+    new.commit(true)?;
+    Ok(damage)
 }
 
 /// Damages a varint-delimited dump in place.
@@ -137,5 +142,5 @@ pub fn write_progress(pool: &DescriptorPool, path: &Path, seed: u64, delimited: 
     let record = progress_record(pool, seed);
     let mut out = Vec::new();
     write_frame(if delimited { Framing::VarintDelimited } else { Framing::Single }, &record, &mut out);
-    crate::dump::save::atomic_write(path, &out, false).map(|_| ())
+    crate::dump::save::atomic_write(path, &out, true).map(|_| ())
 }

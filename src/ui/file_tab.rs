@@ -65,8 +65,9 @@ impl FileTab {
 
     /// Opens with the framing and/or type the operator chose instead of the detected ones.
     pub fn open_as(path: &Path, set: &SchemaSet, wake: Wake, read_as: &ReadAs) -> Result<FileTab, String> {
-        let head = crate::dump::auto::read_head(path).map_err(|e| format!("{}: {e}", path.display()))?;
-        let (mut desc, mut framing, mut why_type) = crate::dump::auto::choose(path, &head, set);
+        // Opened once: a FIFO or a device can be read only once.
+        let source = crate::dump::source::Source::open(path).map_err(|e| e.to_string())?;
+        let (mut desc, mut framing, mut why_type) = crate::dump::auto::choose(path, source.head(), set);
         if let Some(t) = read_as.type_name.as_deref().filter(|t| !t.trim().is_empty()) {
             desc = Some(set.message(t.trim()).map_err(|e| e.to_string())?);
             why_type = "chosen by hand".into();
@@ -75,7 +76,7 @@ impl FileTab {
             framing = read_as.framing;
         }
         let opts = OpenOptions { framing, message_type: desc.clone(), ..OpenOptions::default() };
-        let dump = Arc::new(DumpFile::open(path, opts).map_err(|e| e.to_string())?);
+        let dump = Arc::new(DumpFile::open_source(path, source, opts).map_err(|e| e.to_string())?);
         let decoder = Arc::new(FrameDecoder::new(set.pool().clone(), desc, 8192));
         let rows = RowLoader::spawn(dump.clone(), decoder.clone(), wake.clone());
         Ok(FileTab {
