@@ -147,15 +147,17 @@ fn export_to_jsonl_dump_and_raw() {
     ok(run(&["export", s(&dump), "--to", "jsonl", "--out", s(&jl), "--filter", "type=Delete"]));
     // The same rows as the listing, byte for byte (the export streams them to the file).
     assert_eq!(std::fs::read_to_string(&jl).unwrap(), deletes);
-    // Exporting over it keeps the old file as a backup; all rows, unfiltered, as the listing.
-    ok(run(&["export", s(&dump), "--to", "jsonl", "--out", s(&jl)]));
+    // Exporting over it needs --force, and keeps the old file as a backup; all rows,
+    // unfiltered, as the listing.
+    assert!(!run(&["export", s(&dump), "--to", "jsonl", "--out", s(&jl)]).status.success());
+    ok(run(&["export", s(&dump), "--to", "jsonl", "--out", s(&jl), "--force"]));
     let backup = dir.path().join("d.jsonl.bak");
     assert_eq!(std::fs::read_to_string(&backup).unwrap(), deletes);
     assert_eq!(std::fs::read_to_string(&jl).unwrap(), ok(run(&["inspect", s(&dump), "--jsonl"])));
     let nowhere = dir.path().join("no such dir").join("d.jsonl");
     let failed = run(&["export", s(&dump), "--to", "jsonl", "--out", s(&nowhere)]);
     assert!(!failed.status.success());
-    assert!(String::from_utf8_lossy(&failed.stderr).contains("cannot write"), "{failed:?}");
+    assert!(String::from_utf8_lossy(&failed.stderr).contains("does not exist"), "{failed:?}");
     let sub = dir.path().join("d.dump");
     ok(run(&["export", s(&dump), "--to", "dump", "--out", s(&sub), "--filter", "type=Delete"]));
     let again = ok(run(&["inspect", s(&sub), "--jsonl"]));

@@ -25,7 +25,8 @@ fn open_typed(path: &std::path::Path) -> DumpFile {
 #[test]
 fn sigkill_mid_write_leaves_every_complete_frame_and_an_honest_manifest() {
     let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("crash.dump");
+    let target = dir.path().join("crash.dump");
+    let path = &target;
     let mut child = Command::new(env!("CARGO_BIN_EXE_walscope"))
         .args([
             "sample",
@@ -39,10 +40,23 @@ fn sigkill_mid_write_leaves_every_complete_frame_and_an_honest_manifest() {
             "25",
         ])
         .arg("--out")
-        .arg(&path)
+        .arg(path)
         .spawn()
         .unwrap();
+    // `sample` writes the whole dump beside its target and renames it at the end: the writer's
+    // file is the temp one until then.
     let start = Instant::now();
+    let path = loop {
+        let tmp = std::fs::read_dir(dir.path()).unwrap().filter_map(|e| e.ok()).map(|e| e.path()).find(|p| {
+            let n = p.file_name().unwrap().to_string_lossy().into_owned();
+            n.starts_with(".crash.dump.walscope-tmp-") && !n.ends_with(".manifest.json")
+        });
+        if let Some(t) = tmp {
+            break t;
+        }
+        assert!(start.elapsed() < Duration::from_secs(120), "the writer made no file");
+        std::thread::sleep(Duration::from_millis(20));
+    };
     loop {
         let size = std::fs::metadata(&path).map(|m| m.len()).unwrap_or(0);
         let synced = Manifest::load(&manifest_path(&path)).map(|m| m.frames).unwrap_or(0);
@@ -54,6 +68,7 @@ fn sigkill_mid_write_leaves_every_complete_frame_and_an_honest_manifest() {
     }
     child.kill().unwrap(); // SIGKILL
     child.wait().unwrap();
+    assert!(!target.exists(), "an interrupted sample never puts a partial dump in place");
 
     let manifest = Manifest::load(&manifest_path(&path)).unwrap();
     assert!(!manifest.complete);

@@ -66,7 +66,9 @@ async fn stream_dropped_at_100_random_points_loses_and_repeats_nothing() {
                 last.state
             );
             assert_eq!(last.frames, at, "trial {trial}: the final progress counts every kept frame");
-            let outcome = salvage::spawn(spec(&addr, &out, end, true, 0)).wait().await.unwrap();
+            // A run that failed before its first frame created no file: it is started again.
+            assert_eq!(out.exists(), at > 0, "trial {trial}: a file only once a frame arrived");
+            let outcome = salvage::spawn(spec(&addr, &out, end, at > 0, 0)).wait().await.unwrap();
             assert!(outcome.manifest.complete, "trial {trial}");
         }
         assert!(std::fs::read(&out).unwrap() == want, "trial {trial}: dropped after {at}");

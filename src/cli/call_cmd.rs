@@ -35,6 +35,23 @@ pub struct CallFlags {
     /// Record the call in the history (see `walscope history`).
     #[arg(long)]
     pub history: bool,
+    /// With --save-dump: replace FILE although it holds a dump (it and its manifest are moved
+    /// aside as .bak when the first message arrives).
+    #[arg(long, requires = "save_dump")]
+    pub force: bool,
+}
+
+impl CallFlags {
+    /// `--save-dump FILE` is an output like any other: an existing dump needs `--force`.
+    fn check_output(&self) -> Result<()> {
+        if let Some(path) = &self.save_dump
+            && !self.force
+        {
+            crate::atomic::check_output(path, &[], false)?;
+            crate::atomic::check_output(&crate::dump::manifest_path(path), &[], false)?;
+        }
+        Ok(())
+    }
 }
 
 /// `call`: the request from JSON (`-d`, `@FILE`, `@-`).
@@ -101,6 +118,7 @@ pub(super) fn send(
     schema: &SchemaArgs,
     flags: &CallFlags,
 ) -> Result<()> {
+    flags.check_output()?;
     let mut set = schema.load()?;
     runtime()?.block_on(async {
         let t = crate::net::connect_with(&target.profile, &conn.connect_options()).await?;
@@ -145,7 +163,7 @@ pub(super) fn send(
             }
             unary(t.as_ref(), &m, &request, &opts, entry).await
         } else if let Some(path) = &flags.save_dump {
-            to_dump(t, &m, request, opts, path.clone(), flags.quiet, entry).await
+            to_dump(t, &m, request, opts, path.clone(), flags, entry).await
         } else {
             stream(t.as_ref(), &m, &request, &opts, entry).await
         };
@@ -234,12 +252,13 @@ async fn to_dump(
     request: CallRequest,
     opts: CallOptions,
     path: PathBuf,
-    quiet: bool,
+    flags: &CallFlags,
     entry: HistoryEntry,
 ) -> (HistoryEntry, Result<()>) {
     let (tap, mut messages) = tokio::sync::mpsc::channel::<bytes::Bytes>(64);
     let mut spec = CallStreamSpec::new(t, m.clone(), request, opts, path.clone());
-    spec.tap = (!quiet).then_some(tap);
+    spec.tap = (!flags.quiet).then_some(tap);
+    spec.replace_existing = flags.force;
     let handle = call_stream::spawn(spec);
     let mut progress = handle.progress.clone();
     let progress_line = tokio::spawn(async move {

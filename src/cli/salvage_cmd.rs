@@ -106,8 +106,12 @@ fn single(args: &SalvageArgs, conn: &ConnArgs, out: &Path) -> Result<()> {
         timeout: timeout_of(conn, &new)?,
         sync: crate::dump::SyncPolicy::default(),
     };
-    if !args.resume && !args.force && crate::jobs::salvage_out::holds_dump(out) {
-        bail!("{}: {}", out.display(), crate::jobs::salvage_out::exists_words(out));
+    if !args.resume && !args.force && crate::dump::lazy::holds_dump(out) {
+        bail!(
+            "{}: {}",
+            out.display(),
+            crate::dump::lazy::exists_words(out, "Continue it with --resume, or ")
+        );
     }
     let options = SalvageOptions {
         skip_replicated: !args.keep_replicated,

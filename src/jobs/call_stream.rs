@@ -9,7 +9,7 @@
 //! its handles, or leave a file whose manifest claims frames it does not hold (cancelled or
 //! failed, the dump is valid and marked incomplete).
 
-use crate::dump::{DumpWriter, Framing, Manifest, SyncPolicy};
+use crate::dump::{Framing, LazyDump, Manifest, SyncPolicy};
 use crate::net::call::{MessageSink, call_server_stream_into};
 use crate::net::{CallOptions, CallRequest, StreamEnd, StreamSummary, Transport};
 use base64::Engine;
@@ -108,6 +108,9 @@ pub struct CallStreamSpec {
     pub ring: RingLimits,
     /// Each message also goes here (the CLI prints them); the stream waits for a slow reader.
     pub tap: Option<mpsc::Sender<Bytes>>,
+    /// `out` may hold a dump already: it is moved aside as `.bak` when the first message
+    /// arrives (else such a file is never touched, and the stream fails at its first message).
+    pub replace_existing: bool,
 }
 
 impl CallStreamSpec {
@@ -128,6 +131,7 @@ impl CallStreamSpec {
             framing: Framing::VarintDelimited,
             sync: SyncPolicy::default(),
             ring: RingLimits::default(),
+            replace_existing: false,
             tap: None,
         }
     }
@@ -224,7 +228,7 @@ fn manifest(spec: &CallStreamSpec, request: &Bytes) -> Manifest {
 }
 
 struct DumpSink<'a> {
-    writer: &'a mut DumpWriter,
+    writer: &'a mut LazyDump,
     ring: &'a MessageRing,
     tap: Option<mpsc::Sender<Bytes>>,
     progress: &'a watch::Sender<CallStreamProgress>,
@@ -285,8 +289,14 @@ async fn run(
     let path = spec.out.display().to_string();
     let file_err = |reason: String| CallStreamError::File { path: path.clone(), reason };
     let request_bytes = spec.request.to_bytes();
-    let mut writer = DumpWriter::create(&spec.out, spec.framing, manifest(&spec, &request_bytes), spec.sync)
-        .map_err(|e| file_err(e.to_string()))?;
+    // Created at the first message: a call that fails before it leaves every file as it was.
+    let mut writer = LazyDump::new(
+        &spec.out,
+        spec.framing,
+        manifest(&spec, &request_bytes),
+        spec.sync,
+        spec.replace_existing,
+    );
     let request = CallRequest::Bytes(request_bytes);
     let started = Instant::now();
     let mut sink = DumpSink {
@@ -324,7 +334,7 @@ async fn run(
         return Err(file_err(reason));
     }
     let complete = matches!(summary.end, StreamEnd::Completed);
-    let manifest = writer.finish(complete).map_err(|e| file_err(e.to_string()))?;
+    let (manifest, _) = writer.finish(complete).map_err(|e| file_err(e.to_string()))?;
     Ok(CallStreamOutcome { manifest, summary })
 }
 

@@ -14,7 +14,6 @@ pub mod checkpoint;
 pub mod replay;
 pub mod salvage;
 pub mod salvage_folder;
-pub mod salvage_out;
 pub mod salvage_report;
 pub mod salvage_set;
 mod salvage_wire;

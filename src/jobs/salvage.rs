@@ -21,10 +21,10 @@
 //! (no id or timetick), or retry in a way that could duplicate a frame.
 
 use super::checkpoint::{Checkpoint, CheckpointProblem};
-use super::salvage_out::{SalvageOut, exists_words, holds_dump};
 use super::salvage_wire::{
     FramePlacer, explain_dump, fetch_checkpoint, json_u64, restart_request, retriable, wal_number,
 };
+use crate::dump::lazy::{LazyDump, exists_words, holds_dump};
 use crate::dump::{DumpWriter, Framing, Manifest, ResumePoint, SyncPolicy};
 use crate::net::grpc::{GrpcSettings, GrpcTransport};
 use crate::net::{CallOptions, FailureKind, NetError, Transport};
@@ -323,6 +323,12 @@ pub async fn run_with(
     let path_text = spec.out.display().to_string();
     let file_err = |reason: String| SalvageError::File { path: path_text.clone(), reason };
     let (mut writer, base_request, mut record) = if spec.resume {
+        if !holds_dump(&spec.out) {
+            return Err(SalvageError::Resume {
+                path: path_text.clone(),
+                reason: "there is no dump to resume (no frame was ever written to it): start the salvage again without --resume".into(),
+            });
+        }
         let mut w = DumpWriter::resume(&spec.out, spec.sync)
             .map_err(|reason| SalvageError::Resume { path: path_text.clone(), reason })?;
         let mut request = w.manifest().request.clone();
@@ -338,11 +344,11 @@ pub async fn run_with(
             skip_replicated: request.get("start_timetick").and_then(json_u64).unwrap_or(0) > 0,
             ended_before_end: false,
         });
-        (SalvageOut::Open(Box::new(w)), request, record)
+        (LazyDump::Open(Box::new(w)), request, record)
     } else {
         // Refused before any server is asked: a re-run must never cost the dump it repeats.
         if !options.replace_existing && holds_dump(&spec.out) {
-            return Err(file_err(exists_words(&spec.out)));
+            return Err(file_err(exists_words(&spec.out, "Continue it with --resume, or ")));
         }
         let checkpoint = match &options.checkpoint {
             Some(c) => c.clone(),
@@ -361,7 +367,11 @@ pub async fn run_with(
         };
         manifest.job = serde_json::to_value(&record).ok();
         // The file is created (or the old one moved aside) only when the first frame arrives.
-        (SalvageOut::new(&spec.out, manifest, spec.sync, options.replace_existing), request, record)
+        (
+            LazyDump::new(&spec.out, Framing::VarintDelimited, manifest, spec.sync, options.replace_existing),
+            request,
+            record,
+        )
     };
     let end_timetick = base_request.get("end_timetick").and_then(json_u64).unwrap_or(0);
     let start_timetick = record.checkpoint.as_ref().map_or_else(
@@ -379,7 +389,7 @@ pub async fn run_with(
     let (start_frames, mut written, mut retries) = (writer.frames(), 0u64, 0u32);
     let mut last_report = Instant::now();
     let (mut run_first, mut skipped) = (0u64, 0u64);
-    let report = |writer: &SalvageOut, state: SalvageState, first: u64, skipped: u64| {
+    let report = |writer: &LazyDump, state: SalvageState, first: u64, skipped: u64| {
         // The last message written (or, resuming, the manifest's): where a restart begins.
         let last = writer.last_resume();
         let elapsed = started.elapsed();

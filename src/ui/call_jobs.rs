@@ -172,6 +172,7 @@ impl WalscopeApp {
             selected: None,
             summary: None,
             save_as: path.with_extension("copy.dump").display().to_string(),
+            save_replace: false,
             save_note: None,
         }));
     }
@@ -185,12 +186,19 @@ impl WalscopeApp {
         });
     }
 
-    pub(super) fn copy_stream(&mut self, composer: u64, from: std::path::PathBuf, to: std::path::PathBuf) {
+    pub(super) fn copy_stream(
+        &mut self,
+        composer: u64,
+        from: std::path::PathBuf,
+        to: std::path::PathBuf,
+        replace: bool,
+    ) {
         self.jobs.spawn_blocking(
             format!("saving {}", to.display()),
             JobOwner::Composer(composer),
             move |_| {
-                copy_dump(&from, &to).map_err(|reason| JobError::File { path: to.clone(), reason })?;
+                copy_dump(&from, &to, replace)
+                    .map_err(|reason| JobError::File { path: to.clone(), reason })?;
                 Ok(JobOutput::StreamSaved { composer, path: to })
             },
         );
@@ -292,11 +300,21 @@ async fn record(store: HistoryStore, entry: HistoryEntry) {
     let _ = tokio::task::spawn_blocking(move || store.append(entry)).await;
 }
 
-/// Copies a dump and its manifest (atomically each, an existing target kept as .bak).
-fn copy_dump(from: &std::path::Path, to: &std::path::Path) -> Result<(), String> {
+/// Copies a dump and its manifest (atomically each). An existing target is refused unless
+/// `replace` (then kept as .bak); the dump itself is never its own copy.
+fn copy_dump(from: &std::path::Path, to: &std::path::Path, replace: bool) -> Result<(), String> {
+    let (m_from, m_to) = (crate::dump::manifest_path(from), crate::dump::manifest_path(to));
+    for target in [to, m_to.as_path()] {
+        crate::atomic::check_output(target, &[from, &m_from], replace).map_err(|e| match e {
+            crate::atomic::OutputError::Exists { path } => format!(
+                "{} already exists: nothing was written. Tick \"Replace an existing file\" to replace it (the old one is then kept as .bak)",
+                path.display()
+            ),
+            e => e.to_string(),
+        })?;
+    }
     let bytes = std::fs::read(from).map_err(|e| format!("cannot read {}: {e}", from.display()))?;
     crate::dump::save::atomic_write(to, &bytes, true).map_err(|e| e.to_string())?;
-    let (m_from, m_to) = (crate::dump::manifest_path(from), crate::dump::manifest_path(to));
     if m_from.exists() {
         let m = std::fs::read(&m_from).map_err(|e| format!("cannot read {}: {e}", m_from.display()))?;
         crate::dump::save::atomic_write(&m_to, &m, true).map_err(|e| e.to_string())?;

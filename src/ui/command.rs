@@ -109,7 +109,8 @@ pub enum AppCommand {
     /// Read the call history for a composer (optionally only entries containing some text).
     LoadHistory { composer: u64, search: String },
     /// Copy a composer's stream dump (and its manifest) to a chosen file.
-    SaveStream { composer: u64, from: PathBuf, to: PathBuf },
+    /// `replace`: the operator ticked "Replace an existing file".
+    SaveStream { composer: u64, from: PathBuf, to: PathBuf, replace: bool },
     /// Poll a dashboard's SyncTool from now on.
     WatchTasks(u64),
     /// A SyncTool call from a dashboard (CreateSyncTask, DeleteSyncTask, TaskStatus with
@@ -193,7 +194,9 @@ impl WalscopeApp {
             AppCommand::CancelReplay(id) => self.cancel_replay(id),
             AppCommand::VerifyReplay(id) => self.verify_replay(id),
             AppCommand::LoadHistory { composer, search } => self.load_history(composer, search),
-            AppCommand::SaveStream { composer, from, to } => self.copy_stream(composer, from, to),
+            AppCommand::SaveStream { composer, from, to, replace } => {
+                self.copy_stream(composer, from, to, replace)
+            }
             AppCommand::WatchTasks(id) => self.watch_tasks(id),
             AppCommand::TaskCall { dashboard, method, request } => self.task_call(dashboard, method, request),
             AppCommand::DemoFault(f) => self.demo_fault(f),

@@ -46,6 +46,8 @@ pub struct StreamView {
     pub summary: Option<Result<StreamSummary, String>>,
     /// What "Save as dump" is typing, and what the last save said.
     pub save_as: String,
+    /// "Replace an existing file": without it, a file already at `save_as` is refused.
+    pub save_replace: bool,
     pub save_note: Option<Result<String, String>>,
 }
 

@@ -9,4 +9,6 @@
 mod common;
 
 mod files;
+mod inputs;
+mod salvage;
 mod util;

@@ -136,8 +136,11 @@ fn stream(
                 composer: id,
                 from: s.path.clone(),
                 to: s.save_as.trim().into(),
+                replace: s.save_replace,
             });
         }
+        ui.checkbox(&mut s.save_replace, "Replace an existing file")
+            .on_hover_text("the file there now is kept as .bak");
         match &s.save_note {
             Some(Ok(n)) => {
                 ui.label(n);
