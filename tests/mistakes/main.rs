@@ -8,5 +8,8 @@
 #[path = "../common/mod.rs"]
 mod common;
 
+mod edges;
 mod files;
+mod secrets;
+mod security;
 mod util;
