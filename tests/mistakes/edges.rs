@@ -41,6 +41,50 @@ pub fn milvus(
     rt.block_on(MilvusDemo::start(config)).expect("demo Milvus")
 }
 
+/// A TLS server that answers a plaintext greeting as Go's crypto/tls does (Milvus is written in
+/// Go): "HTTP/1.0 400 Bad Request ... Client sent an HTTP request to an HTTPS server". A TLS
+/// client goes through the handshake (and is refused by its own verification, or gets nothing
+/// more: this server has nothing to say after it).
+pub fn go_tls(rt: &tokio::runtime::Runtime, cert_pem: &str, key_pem: &str) -> String {
+    use rustls::pki_types::pem::PemObject;
+    use rustls::pki_types::{CertificateDer, PrivateKeyDer};
+    use tokio::io::AsyncWriteExt;
+    let certs: Vec<CertificateDer<'static>> =
+        CertificateDer::pem_slice_iter(cert_pem.as_bytes()).collect::<Result<_, _>>().expect("certificate");
+    let key = PrivateKeyDer::from_pem_slice(key_pem.as_bytes()).expect("key");
+    let config =
+        rustls::ServerConfig::builder_with_provider(Arc::new(rustls::crypto::ring::default_provider()))
+            .with_safe_default_protocol_versions()
+            .expect("TLS versions")
+            .with_no_client_auth()
+            .with_single_cert(certs, key)
+            .expect("server certificate");
+    let acceptor = tokio_rustls::TlsAcceptor::from(Arc::new(config));
+    let listener = rt.block_on(tokio::net::TcpListener::bind("127.0.0.1:0")).expect("bind");
+    let addr = listener.local_addr().expect("address").to_string();
+    rt.spawn(async move {
+        while let Ok((mut s, _)) = listener.accept().await {
+            let acceptor = acceptor.clone();
+            tokio::spawn(async move {
+                let mut first = [0u8; 1];
+                if !matches!(s.peek(&mut first).await, Ok(1)) {
+                    return;
+                }
+                if first[0] == 0x16 {
+                    let _ = acceptor.accept(s).await;
+                } else {
+                    let _ = s
+                        .write_all(
+                            b"HTTP/1.0 400 Bad Request\r\n\r\nClient sent an HTTP request to an HTTPS server.\n",
+                        )
+                        .await;
+                }
+            });
+        }
+    });
+    addr
+}
+
 /// A certificate authority made here.
 pub struct Ca {
     pub pem: String,
