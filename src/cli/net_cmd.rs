@@ -29,19 +29,21 @@ pub enum TransportKind {
     Http,
 }
 
-/// How to reach a server: TLS, credentials, headers, deadline.
+/// How to reach a server: TLS, credentials, headers, deadline. TLS and credentials are gRPC's only
+/// (with brpc or HTTP/JSON they are refused, never dropped); headers go over gRPC and HTTP/JSON,
+/// and brpc refuses them.
 #[derive(Args, Debug, Clone, Default)]
 pub struct ConnArgs {
     /// No TLS (the default unless --cacert, --tls or --insecure).
     #[arg(long, conflicts_with_all = ["cacert", "insecure", "tls"])]
     pub plaintext: bool,
-    /// TLS verified against the system's root certificates.
+    /// TLS verified against the system's root certificates (gRPC only).
     #[arg(long, conflicts_with_all = ["cacert", "insecure"])]
     pub tls: bool,
-    /// TLS verified against this CA certificate (PEM).
+    /// TLS verified against this CA certificate (PEM) (gRPC only).
     #[arg(long, value_name = "FILE", conflicts_with = "insecure")]
     pub cacert: Option<PathBuf>,
-    /// TLS WITHOUT verifying the server's certificate (encrypted, not authenticated).
+    /// TLS WITHOUT verifying the server's certificate (encrypted, not authenticated; gRPC only).
     #[arg(long)]
     pub insecure: bool,
     /// Client certificate (PEM) for mutual TLS; needs --key.
@@ -62,7 +64,8 @@ pub struct ConnArgs {
     /// Database name (header `dbname`).
     #[arg(long, value_name = "DB")]
     pub db: Option<String>,
-    /// Extra header KEY:VALUE (repeatable).
+    /// Extra header KEY:VALUE (repeatable): gRPC metadata, or an HTTP header over HTTP/JSON;
+    /// brpc has no headers and refuses it.
     #[arg(short = 'H', long = "header", value_name = "KEY:VALUE")]
     pub headers: Vec<String>,
     /// Deadline in seconds (for a stream: for its first message); default: the profile's
@@ -100,10 +103,7 @@ impl ConnArgs {
             _ => None,
         };
         s.db_name = self.db.clone();
-        for h in &self.headers {
-            let (k, v) = h.split_once(':').ok_or_else(|| anyhow!("header \"{h}\" must be KEY:VALUE"))?;
-            s.headers.push((k.trim().to_string(), v.trim().to_string()));
-        }
+        s.headers = self.header_pairs()?;
         s.max_message_bytes = self.max_message_mib.max(1) << 20;
         Ok(s)
     }
@@ -157,12 +157,22 @@ impl ConnArgs {
         Ok(p)
     }
 
-    /// `-H KEY:VALUE` flags as pairs.
+    /// `-H KEY:VALUE` flags as pairs. A flag without a colon is refused by its position, never
+    /// quoted: `-H 'authorization Bearer SECRET'` holds a credential.
     pub fn header_pairs(&self) -> Result<Vec<(String, String)>> {
+        let n = self.headers.len();
         self.headers
             .iter()
-            .map(|h| {
-                let (k, v) = h.split_once(':').ok_or_else(|| anyhow!("header \"{h}\" must be KEY:VALUE"))?;
+            .enumerate()
+            .map(|(i, h)| {
+                let Some((k, v)) = h.split_once(':') else {
+                    let which =
+                        if n == 1 { String::new() } else { format!(" (the {} of {n})", ordinal(i + 1)) };
+                    bail!(
+                        "a -H header{which} has no colon: write -H 'KEY: VALUE', e.g. -H 'x-trace: 1' \
+                         (the header is not shown: it may hold a credential)"
+                    );
+                };
                 Ok((k.trim().to_string(), v.trim().to_string()))
             })
             .collect()
@@ -174,6 +184,17 @@ impl ConnArgs {
             connect_timeout: Duration::from_secs(10),
         }
     }
+}
+
+fn ordinal(n: usize) -> String {
+    let suffix = match (n % 10, n % 100) {
+        (_, 11..=13) => "th",
+        (1, _) => "st",
+        (2, _) => "nd",
+        (3, _) => "rd",
+        _ => "th",
+    };
+    format!("{n}{suffix}")
 }
 
 /// The deadline when neither `--timeout` nor the profile gives one.
@@ -201,10 +222,17 @@ impl Target {
         let (profile, saved) = match saved {
             Some(p) => (p, true),
             None => {
+                // Not a profile's name (which may hold an "@"): an address, which never holds
+                // credentials; refused before it is echoed, connected to or recorded.
+                crate::net::edges::check_endpoint(endpoint).map_err(|words| anyhow!(words))?;
                 (ConnectionProfile::plain(endpoint, transport.profile_kind(), endpoint.to_string()), false)
             }
         };
-        Ok(Target { profile: conn.overlay(profile)?, saved })
+        let profile = conn.overlay(profile)?;
+        // What the transport cannot carry is refused now, in the flags' words, before a schema
+        // is loaded or a socket opened.
+        crate::net::edges::check_profile(&profile)?;
+        Ok(Target { profile, saved })
     }
 
     /// The saved profile's name, if any.

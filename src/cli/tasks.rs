@@ -6,7 +6,7 @@
 use crate::codec;
 use crate::datasync::status::SubTaskRow;
 use crate::datasync::{SyncMode, SyncToolClient};
-use crate::net::profile::{ConnectionProfile, ProfileStore, TransportKind};
+use crate::net::profile::{ConnectionProfile, ProfileError, ProfileStore, TransportKind};
 use crate::net::{CallOptions, Transport};
 use anyhow::{Context, Result, bail};
 use std::io::{BufRead, Write};
@@ -81,14 +81,20 @@ pub enum TasksAction {
 
 /// The profile `--endpoint` names, or one made of the address and `--transport`.
 fn profile(t: &TaskTarget) -> Result<ConnectionProfile> {
-    if !t.endpoint.contains(':')
-        && let Ok(p) = ProfileStore::user().find(&t.endpoint)
-    {
-        if p.transport == TransportKind::Grpc {
-            bail!("profile \"{}\" is a gRPC (Milvus) profile; SyncTool speaks brpc or HTTP/JSON", p.name);
+    if !t.endpoint.contains(':') {
+        // A profiles file that cannot be read is said, not taken for "no such profile".
+        match ProfileStore::user().find(&t.endpoint) {
+            Ok(p) if p.transport == TransportKind::Grpc => {
+                bail!("profile \"{}\" is a gRPC (Milvus) profile; SyncTool speaks brpc or HTTP/JSON", p.name);
+            }
+            Ok(p) => return Ok(p),
+            Err(ProfileError::NotFound(_)) => {}
+            Err(e) => return Err(e.into()),
         }
-        return Ok(p);
     }
+    // An address never holds credentials: refused before it is echoed ("cannot reach ...") or
+    // connected to.
+    crate::net::edges::check_endpoint(&t.endpoint).map_err(|words| anyhow::anyhow!(words))?;
     let endpoint = if t.endpoint.contains(':') { t.endpoint.clone() } else { format!("{}:8848", t.endpoint) };
     let kind = match t.transport {
         TaskTransport::Brpc => TransportKind::Brpc,

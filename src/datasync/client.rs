@@ -68,7 +68,7 @@ pub struct SyncToolClient {
 }
 
 impl SyncToolClient {
-    /// `opts` goes with every call (its timeout above all; brpc and HTTP ignore metadata).
+    /// `opts` goes with every call (its timeout above all; HTTP/JSON sends its metadata as headers, brpc refuses any).
     pub fn new(transport: Arc<dyn Transport>, opts: CallOptions) -> SyncToolClient {
         SyncToolClient { transport, opts }
     }

@@ -4,8 +4,10 @@
 //!
 //! Owns: reading the profile's secret (once, at connect), TLS and client certificates, the
 //! message-size limit and the connect timeout. Must never: put a secret anywhere but the
-//! connection itself (never into [`super::CallOptions`], so never into a history entry), or
-//! reach an address other than the profile's endpoint.
+//! connection itself (never into [`super::CallOptions`], so never into a history entry), reach
+//! an address other than the profile's endpoint, or connect with a setting the transport cannot
+//! carry (TLS, credentials or headers on brpc, an address with user info): those are refused
+//! first ([`super::edges::check_profile`]).
 
 use super::brpc::BrpcTransport;
 use super::grpc::{GrpcSettings, GrpcTransport};
@@ -45,6 +47,7 @@ pub async fn connect_with(
     profile: &ConnectionProfile,
     options: &ConnectOptions,
 ) -> Result<Arc<dyn Transport>, NetError> {
+    super::edges::check_profile(profile)?;
     Ok(match profile.transport {
         TransportKind::Grpc => Arc::new(connect_grpc(profile, options).await?),
         TransportKind::Brpc => {
@@ -71,6 +74,7 @@ pub fn grpc_settings(
     profile: &ConnectionProfile,
     options: &ConnectOptions,
 ) -> Result<GrpcSettings, NetError> {
+    super::edges::check_endpoint(&profile.endpoint).map_err(NetError::Unsupported)?;
     let mut s = GrpcSettings::new(profile.endpoint.clone());
     s.tls = profile.tls_mode();
     s.client_cert = profile.client_cert.clone();

@@ -23,7 +23,9 @@ use tonic::metadata::{AsciiMetadataKey, AsciiMetadataValue, KeyAndValueRef, Meta
 use tonic::transport::{Certificate, Channel, ClientTlsConfig, Endpoint, Identity};
 
 pub use super::grpc_errors::{code_name, error_chain, status_error};
-use super::grpc_errors::{connect_hint, diagnose, is_local_transport_failure};
+use super::grpc_errors::{
+    connect_failed, diagnose, facts, is_local_timeout, is_local_transport_failure, silent, tls_words,
+};
 
 /// Milvus's default message limit (`proxy.grpc.serverMaxSendSize`); tonic's own is 4 MiB.
 pub const DEFAULT_MAX_MESSAGE_BYTES: usize = 512 << 20;
@@ -162,12 +164,16 @@ pub struct GrpcTransport {
     metadata: Vec<(String, String)>,
     max_message_bytes: usize,
     insecure: bool,
+    /// For naming a TLS failure (whether one was offered; the same one again when a refusal
+    /// must be heard out, see [`super::tls_failure::refusal_after_handshake`]).
+    client_cert: Option<(PathBuf, PathBuf)>,
 }
 
 impl GrpcTransport {
     /// Connects now, so a wrong address, port or TLS setting is reported here, not on the
     /// first call.
     pub async fn connect(settings: &GrpcSettings) -> Result<GrpcTransport, NetError> {
+        super::edges::check_endpoint(&settings.endpoint).map_err(NetError::Unsupported)?;
         let host_port = authority(&settings.endpoint).to_string();
         let fail = |reason: String| NetError::Connect { endpoint: settings.endpoint.clone(), reason };
         let scheme = if settings.tls == TlsMode::Plaintext || settings.tls == TlsMode::Insecure {
@@ -234,16 +240,15 @@ impl GrpcTransport {
         let channel = match channel {
             Ok(c) => c,
             Err(e) => {
-                let reason = error_chain(&e);
-                if !reason.to_ascii_lowercase().contains("refused")
-                    && let Some(d) =
-                        diagnose(&settings.endpoint, &host_port, &settings.tls, settings.connect_timeout)
-                            .await
-                {
-                    return Err(d);
-                }
-                let hint = connect_hint(&reason, &settings.tls);
-                return Err(fail(format!("{reason}{hint}")));
+                return Err(connect_failed(
+                    &settings.endpoint,
+                    &host_port,
+                    &settings.tls,
+                    settings.client_cert.is_some(),
+                    settings.connect_timeout,
+                    facts(&e),
+                )
+                .await);
             }
         };
         Ok(GrpcTransport {
@@ -255,6 +260,7 @@ impl GrpcTransport {
             metadata: settings.metadata(),
             max_message_bytes: settings.max_message_bytes,
             insecure: settings.tls == TlsMode::Insecure,
+            client_cert: settings.client_cert.clone(),
         })
     }
 
@@ -303,13 +309,59 @@ impl GrpcTransport {
 
     /// The error for a failed call: a status the server sent as it is; a connection that broke
     /// under the call explained by what answers on the port (TLS wanted, not gRPC at all).
-    async fn call_failed(&self, method: &MethodDescriptor, status: Status) -> NetError {
+    /// `timeout` is the call's deadline (tonic's own "Timeout expired" says only that).
+    async fn call_failed(
+        &self,
+        method: &MethodDescriptor,
+        status: Status,
+        timeout: Option<Duration>,
+    ) -> NetError {
+        // A handshake refused under the call (mutual TLS: TLS 1.3 sends the server's verdict
+        // after the client's part is done) is a TLS failure, whatever the status code says.
+        let mut found = facts(&status).0;
+        if found.is_none() && self.tls != TlsMode::Plaintext && is_local_transport_failure(&status) {
+            found = self.refusal().await;
+        }
+        if let Some(found) = found {
+            let words =
+                tls_words(found, &self.host_port, self.client_cert.is_some(), self.connect_timeout).await;
+            return NetError::Connect { endpoint: self.endpoint.clone(), reason: words };
+        }
+        if is_local_timeout(&status) {
+            return self.deadline_failed(method, timeout.unwrap_or(self.connect_timeout)).await;
+        }
         if is_local_transport_failure(&status)
             && let Some(d) = diagnose(&self.endpoint, &self.host_port, &self.tls, self.connect_timeout).await
         {
             return d;
         }
         status_error(method, &status)
+    }
+
+    /// A TLS connection that broke under a call without a reason: what the server says after a
+    /// fresh handshake (a refused client certificate), if anything.
+    async fn refusal(&self) -> Option<rustls::Error> {
+        let (host, port) = self.host_port.rsplit_once(':')?;
+        let port = port.parse::<u16>().ok()?;
+        let cert = self.client_cert.as_ref().map(|(c, k)| (c.as_path(), k.as_path()));
+        super::tls_failure::refusal_after_handshake(
+            host.trim_matches(['[', ']']),
+            port,
+            cert,
+            self.connect_timeout,
+        )
+        .await
+    }
+
+    /// No answer within `after`: a port that says nothing even to the HTTP/2 greeting is
+    /// named as such; a gRPC server that is only slow gets the deadline's words.
+    async fn deadline_failed(&self, method: &MethodDescriptor, after: Duration) -> NetError {
+        if self.tls == TlsMode::Plaintext
+            && let Some(e) = silent(&self.endpoint, &self.host_port, after).await
+        {
+            return e;
+        }
+        deadline(method, after)
     }
 
     async fn ready(&self, method: &MethodDescriptor) -> Result<tonic::client::Grpc<Channel>, NetError> {
@@ -373,11 +425,14 @@ impl Transport for GrpcTransport {
                 let mut client = self.ready(method).await?;
                 match client.unary(req, path, RawCodec).await {
                     Ok(r) => Ok(r),
-                    Err(s) => Err(self.call_failed(method, s).await),
+                    Err(s) => Err(self.call_failed(method, s, opts.timeout).await),
                 }
             };
             let reply = match opts.timeout {
-                Some(t) => tokio::time::timeout(t, call).await.map_err(|_| deadline(method, t))??,
+                Some(t) => match tokio::time::timeout(t, call).await {
+                    Ok(r) => r?,
+                    Err(_) => return Err(self.deadline_failed(method, t).await),
+                },
                 None => call.await?,
             };
             let (meta, bytes, _) = reply.into_parts();
@@ -403,7 +458,7 @@ impl Transport for GrpcTransport {
                 let mut client = self.ready(method).await?;
                 let response = match client.server_streaming(req, path, RawCodec).await {
                     Ok(r) => r,
-                    Err(s) => return Err(self.call_failed(method, s).await),
+                    Err(s) => return Err(self.call_failed(method, s, opts.timeout).await),
                 };
                 let headers = metadata_pairs(response.metadata());
                 let mut stream = response.into_inner();
@@ -411,7 +466,10 @@ impl Transport for GrpcTransport {
                 Ok::<_, NetError>((headers, first, stream))
             };
             let (headers, first, stream) = match opts.timeout {
-                Some(t) => tokio::time::timeout(t, open).await.map_err(|_| deadline(method, t))??,
+                Some(t) => match tokio::time::timeout(t, open).await {
+                    Ok(r) => r?,
+                    Err(_) => return Err(self.deadline_failed(method, t).await),
+                },
                 None => open.await?,
             };
             let rest = stream.map(move |r| r.map_err(|s| status_error(&method_owned, &s)));

@@ -11,7 +11,8 @@
 //! (10,000 by default), rewrites the file atomically with the newest ones.
 //!
 //! Must never: store a secret (`authorization` and other credential-like metadata keys are
-//! dropped by [`HistoryStore::append`] whatever the caller passes), or lose an entry to a
+//! dropped by [`HistoryStore::append`] whatever the caller passes, and so is the user info of
+//! an address, `user:password@host`, wherever the entry repeats it), or lose an entry to a
 //! rotation racing an append.
 
 use super::call::{CallOutcome, StreamEnd, StreamSummary};
@@ -182,6 +183,32 @@ pub fn is_secret_key(key: &str) -> bool {
         .any(|s| k.contains(s))
 }
 
+/// Removes the user info of the entry's address (`bob:pw@host` becomes `host`), and that text
+/// wherever else the entry holds it (an error's words, a header's value).
+fn scrub_userinfo(entry: &mut HistoryEntry) {
+    let Some(info) = super::edges::userinfo(&entry.endpoint).map(str::to_string) else { return };
+    entry.endpoint = super::edges::without_userinfo(&entry.endpoint);
+    if info.is_empty() {
+        return;
+    }
+    let scrub = |text: &mut String| {
+        if text.contains(&info) {
+            *text = text.replace(&info, "(user info removed)");
+        }
+    };
+    match &mut entry.outcome {
+        HistoryOutcome::Ok => {}
+        HistoryOutcome::TransportError { kind, words } => {
+            scrub(kind);
+            scrub(words);
+        }
+        HistoryOutcome::BodyError { words } | HistoryOutcome::Incomplete { words } => scrub(words),
+    }
+    for (_, v) in &mut entry.metadata {
+        scrub(v);
+    }
+}
+
 #[derive(Debug, thiserror::Error)]
 pub enum HistoryError {
     #[error("call history {path}: {source}")]
@@ -241,6 +268,7 @@ impl HistoryStore {
         let (last, ends_with_newline) = last_id(&mut file).map_err(&io)?;
         entry.id = last + 1;
         entry.metadata.retain(|(k, _)| !is_secret_key(k));
+        scrub_userinfo(&mut entry);
         let mut line = serde_json::to_vec(&entry)
             .map_err(|e| HistoryError::Encode { path: self.path.clone(), reason: e.to_string() })?;
         line.push(b'\n');
@@ -389,6 +417,22 @@ mod tests {
         assert_eq!(store.list(Some("taskstatus")).unwrap(), vec![b.clone()]);
         assert_eq!(store.list(Some("DBNAME: default")).unwrap().len(), 2);
         assert_eq!(b.deadline_ms, Some(1500));
+    }
+
+    #[test]
+    fn an_address_with_user_info_is_stored_without_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = HistoryStore::at(&dir.path().join("history.jsonl"));
+        let mut e = entry("a.S.M", b"");
+        e.endpoint = "grpc://bob:hunter2@10.0.0.5:19530".into();
+        e.outcome = HistoryOutcome::TransportError {
+            kind: "refused".into(),
+            words: "cannot connect to grpc://bob:hunter2@10.0.0.5:19530".into(),
+        };
+        let stored = store.append(e).unwrap();
+        assert_eq!(stored.endpoint, "grpc://10.0.0.5:19530");
+        let text = std::fs::read_to_string(store.path()).unwrap();
+        assert!(!text.contains("hunter2") && text.contains("10.0.0.5:19530"), "{text}");
     }
 
     #[test]

@@ -1,7 +1,10 @@
 //! HTTP/1.1 + JSON, the fallback SyncTool (brpc-java) serves on its brpc port:
 //! `POST /<service>/<method>` with `Content-Type: application/json` and a body (`{}` at least).
 //! A deliberately small HTTP/1.1 client and server: one request per connection, bounded sizes.
-//! Must never: read an unbounded header or body, or send SendData rows (HTTP has no attachment).
+//! Must never: read an unbounded header or body, send SendData rows (HTTP has no attachment),
+//! or drop a header without a word: the call's metadata (`-H`, the database header) goes out as
+//! HTTP headers, and one that HTTP/1.1 cannot carry (a name that is not a token, a value with a
+//! line break, a header walscope sets itself) is refused, naming the header but never its value.
 //!
 //! HTTP/JSON cannot carry exact request bytes: a request given as bytes
 //! ([`Transport::call_unary_bytes`]) is decoded with the method's input type and sent as JSON,
@@ -100,12 +103,21 @@ impl HttpJsonTransport {
         HttpJsonTransport { endpoint: endpoint.into() }
     }
 
-    async fn post(&self, path: &str, json: &str, timeout: Duration) -> Result<Message, NetError> {
+    async fn post(
+        &self,
+        path: &str,
+        json: &str,
+        headers: &[(String, String)],
+        timeout: Duration,
+    ) -> Result<Message, NetError> {
+        super::edges::check_endpoint(&self.endpoint).map_err(NetError::Unsupported)?;
+        let extra = header_lines(headers)?;
         let err = |reason: String| NetError::Connect { endpoint: self.endpoint.clone(), reason };
         let work = async {
-            let mut s = TcpStream::connect(&self.endpoint).await.map_err(|e| err(e.to_string()))?;
+            let mut s =
+                TcpStream::connect(&self.endpoint).await.map_err(|e| err(super::brpc::connect_words(&e)))?;
             let req = format!(
-                "POST {path} HTTP/1.1\r\nHost: {}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{json}",
+                "POST {path} HTTP/1.1\r\nHost: {}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n{extra}\r\n{json}",
                 self.endpoint,
                 json.len()
             );
@@ -142,7 +154,7 @@ impl Transport for HttpJsonTransport {
             let path = format!("/{}/{name}", method.parent_service().full_name());
             let json = crate::codec::to_json(request, false);
             let timeout = opts.timeout.unwrap_or(super::brpc::DEFAULT_TIMEOUT);
-            let reply = self.post(&path, &json, timeout).await?;
+            let reply = self.post(&path, &json, &opts.metadata, timeout).await?;
             let status =
                 reply.first_line.split_whitespace().nth(1).and_then(|c| c.parse::<i32>().ok()).unwrap_or(0);
             let text = String::from_utf8_lossy(&reply.body).into_owned();
@@ -185,6 +197,37 @@ impl Transport for HttpJsonTransport {
     fn sends_exact_bytes(&self) -> bool {
         false
     }
+}
+
+/// Headers walscope writes itself; one given again would make the request ambiguous.
+const OWN_HEADERS: [&str; 5] = ["host", "content-type", "content-length", "connection", "transfer-encoding"];
+
+/// The call's metadata as HTTP/1.1 header lines, each ending in CRLF; a header HTTP cannot
+/// carry is refused by its name (never its value, which may be a credential).
+fn header_lines(headers: &[(String, String)]) -> Result<String, NetError> {
+    let mut out = String::new();
+    for (k, v) in headers {
+        if !super::edges::is_token(k) {
+            return Err(NetError::Unsupported(
+                "a header name is not valid in HTTP (letters, digits and !#$%&'*+-.^_`|~ only): \
+                 check the -H flags and the profile's headers"
+                    .into(),
+            ));
+        }
+        if OWN_HEADERS.iter().any(|o| o.eq_ignore_ascii_case(k)) {
+            return Err(NetError::Unsupported(format!(
+                "header \"{k}\" is written by walscope itself for HTTP/JSON calls: drop it"
+            )));
+        }
+        if v.bytes().any(|b| (b < 0x20 && b != b'\t') || b == 0x7f) {
+            return Err(NetError::Unsupported(format!(
+                "the value of header \"{k}\" holds a line break or a control character, which \
+                 HTTP/1.1 cannot carry (the value is not shown)"
+            )));
+        }
+        out.push_str(&format!("{k}: {}\r\n", v.trim()));
+    }
+    Ok(out)
 }
 
 /// Server side, for a brpc port that also speaks HTTP (called with the bytes already read).

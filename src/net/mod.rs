@@ -17,6 +17,7 @@ pub mod body;
 pub mod brpc;
 pub mod call;
 pub mod connect;
+pub mod edges;
 pub mod failure;
 pub mod grpc;
 mod grpc_errors;
@@ -25,8 +26,10 @@ pub mod history;
 pub mod http_json;
 pub mod probe;
 pub mod profile;
+mod profile_errors;
 pub mod reflection;
 mod tls;
+pub mod tls_failure;
 
 pub use body::body_error;
 pub use call::{
@@ -46,7 +49,8 @@ use std::time::Duration;
 /// Per-call settings.
 #[derive(Debug, Clone, Default)]
 pub struct CallOptions {
-    /// Request metadata: gRPC headers; ignored by brpc.
+    /// Request metadata: gRPC headers, HTTP/1.1 headers over HTTP/JSON; brpc (baidu_std) has no
+    /// headers and refuses a call with any (see [`edges`]).
     pub metadata: Vec<(String, String)>,
     /// Deadline for the whole call (for a stream: for its first message).
     pub timeout: Option<Duration>,

@@ -1,9 +1,10 @@
 //! Connection profiles: name, transport, endpoint, TLS, auth, headers, timeout, kept in
 //! `<config dir>/walscope/profiles.json` (`WALSCOPE_CONFIG_DIR` overrides the directory).
 //!
-//! Must never: write a secret to disk. A profile names where its secret comes from (an
-//! environment variable or an OS keyring entry); the file format has no field a password could
-//! go into.
+//! Must never: write a secret to disk, or quote one back. A profile names where its secret comes
+//! from (an environment variable or an OS keyring entry); the file format has no field a
+//! password could go into, and a file that tries is refused by line, column and field, never by
+//! its value ([`super::profile_errors`]).
 
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
@@ -240,7 +241,10 @@ impl ProfileStore {
     pub fn load(&self) -> Result<Vec<ConnectionProfile>, ProfileError> {
         let err = |reason: String| ProfileError::File { path: self.path.clone(), reason };
         match std::fs::read_to_string(&self.path) {
-            Ok(text) => serde_json::from_str(&text).map_err(|e| err(format!("not a profiles file: {e}"))),
+            // Never serde's own words: they quote the value that did not fit.
+            Ok(text) => {
+                serde_json::from_str(&text).map_err(|e| err(super::profile_errors::describe(&text, &e)))
+            }
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Vec::new()),
             Err(e) => Err(err(e.to_string())),
         }

@@ -273,6 +273,14 @@ impl WalscopeApp {
 
     fn reflect(&mut self, target: String) {
         let profile = self.connections.profiles().into_iter().map(|(p, _)| p).find(|p| p.name == target);
+        // An address (not a profile's name) with a password in it is never connected to, nor
+        // shown in the job's label.
+        if profile.is_none()
+            && let Err(words) = crate::net::edges::check_endpoint(&target)
+        {
+            self.schemas_state.last_load = Some(Err(words));
+            return;
+        }
         let settings = match profile {
             Some(p) => p.grpc_settings(),
             None => Ok(crate::net::grpc::GrpcSettings::new(target.clone())),

@@ -5,7 +5,8 @@
 //!
 //! Must never: hold or write a secret, or accept a profile that would fail on first use for a
 //! reason visible now (an empty endpoint, a port that is not a number, a CA file that is not
-//! there).
+//! there, an address with a password in it, TLS, credentials or headers its transport cannot
+//! carry: see [`crate::net::edges`]).
 
 use crate::net::profile::{AuthSettings, ConnectionProfile, SecretRef, TlsSettings, TransportKind};
 use std::path::PathBuf;
@@ -199,10 +200,39 @@ impl ProfileForm {
                 TlsSettings::CaFile { ca_file: PathBuf::from(ca) }
             }
         };
-        if self.transport != TransportKind::Grpc && tls != TlsSettings::Plaintext {
+        let openmldb = self.transport != TransportKind::Grpc;
+        if openmldb && tls != TlsSettings::Plaintext {
             return Err((
                 "TLS",
-                "brpc and HTTP/JSON to OpenMLDB are plaintext here; choose plaintext".into(),
+                "brpc and HTTP/JSON to OpenMLDB are plaintext here (a call would go unencrypted); \
+                 choose plaintext, or reach the server through a TLS tunnel"
+                    .into(),
+            ));
+        }
+        if openmldb && (!self.cert_file.trim().is_empty() || !self.key_file.trim().is_empty()) {
+            return Err((
+                "client certificate",
+                "a client certificate is for mutual TLS, which brpc and HTTP/JSON do not do here: \
+                 leave it empty"
+                    .into(),
+            ));
+        }
+        if openmldb && self.auth != AuthChoice::None {
+            return Err((
+                "auth",
+                "SyncTool and DataCollector check no credentials, and brpc/HTTP here would send \
+                 them unencrypted: choose no auth"
+                    .into(),
+            ));
+        }
+        if self.transport == TransportKind::Brpc
+            && (!self.headers.trim().is_empty() || !self.database.trim().is_empty())
+        {
+            return Err((
+                "headers",
+                "baidu_std has no headers: leave headers and database empty, or choose HTTP/JSON, \
+                 which sends them"
+                    .into(),
             ));
         }
         let client_cert = match (self.cert_file.trim(), self.key_file.trim()) {
@@ -280,7 +310,7 @@ impl ProfileForm {
             },
         };
         let db = self.database.trim();
-        Ok(ConnectionProfile {
+        let profile = ConnectionProfile {
             name: name.into(),
             transport: self.transport,
             endpoint: endpoint.into(),
@@ -297,7 +327,10 @@ impl ProfileForm {
                 .filter(|l| !l.is_empty())
                 .map(str::to_string)
                 .collect(),
-        })
+        };
+        // The rule every connection is held to (the fields above say it first, at the field).
+        crate::net::edges::check_profile(&profile).map_err(|e| ("transport", e.to_string()))?;
+        Ok(profile)
     }
 }
 
@@ -306,6 +339,12 @@ fn check_endpoint(endpoint: &str) -> Result<(), String> {
     if endpoint.is_empty() {
         return Err("type the server's host:port".into());
     }
+    // First: the words below quote the endpoint, and this one may hold a password.
+    crate::net::edges::check_endpoint(endpoint).map_err(|_| {
+        "an address holds no user name or password (\"user:password@\"): write host:port, \
+         and choose the credentials under Auth (an environment variable or a keyring entry)"
+            .to_string()
+    })?;
     let bare = endpoint.trim_start_matches("http://").trim_start_matches("https://");
     let Some((host, port)) = bare.rsplit_once(':') else {
         return Err(format!("\"{endpoint}\" has no port: write host:port, e.g. 127.0.0.1:19530"));
@@ -356,6 +395,56 @@ mod tests {
         f.tls = TlsChoice::CaFile;
         f.ca_file = "/nonexistent/ca.pem".into();
         assert_eq!(f.to_profile(&[]).unwrap_err().0, "CA file");
+        f.tls = TlsChoice::Plaintext;
+        for ep in ["bob:hunter2@10.0.0.5:19530", "grpc://bob:hunter2@10.0.0.5:19530", "bob:hunter2@h"] {
+            f.endpoint = ep.into();
+            let (field, words) = f.to_profile(&[]).unwrap_err();
+            assert_eq!(field, "endpoint", "{ep}");
+            assert!(!words.contains("hunter2") && words.contains("Auth"), "{words}");
+        }
+        f.endpoint = "10.0.0.5:8848".into();
+        // What brpc and HTTP/JSON cannot carry is refused at its field, never saved to be
+        // dropped (or sent in plaintext) later.
+        let ca = tempfile::NamedTempFile::new().unwrap();
+        let openmldb = |transport, edit: &dyn Fn(&mut ProfileForm)| {
+            let mut g = ProfileForm {
+                name: "synctool".into(),
+                transport,
+                endpoint: "10.0.0.5:8848".into(),
+                ..Default::default()
+            };
+            edit(&mut g);
+            g.to_profile(&[]).map(|_| ()).map_err(|(field, _)| field)
+        };
+        for t in [TransportKind::Brpc, TransportKind::Http] {
+            assert_eq!(openmldb(t, &|_| {}), Ok(()));
+            for choice in [TlsChoice::System, TlsChoice::Insecure, TlsChoice::CaFile] {
+                let ca = ca.path().display().to_string();
+                assert_eq!(
+                    openmldb(t, &|g| {
+                        g.tls = choice;
+                        g.ca_file = ca.clone();
+                    }),
+                    Err("TLS")
+                );
+            }
+            let cert = ca.path().display().to_string();
+            assert_eq!(
+                openmldb(t, &|g| {
+                    g.cert_file = cert.clone();
+                    g.key_file = cert.clone();
+                }),
+                Err("client certificate")
+            );
+            let auth = |g: &mut ProfileForm| {
+                g.auth = AuthChoice::UserPassword;
+                g.user = "root".into();
+                g.secret_env = "PW".into();
+            };
+            assert_eq!(openmldb(t, &auth), Err("auth"));
+        }
+        assert_eq!(openmldb(TransportKind::Brpc, &|g| g.headers = "x-trace: 1".into()), Err("headers"));
+        assert_eq!(openmldb(TransportKind::Http, &|g| g.headers = "x-trace: 1".into()), Ok(()));
         let d = ProfileForm::duplicate(&p, &["old-primary-copy".into()]);
         assert_eq!(d.name, "old-primary-copy-3");
         assert_eq!(d.original, None);

@@ -8,7 +8,10 @@
 #[path = "../common/mod.rs"]
 mod common;
 
+mod edges;
 mod files;
 mod inputs;
 mod salvage;
+mod secrets;
+mod security;
 mod util;

@@ -2,7 +2,8 @@
 //! connection, matched by correlation id) and a small server used by the demo servers.
 //!
 //! Must never: wait forever (every call has a deadline, every read a size limit), hand a
-//! response to the wrong caller, or send `DelelteSyncTask` (the released proto's typo, which
+//! response to the wrong caller, drop a header without a word (baidu_std has none: a call with
+//! metadata is refused), or send `DelelteSyncTask` (the released proto's typo, which
 //! SyncTool rejects): both spellings go out as `DeleteSyncTask`.
 
 pub mod codec;
@@ -26,6 +27,19 @@ const UNARY_ONLY: &str = "baidu_std here carries unary calls only (datasync has 
 
 /// Default deadline when the caller gives none.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(20);
+
+/// The words for a connection to an OpenMLDB server (brpc or HTTP/JSON) that failed, with the
+/// hint gRPC gives for the same failure.
+pub(crate) fn connect_words(e: &std::io::Error) -> String {
+    if e.kind() == std::io::ErrorKind::ConnectionRefused {
+        format!(
+            "{e} (hint: nothing listens there: check host and port (SyncTool's default is 8848, a \
+             DataCollector listens on its --endpoint, 8888 in the sample) and that the server runs)"
+        )
+    } else {
+        e.to_string()
+    }
+}
 
 /// The method name to put on the wire.
 pub fn wire_method_name(name: &str) -> &str {
@@ -71,6 +85,7 @@ impl BrpcTransport {
         if let Some(c) = slot.as_ref().filter(|c| !c.dead.load(Ordering::Acquire)) {
             return Ok(c.clone());
         }
+        super::edges::check_endpoint(&self.endpoint).map_err(NetError::Unsupported)?;
         let err = |reason: String| NetError::Connect { endpoint: self.endpoint.clone(), reason };
         let stream = tokio::time::timeout(self.connect_timeout, TcpStream::connect(&self.endpoint))
             .await
@@ -80,7 +95,7 @@ impl BrpcTransport {
                     self.connect_timeout
                 ))
             })?
-            .map_err(|e| err(e.to_string()))?;
+            .map_err(|e| err(connect_words(&e)))?;
         let _ = stream.set_nodelay(true);
         let (mut rd, wr) = stream.into_split();
         let waiters: Arc<Waiters> = Arc::default();
@@ -234,6 +249,14 @@ impl Transport for BrpcTransport {
         opts: &'a CallOptions,
     ) -> BoxFuture<'a, Result<UnaryReply, NetError>> {
         Box::pin(async move {
+            if !opts.metadata.is_empty() {
+                let names = super::edges::header_names(&opts.metadata);
+                return Err(NetError::Unsupported(format!(
+                    "{}: {}",
+                    method.full_name(),
+                    super::edges::no_headers_words(&names)
+                )));
+            }
             let started = Instant::now();
             let service = method.parent_service().full_name().to_string();
             let p = self.call_raw(&service, method.name(), body, &opts.attachment, opts.timeout).await?;
