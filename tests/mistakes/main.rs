@@ -9,4 +9,5 @@
 mod common;
 
 mod files;
+mod mapped;
 mod util;
