@@ -233,3 +233,91 @@ fn filter_inserts_and_highlight_a_payload_field() {
     assert_eq!(d.highlight.clone(), Some(span));
     assert!(d.selected_node.as_deref().unwrap_or("").ends_with("collection_name"));
 }
+
+/// A dump cut short on disk while its tab is open (issue #36): the window does not die of it.
+/// Within a second (the row loader looks once a second) the tab says in words that the file
+/// shrank, from what size to what, and from which frame nothing can be read; it keeps the rows
+/// it had; a frame past the new end is shown as unreadable, never decoded from zeros. A dump
+/// replaced by rename keeps its tab whole and says so too.
+#[cfg(unix)]
+#[test]
+fn a_file_cut_short_or_replaced_while_open_is_said_and_survived() {
+    use walscope::dump::view::FrameStatus;
+    let dir = tempfile::tempdir().unwrap();
+    let (path, other) = (dir.path().join("cut.dump"), dir.path().join("replaced.dump"));
+    let set = walscope::schema::SchemaSet::builtin();
+    for p in [&path, &other] {
+        let policy = walscope::dump::SyncPolicy::default();
+        walscope::sim::sample::write_milvus_dump(set.pool(), p, 3000, 4, policy, None).unwrap();
+    }
+    let was = std::fs::metadata(&path).unwrap().len();
+    let mut h = harness();
+    h.step();
+    h.state_mut().open(path.clone());
+    step_until(&mut h, "the file to open", |h| h.state().tabs.len() == 1);
+    step_until(&mut h, "its index", |h| h.state().tabs[0].dump.index().is_done());
+    step_until(&mut h, "the first rows", |h| h.state().tabs[0].decoder.cached(0).is_some());
+    let (first, n) = {
+        let t = &h.state().tabs[0];
+        (t.decoder.cached(0).unwrap(), t.dump.frame_count())
+    };
+    let k = n / 2;
+    let at = h.state().tabs[0].dump.frame(k).unwrap().offset + 50;
+    std::fs::OpenOptions::new().write(true).open(&path).unwrap().set_len(at).unwrap();
+
+    let words = format!("cut.dump shrank from {was} to {at} bytes on disk after it was opened");
+    step_until(&mut h, "the cut, in words", |h| h.query_by_label_contains(&words).is_some());
+    h.get_by_label_contains(&format!("frames from {k} on are past its new end"));
+    h.get_by_label("Reopen the file");
+    {
+        let t = &h.state().tabs[0];
+        assert_eq!(t.dump.frame_count(), n, "the rows are kept");
+        assert_eq!(*t.decoder.view(&t.dump, 0).unwrap(), *first, "the rows before the cut read as before");
+        let last = t.decoder.view(&t.dump, n - 1).unwrap();
+        let unreadable =
+            matches!(&last.status, FrameStatus::Undecodable { reason, .. } if reason.contains("shrank"));
+        assert!(unreadable, "the last frame: {last:?}");
+    }
+    h.state_mut().tabs[0].select(n - 1);
+    h.step();
+    assert!(h.state().tabs[0].detail.is_none(), "no detail decoded from zeros");
+    h.get_by_label_contains(&format!("Unreadable: frame {} (bytes", n - 1));
+    // An edit to a frame before the cut may be made, but not saved over the cut file.
+    let refused = save_refused(&mut h, 0);
+    assert!(refused.contains(&format!("shrank from {was} to {at} bytes")), "{refused}");
+    assert_eq!(std::fs::metadata(&path).unwrap().len(), at, "the cut file is left as it is");
+
+    // Replaced by rename: the tab still shows the file as it was opened, and says so.
+    h.state_mut().open(other.clone());
+    step_until(&mut h, "the second file", |h| h.state().tabs.len() == 2);
+    let new = dir.path().join("new.dump");
+    std::fs::write(&new, b"another file").unwrap();
+    std::fs::rename(&new, &other).unwrap();
+    step_until(&mut h, "the replacement, in words", |h| {
+        h.query_by_label_contains("replaced.dump was replaced on disk after it was opened").is_some()
+    });
+    let t = &h.state().tabs[1];
+    assert_eq!(t.dump.check_unchanged().ok(), Some(()), "the file opened is whole in its mapping");
+    let refused = save_refused(&mut h, 1);
+    assert!(refused.contains("replaced on disk after it was opened"), "{refused}");
+    assert_eq!(std::fs::read(&other).unwrap(), b"another file", "the new file is not written over");
+    assert!(
+        std::fs::read_dir(dir.path())
+            .unwrap()
+            .flatten()
+            .all(|e| !e.file_name().to_string_lossy().contains("tmp"))
+    );
+}
+
+/// Edits frame 0 of tab `i` and runs its save: the refusal, in words.
+fn save_refused(h: &mut Harness<'static, WalscopeApp>, i: usize) -> String {
+    let tab = &mut h.state_mut().tabs[i];
+    tab.apply_edit(0, "message.properties[\"_vc\"]", "edited");
+    assert!(tab.session.is_dirty(), "the edit is made");
+    tab.save();
+    let save = tab.take_work().into_iter().find_map(|w| match w {
+        walscope::ui::file_tab::TabWork::Save(s) => Some(s),
+        _ => None,
+    });
+    save.expect("a save").run().expect_err("the save is refused")
+}

@@ -1,5 +1,7 @@
 //! `walscope inspect` and `walscope export`: list, filter, summarise and extract the frames of a
-//! dump file of any size.
+//! dump file of any size. A dump cut short while they read it ends them with an error in words
+//! (from what size to what, from which frame): the rows before it stay printed, an output file
+//! is not put in place, and its temp file is removed (see `crate::dump::mapping`).
 
 use super::SchemaArgs;
 use super::rows::for_each_row;
@@ -124,6 +126,10 @@ pub fn inspect(file: &Path, args: &DumpArgs, jsonl: bool, stats: bool, limit: Op
     let stats = stats.then(|| count_frames(&o));
     o.dump.wait_indexed();
     let d = &o.dump;
+    if stats.is_some() {
+        // Counts of a file cut short are not printed as if they were whole.
+        d.check_unchanged()?;
+    }
     // Block-buffered: stdout is line-buffered, a write per row.
     let mut out = std::io::BufWriter::with_capacity(1 << 16, std::io::stdout().lock());
     let type_name = o.decoder.message_type().map_or("(none)".to_string(), |t| t.full_name().to_string());
@@ -155,6 +161,9 @@ pub fn inspect(file: &Path, args: &DumpArgs, jsonl: bool, stats: bool, limit: Op
     let mut failed = None;
     let _ = for_each_row(&o, render, |(v, keep, json)| {
         let write = || -> Result<ControlFlow<()>> {
+            if past_known_end(d, &v) {
+                return Ok(ControlFlow::Break(()));
+            }
             while let Some(p) = problems.next_if(|p| p.offset < v.offset) {
                 if o.filter.status != Some(crate::dump::filter::StatusFilter::Ok) {
                     print_problem(&mut out, &p, jsonl)?;
@@ -196,7 +205,15 @@ pub fn inspect(file: &Path, args: &DumpArgs, jsonl: bool, stats: bool, limit: Op
         print_problem(&mut out, &p, jsonl)?;
     }
     out.flush()?;
+    // After everything was read: a file cut short meanwhile makes the listing incomplete.
+    d.check_unchanged()?;
     Ok(())
+}
+
+/// Whether row `v` is past the end of a file known to have been cut short (an atomic load;
+/// the caller's check after reading says so in words).
+fn past_known_end(d: &DumpFile, v: &FrameView) -> bool {
+    d.known_shrink().is_some_and(|s| v.offset + v.size > s.now)
 }
 
 /// `--stats`: every core counts its own frames (nothing is handed over per frame; on a first
@@ -387,26 +404,35 @@ pub fn export(file: &Path, args: &DumpArgs, to: ExportFormat, out: &Path, force:
             let mut w = std::io::BufWriter::with_capacity(1 << 16, std::io::stdout().lock());
             let n = write_jsonl(&o, &mut w, &progress)?;
             w.flush()?;
+            d.check_unchanged()?;
             n
         }
         ExportFormat::Jsonl => export_jsonl(&o, out, &progress)?,
         ExportFormat::Dump if to_stdout => {
             let mut w = std::io::BufWriter::with_capacity(1 << 16, std::io::stdout().lock());
-            let mut frame = Vec::new();
+            let (mut frames, mut ends) = (Vec::new(), Vec::new());
             let selected = selected_frames(&o);
-            for &i in &selected {
-                if let Some(loc) = d.frame(i) {
-                    frame.clear();
-                    crate::dump::framing::write_frame(
-                        Framing::VarintDelimited,
-                        d.message_bytes(&loc).1,
-                        &mut frame,
-                    );
-                    w.write_all(&frame)?;
+            for part in selected.chunks(crate::dump::scan::CHUNK) {
+                // Copied, then checked (one `fstat` a chunk): only frames still in the file go
+                // out; the first past its end ends the export with the error.
+                frames.clear();
+                ends.clear();
+                for loc in part.iter().filter_map(|&i| d.frame(i)) {
+                    let message = d.message_bytes(&loc).1;
+                    crate::dump::framing::write_frame(Framing::VarintDelimited, message, &mut frames);
+                    ends.push((loc, frames.len()));
                 }
-                progress.tick();
+                let _ = d.check_unchanged();
+                let mut from = 0;
+                for &(loc, to) in &ends {
+                    intact(d, &loc)?;
+                    w.write_all(&frames[from..to])?;
+                    from = to;
+                    progress.tick();
+                }
             }
             w.flush()?;
+            d.check_unchanged()?;
             selected.len()
         }
         ExportFormat::Dump => {
@@ -424,12 +450,13 @@ pub fn export(file: &Path, args: &DumpArgs, to: ExportFormat, out: &Path, force:
                 DumpWriter::create(new.path(), Framing::VarintDelimited, manifest, SyncPolicy::default())?;
             for &i in &selected {
                 if let Some(loc) = d.frame(i) {
+                    intact(d, &loc).with_context(|| format!("nothing was written to {}", out.display()))?;
                     w.append(d.message_bytes(&loc).1, None)?;
                 }
                 progress.tick();
             }
             w.finish(true)?;
-            d.check_unchanged()?;
+            d.check_unchanged().with_context(|| format!("nothing was written to {}", out.display()))?;
             let saved = new.commit(true).with_context(|| format!("cannot write {}", out.display()))?;
             report_saved(out, &saved);
             selected.len()
@@ -440,7 +467,17 @@ pub fn export(file: &Path, args: &DumpArgs, to: ExportFormat, out: &Path, force:
             for &i in &selected {
                 if let Some(loc) = d.frame(i) {
                     let p = out.join(format!("frame-{i:07}.bin"));
-                    crate::atomic::atomic_write(&p, d.message_bytes(&loc).1, true)
+                    // Copied, then checked against the file's size now (one `fstat`): a frame
+                    // that ends by it is the file's own; one past it is never written.
+                    let bytes = d.message_bytes(&loc).1.to_vec();
+                    let _ = d.check_unchanged();
+                    intact(d, &loc).with_context(|| {
+                        format!(
+                            "the frames before frame {i} are in {}; no later frame was written",
+                            out.display()
+                        )
+                    })?;
+                    crate::atomic::atomic_write(&p, &bytes, true)
                         .with_context(|| format!("cannot write {}", p.display()))?;
                 }
                 progress.tick();
@@ -457,6 +494,14 @@ pub fn export(file: &Path, args: &DumpArgs, to: ExportFormat, out: &Path, force:
     );
     if to == ExportFormat::Dump && !to_stdout {
         eprintln!("manifest: {}", manifest_path(out).display());
+    }
+    Ok(())
+}
+
+/// `Ok` when frame `loc` is still in the file; otherwise the file's change in words.
+fn intact(d: &DumpFile, loc: &crate::dump::FrameLoc) -> Result<()> {
+    if d.intact(loc).is_err() {
+        d.check_unchanged()?;
     }
     Ok(())
 }
@@ -558,10 +603,17 @@ fn export_jsonl(o: &Opened, out: &Path, progress: &Progress) -> Result<usize> {
 /// The rows the filter keeps, as JSON lines into `w`; how many.
 fn write_jsonl(o: &Opened, w: &mut dyn Write, progress: &Progress) -> Result<usize> {
     let mut exported = 0;
-    let render = |v: FrameView, keep: bool| keep.then(|| view_json(o, &v).to_string());
+    let render = |v: FrameView, keep: bool| {
+        let json = keep.then(|| view_json(o, &v).to_string());
+        (v.offset + v.size, json)
+    };
     let mut written = Ok(());
-    let _ = for_each_row(o, render, |line| {
+    let _ = for_each_row(o, render, |(end, line)| {
         progress.tick();
+        // Past the end of a file cut short: nothing more is written (the caller says why).
+        if o.dump.known_shrink().is_some_and(|s| end > s.now) {
+            return ControlFlow::Break(());
+        }
         if let Some(line) = line {
             exported += 1;
             written = writeln!(w, "{line}");

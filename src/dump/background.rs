@@ -1,6 +1,9 @@
 //! Work on an open dump that must stay off the UI thread: decoding the rows about to be shown
 //! (the row loader) and scanning every frame for a filter (the filter scan). Both run on their
-//! own threads, publish what they have as they go, and stop when asked or when dropped.
+//! own threads, publish what they have as they go, and stop when asked or when dropped. The
+//! row loader also watches the file: once a second while idle, and around every batch, it asks
+//! whether a mapped file was cut short (see [`super::mapping`]), forgets the rows it may have
+//! read past the new end, and wakes the window to say so.
 
 use super::filter::FrameFilter;
 use super::reader::DumpFile;
@@ -16,35 +19,88 @@ pub type Wake = Arc<dyn Fn() + Send + Sync>;
 /// Decodes requested rows into the decoder's cache, newest request first.
 pub struct RowLoader {
     tx: mpsc::Sender<Vec<usize>>,
+    /// Whether the file's path names another file now (the loader looks once a second).
+    replaced: Arc<AtomicBool>,
 }
+
+/// How often an idle row loader asks whether its file was cut short or replaced.
+const WATCH: std::time::Duration = std::time::Duration::from_secs(1);
 
 impl RowLoader {
     pub fn spawn(dump: Arc<DumpFile>, decoder: Arc<FrameDecoder>, wake: Wake) -> RowLoader {
         let (tx, rx) = mpsc::channel::<Vec<usize>>();
+        let replaced = Arc::new(AtomicBool::new(false));
+        let seen_replaced = replaced.clone();
         let _ = std::thread::Builder::new().name("walscope-rows".into()).spawn(move || {
-            while let Ok(mut wanted) = rx.recv() {
+            let mut watch = FileWatch { replaced: seen_replaced, cut_to: None };
+            loop {
+                let mut wanted = match rx.recv_timeout(WATCH) {
+                    Ok(w) => w,
+                    Err(mpsc::RecvTimeoutError::Timeout) => {
+                        if watch.changed(&dump, &decoder) {
+                            wake();
+                        }
+                        continue;
+                    }
+                    Err(mpsc::RecvTimeoutError::Disconnected) => break,
+                };
                 // Only the latest request matters: the user has scrolled past the older ones.
                 while let Ok(newer) = rx.try_recv() {
                     wanted = newer;
                 }
-                let mut decoded = false;
+                // Asked before the batch (a cut known, its frames read as errors) and after it
+                // (a cut during the batch: what was read past the new end is forgotten).
+                let mut decoded = watch.changed(&dump, &decoder);
                 for i in wanted {
                     if decoder.cached(i).is_none() {
                         decoder.view(&dump, i);
                         decoded = true;
                     }
                 }
-                if decoded {
+                if watch.changed(&dump, &decoder) || decoded {
                     wake();
                 }
             }
         });
-        RowLoader { tx }
+        RowLoader { tx, replaced }
+    }
+
+    /// Whether the file's path named another file than the one open at the loader's last look
+    /// (renamed over or deleted): the tab still shows the file as it was opened.
+    pub fn replaced_on_disk(&self) -> bool {
+        self.replaced.load(Ordering::Relaxed)
     }
 
     /// Asks for these rows; returns at once.
     pub fn request(&self, rows: Vec<usize>) {
         let _ = self.tx.send(rows);
+    }
+}
+
+/// What the row loader last saw of its file on disk.
+struct FileWatch {
+    /// The size the file was cut to, once seen.
+    cut_to: Option<u64>,
+    replaced: Arc<AtomicBool>,
+}
+
+impl FileWatch {
+    /// Whether the file was cut short (again) or replaced since the last look (one `fstat`, one
+    /// `stat`). A new cut forgets the cached rows past the new end: they may have been read
+    /// before it was known (rows read after it are read as errors).
+    fn changed(&mut self, dump: &DumpFile, decoder: &FrameDecoder) -> bool {
+        if !dump.is_mapped() {
+            return false;
+        }
+        let cut_to = dump.check_unchanged().err().and_then(|_| dump.known_shrink()).map(|s| s.now);
+        let replaced = dump.replaced_on_disk();
+        let news = cut_to != self.cut_to || replaced != self.replaced.load(Ordering::Relaxed);
+        if let Some(end) = cut_to.filter(|_| cut_to != self.cut_to) {
+            decoder.forget_past(end);
+        }
+        self.cut_to = cut_to;
+        self.replaced.store(replaced, Ordering::Relaxed);
+        news
     }
 }
 

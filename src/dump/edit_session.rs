@@ -170,6 +170,8 @@ impl PendingEdits {
             pos = end;
         }
         out.extend_from_slice(&bytes[pos..]);
+        // Checked after the copy: a file cut short meanwhile would be saved with zeros.
+        dump.check_unchanged().map_err(|e| e.to_string())?;
         Ok(out)
     }
 }

@@ -9,9 +9,13 @@
 //! ([`super::index_regions`]) only where its own walk lands on them, so the index is the same.
 //! Each thread can fold the frames it walks into a statistic as it finds them ([`FrameFold`]):
 //! a whole-file count then reads the file once. Where the scan runs: [`super::index_build`].
+//! A mapped file cut short while it is walked stops the walk where a read first met the zeros
+//! past its new end (see [`super::mapping`]); the builder then drops what lies past the end.
 
 use super::framing::{FrameHeader, Framing, HeaderFault, read_header};
 use super::index_regions::{self as regions, Regions};
+use super::mapping::Mapping;
+use super::source::Source;
 use super::validate::{FirstKeys, check_message, message_range};
 use prost_reflect::MessageDescriptor;
 use std::sync::RwLock;
@@ -65,6 +69,10 @@ impl IndexShared {
     }
     pub fn offset(&self, i: usize) -> Option<u64> {
         self.offsets.read().ok()?.get(i).copied()
+    }
+    /// How many listed frames start before byte `offset`.
+    pub fn frames_before(&self, offset: u64) -> usize {
+        self.offsets.read().map_or(0, |o| o.partition_point(|&x| x < offset))
     }
     /// Offsets of frames `range` (clamped), for a visible page of rows.
     pub fn offsets(&self, range: std::ops::Range<usize>) -> Vec<u64> {
@@ -135,6 +143,15 @@ impl IndexShared {
         let (o, p) = (self.offsets.read().ok()?, self.problems.read().ok()?);
         Some(f(&o, &p))
     }
+    /// Keeps the first `frames` frames and the problems that end by `end`, then adds `p` (a
+    /// file cut short: what lies past its new end is not listed).
+    pub(super) fn cut(&self, frames: usize, end: u64, p: Problem) {
+        if let (Ok(mut o), Ok(mut all)) = (self.offsets.write(), self.problems.write()) {
+            o.truncate(frames);
+            all.retain(|q| q.offset.saturating_add(q.len) <= end);
+            all.push(p);
+        }
+    }
     pub(super) fn mark_done(&self) {
         self.done.store(true, Ordering::Release);
     }
@@ -151,9 +168,18 @@ pub(super) struct Scan<'a> {
     framing: Framing,
     desc: Option<&'a MessageDescriptor>,
     first_keys: FirstKeys,
+    /// The mapping `buf` is, when it is one: a read past the file's new end stops the walk.
+    mapping: Option<&'a Mapping>,
 }
 
 impl Scan<'_> {
+    /// Where the file's own bytes end, as far as is known: a read met zeros from there on
+    /// (the file was cut short), or the buffer's end.
+    #[inline]
+    pub(super) fn intact_end(&self) -> usize {
+        self.mapping.map_or(self.buf.len(), |m| m.intact_len() as usize)
+    }
+
     /// Header fits and the body starts like a message: the per-frame cost while indexing.
     pub(super) fn quick(&self, pos: usize) -> Result<FrameHeader, HeaderFault> {
         let h = read_header(self.buf, pos, self.framing)?;
@@ -217,27 +243,36 @@ impl FrameFold for NoFold {
     fn merge(&self, (): (), (): ()) {}
 }
 
-/// Scans `buf` into `shared` on every core, walking ahead in regions of `region` bytes.
+/// Scans `source` into `shared` on every core, walking ahead in regions of `region` bytes.
 pub(super) fn scan<F: FrameFold>(
-    buf: &[u8],
+    source: &Source,
     framing: Framing,
     desc: Option<&MessageDescriptor>,
     shared: &IndexShared,
     region: usize,
     fold: &F,
 ) -> F::Acc {
-    scan_in_regions(buf, framing, desc, shared, region, workers(), fold).1
+    let scan = Scan::new(source.bytes(), framing, desc, source.mapping());
+    scan_with(&scan, shared, region, workers(), fold).1
+}
+
+impl<'a> Scan<'a> {
+    fn new(
+        buf: &'a [u8],
+        framing: Framing,
+        desc: Option<&'a MessageDescriptor>,
+        mapping: Option<&'a Mapping>,
+    ) -> Scan<'a> {
+        Scan { buf, framing, desc, first_keys: FirstKeys::new(desc), mapping }
+    }
 }
 
 pub(super) fn workers() -> usize {
     std::thread::available_parallelism().map_or(1, |n| n.get())
 }
 
-/// [`scan`] with `workers` threads walking regions of `region` bytes ahead of it (see
-/// [`regions`]); the result is the same for any region size and any number of workers.
-/// Returns how many regions the walk adopted, and `fold` over the frames the walk walked or
-/// adopted (every frame of the index, unless a damaged range took some back: see
-/// [`super::index_build::build_folding`]).
+/// [`scan`] of bytes in memory with `workers` threads (see [`scan_with`]).
+#[cfg(test)]
 pub(crate) fn scan_in_regions<F: FrameFold>(
     buf: &[u8],
     framing: Framing,
@@ -247,7 +282,22 @@ pub(crate) fn scan_in_regions<F: FrameFold>(
     workers: usize,
     fold: &F,
 ) -> (usize, F::Acc) {
-    let scan = Scan { buf, framing, desc, first_keys: FirstKeys::new(desc) };
+    scan_with(&Scan::new(buf, framing, desc, None), shared, region, workers, fold)
+}
+
+/// [`scan`] with `workers` threads walking regions of `region` bytes ahead of it (see
+/// [`regions`]); the result is the same for any region size and any number of workers.
+/// Returns how many regions the walk adopted, and `fold` over the frames the walk walked or
+/// adopted (every frame of the index, unless a damaged range took some back: see
+/// [`super::index_build::build_folding`]).
+fn scan_with<F: FrameFold>(
+    scan: &Scan,
+    shared: &IndexShared,
+    region: usize,
+    workers: usize,
+    fold: &F,
+) -> (usize, F::Acc) {
+    let (buf, framing) = (scan.buf, scan.framing);
     let mut pending = Pending { shared, offsets: Vec::with_capacity(CHUNK + KEEP_BACK), end: 0 };
     if framing == Framing::Single {
         let mut acc = fold.init();
@@ -261,8 +311,8 @@ pub(crate) fn scan_in_regions<F: FrameFold>(
     }
     let control = regions::Control::default();
     std::thread::scope(|s| {
-        let mut ahead = regions::spawn(s, &scan, shared, region, workers, &control, fold);
-        let (pos, acc) = walk(&scan, shared, &mut pending, ahead.as_mut(), fold);
+        let mut ahead = regions::spawn(s, scan, shared, region, workers, &control, fold);
+        let (pos, acc) = walk(scan, shared, &mut pending, ahead.as_mut(), fold);
         pending.finish(pos.min(buf.len()));
         // Dropping the regions stops the workers; the scope then waits for them.
         (ahead.map_or(0, |a| a.adopted), acc)
@@ -321,7 +371,7 @@ fn walk<F: FrameFold>(
     let mut pos = 0usize;
     let mut acc = fold.init();
     while pos < len {
-        if shared.was_cancelled() {
+        if shared.was_cancelled() || pos >= scan.intact_end() {
             break;
         }
         if let Some(region) = ahead.as_deref_mut().and_then(|a| a.at(pos)) {
@@ -357,7 +407,9 @@ fn walk<F: FrameFold>(
                     bad = last as usize;
                     pending.end = bad;
                 }
-                let next = (bad + 1..len).find(|p| scan.chain_starts_at(*p));
+                // Zeros where the file was cut short hold no frame: the search stops there.
+                let next =
+                    (bad + 1..len).take_while(|&p| p < scan.intact_end()).find(|&p| scan.chain_starts_at(p));
                 let truncated = matches!(fault, HeaderFault::Truncated { .. }) && next.is_none();
                 let end = next.unwrap_or(len);
                 let reason = if truncated {

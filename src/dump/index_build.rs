@@ -2,11 +2,16 @@
 //! persisted index when one matches the file, or on the caller's thread with a fold over every
 //! frame as the scan finds it ([`build_folding`], for whole-file statistics).
 //!
+//! A mapped file found cut short when the index is settled (its size now, or a read that met
+//! zeros past its new end: see [`super::mapping`]) keeps only the frames that end by its new end,
+//! and a problem says so in words; such an index is never cached.
+//!
 //! Owns: when and where the scan runs, and storing a fresh index in the cache. Must never: mark
 //! the index done before the cache holds it (a process that exits at once leaves a whole cache
-//! behind), or hand back a fold that did not see every frame of the index exactly once.
+//! behind), hand back a fold that did not see every frame of the index exactly once, or list a
+//! frame of a file cut short that does not end by its new end.
 
-use super::framing::Framing;
+use super::framing::{Framing, read_header};
 use super::index::{self, CacheUse, FrameFold, IndexShared, NoFold, Problem};
 use super::index_cache::{self, FileKey};
 use super::index_regions as regions;
@@ -85,23 +90,62 @@ fn load_or_scan<F: FrameFold>(plan: &Plan, s: &Arc<IndexShared>, fold: &F) -> Op
     let len = plan.source.bytes().len();
     if let Some((offsets, problems)) = plan.cache.as_ref().and_then(index_cache::load) {
         s.fill(offsets, problems, len as u64);
+        cut_if_shrunk(plan, s);
         s.set_cache_use(CacheUse::Loaded);
         s.mark_done();
         return None;
     }
     // A large file is walked in regions on every core instead (see `index::scan`).
     let helper = (len < regions::MIN_FILE).then(|| warm_ahead(plan.source.clone(), s.clone())).flatten();
-    let acc = index::scan(plan.source.bytes(), plan.framing, plan.desc.as_ref(), s, plan.region, fold);
+    let acc = index::scan(&plan.source, plan.framing, plan.desc.as_ref(), s, plan.region, fold);
     if let Some(h) = helper {
         let _ = h.join();
     }
-    let stored = match (&plan.cache, s.was_cancelled()) {
+    let cut = cut_if_shrunk(plan, s);
+    let stored = match (&plan.cache, s.was_cancelled() || cut) {
         (Some(key), false) => s.with_all(|o, p| index_cache::store(key, o, p)).is_some(),
         _ => false,
     };
     s.set_cache_use(if stored { CacheUse::Stored } else { CacheUse::NotCached });
     s.mark_done();
     Some(acc)
+}
+
+/// A mapped file cut short since it was opened (one `fstat`, after the walk: the bytes it read
+/// before were the file's own): drops the frames that do not end by its new end and the
+/// problems past it, and says so. Returns whether the file was cut.
+fn cut_if_shrunk(plan: &Plan, s: &IndexShared) -> bool {
+    let Err(shrink) = plan.source.check() else {
+        return false;
+    };
+    let mut frames = s.frames_before(shrink.now);
+    let mut end = 0;
+    while let Some(last) = frames.checked_sub(1).and_then(|i| s.offset(i)) {
+        match read_header(plan.source.bytes(), last as usize, plan.framing) {
+            Ok(h) if last + h.total() <= shrink.now => {
+                end = last + h.total();
+                break;
+            }
+            // The frame the cut went through.
+            _ => frames -= 1,
+        }
+    }
+    let problems_end = s.problems().iter().map(|p| p.offset + p.len).filter(|&e| e <= shrink.now).max();
+    let from = end.max(problems_end.unwrap_or(0));
+    s.cut(
+        frames,
+        shrink.now,
+        Problem {
+            offset: from,
+            len: shrink.was.saturating_sub(from),
+            truncated: true,
+            reason: format!(
+                "{} while it was being read; frames from {frames} on are not listed (open it again once whatever changed it has finished)",
+                shrink
+            ),
+        },
+    );
+    true
 }
 
 /// Settles an index whose scan unwinds: the frames found so far stay listed (the scan
@@ -147,7 +191,7 @@ fn warm_ahead(source: Arc<Source>, shared: Arc<IndexShared>) -> Option<std::thre
         let bytes = source.bytes();
         let mut at = 0;
         // Done also covers a scan that panicked: `scanned` then stays where it stopped.
-        while at < len && !shared.was_cancelled() && !shared.is_done() {
+        while at < len && !shared.was_cancelled() && !shared.is_done() && (at as u64) < source.intact_len() {
             let scanned = shared.scanned_bytes() as usize;
             if scanned >= len {
                 break;

@@ -201,12 +201,14 @@ fn walk_region<F: FrameFold>(
     stop: &AtomicBool,
     fold: &F,
 ) -> Option<Region<F::Acc>> {
-    let start = (from..to).find(|&p| quick_chain(scan, p) && scan.chain_starts_at(p))?;
+    let start = (from..to)
+        .take_while(|&p| p < scan.intact_end())
+        .find(|&p| quick_chain(scan, p) && scan.chain_starts_at(p))?;
     let mut offsets = Vec::new();
     let mut acc = fold.init();
     let mut pos = start;
     while pos < to {
-        if offsets.len() % 4096 == 4095 && stop.load(Ordering::Relaxed) {
+        if offsets.len() % 4096 == 4095 && (stop.load(Ordering::Relaxed) || pos >= scan.intact_end()) {
             return None;
         }
         match scan.quick(pos) {

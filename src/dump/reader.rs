@@ -36,12 +36,13 @@ pub enum DumpError {
     Open { path: PathBuf, reason: String },
     #[error(transparent)]
     Input(Box<crate::input::InputError>),
-    /// The file changed on disk while it was read: what was read from it cannot be trusted.
+    /// The file changed on disk while it was read: what was read from it past `now` cannot be
+    /// trusted. `frame` is the first frame that does not end by `now`.
     #[error(
-        "{}: the file changed while it was read (it was {was} bytes, it is now {now} bytes): nothing was written from it. Open it again once whatever rewrites it has finished",
+        "{}: the file changed while it was read: it shrank from {was} to {now} bytes, so frames from {frame} on could not be read (the frames before were read whole). Open it again once whatever changed it has finished",
         path.display()
     )]
-    Changed { path: PathBuf, was: u64, now: u64 },
+    Changed { path: PathBuf, was: u64, now: u64, frame: usize },
     #[error("{path}: {reason}")]
     Text { path: PathBuf, reason: String },
 }
@@ -67,7 +68,7 @@ impl FrameLoc {
 
 pub struct DumpFile {
     pub path: PathBuf,
-    source: Arc<Source>,
+    pub(super) source: Arc<Source>,
     pub encoding: TextEncoding,
     pub framing: Framing,
     /// What detection concluded (also filled, with confidence 1.0, when the framing was forced).
@@ -91,10 +92,19 @@ impl DumpFile {
         let encoding = opts.encoding.unwrap_or_else(|| sniff_text(mapped.bytes()));
         let source = match encoding {
             TextEncoding::Raw => mapped,
-            enc => Source::Owned(
-                decode_text(mapped.bytes(), enc)
-                    .map_err(|reason| DumpError::Text { path: path.to_path_buf(), reason })?,
-            ),
+            enc => {
+                let decoded = decode_text(mapped.bytes(), enc);
+                // Checked after the read: text cut short while it was decoded is not a dump.
+                if let Err(s) = mapped.check() {
+                    return Err(DumpError::Changed {
+                        path: path.to_path_buf(),
+                        was: s.was,
+                        now: s.now,
+                        frame: 0,
+                    });
+                }
+                Source::Owned(decoded.map_err(|reason| DumpError::Text { path: path.to_path_buf(), reason })?)
+            }
         };
         Ok(Self::from_source(path, Arc::new(source), encoding, opts))
     }
@@ -176,19 +186,14 @@ impl DumpFile {
         self.source.bytes()
     }
 
-    /// An error when the file on disk is no longer what was opened (it shrank or was cut), so
-    /// that nothing derived from it is written as if it were whole. A stream read into memory
-    /// never changes.
+    /// An error when the file is no longer what was opened: it shrank, or a read met zeros past
+    /// its new end (see [`super::mapping`]), so that nothing derived from it is written or shown
+    /// as if it were whole. One `fstat` of the mapped file: call it after reading, and the bytes
+    /// read before it passes were the file's own. A stream read into memory never changes; a file
+    /// replaced by rename keeps the one opened mapped and whole (see
+    /// [`DumpFile::replaced_on_disk`]).
     pub fn check_unchanged(&self) -> Result<(), DumpError> {
-        if !self.source.is_mapped() {
-            return Ok(());
-        }
-        let was = self.source.bytes().len() as u64;
-        let now = std::fs::metadata(&self.path).map(|m| m.len()).unwrap_or(0);
-        if now < was {
-            return Err(DumpError::Changed { path: self.path.clone(), was, now });
-        }
-        Ok(())
+        self.source.check().map_err(|s| self.changed(s))
     }
     pub fn len(&self) -> u64 {
         self.source.bytes().len() as u64

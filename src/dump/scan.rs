@@ -2,6 +2,10 @@
 //! chunks, handed to the caller one by one in frame order. `inspect`, `export --filter`, the
 //! statistics and the browser's filter scan all go through here.
 //!
+//! A mapped file is asked for its size once per chunk, after the chunk is read (see
+//! [`super::mapping`]): a consumer that stops at the first row past
+//! [`DumpFile::known_shrink`] never hands out a row read from the zeros of a file cut short.
+//!
 //! Owns: the chunking (bounded memory: one chunk of results at a time). Must never: reorder
 //! frames, or fill the decoder's cache (a scan would only push out the rows on screen).
 
@@ -184,10 +188,14 @@ where
         // One read of the index per chunk (a lock per frame costs both cores a shared line).
         let offsets = dump.index().offsets(r.clone());
         let start = r.start;
-        r.into_par_iter()
+        let views = r
+            .into_par_iter()
             .with_min_len(RUN)
             .map(|i| view_in_chunk(dump, decoder, detail, &offsets, i, i - start).map(&map))
-            .collect()
+            .collect();
+        // After the reads: a cut that any of them met is known before the chunk is handed out.
+        let _ = dump.check_unchanged();
+        views
     };
     let next_chunk = |start: usize| start..(start + CHUNK).min(frames.end).max(start);
     let first = next_chunk(frames.start);

@@ -1,8 +1,10 @@
 //! The bytes of an opened dump: a read-only memory map of the file, or, for base64/hex text
-//! dumps, the decoded bytes. Only the decoded form of a text file is ever held in memory.
+//! dumps, the decoded bytes. Only the decoded form of a text file is ever held in memory. A
+//! mapped file that is cut short while it is read is absorbed and reported: see
+//! [`super::mapping`].
 
+use super::mapping::{Mapping, Shrink};
 use base64::Engine;
-use memmap2::Mmap;
 use std::fs::File;
 use std::path::Path;
 
@@ -27,20 +29,42 @@ impl TextEncoding {
 }
 
 pub enum Source {
-    Mapped(Mmap),
+    Mapped(Mapping),
     Owned(Vec<u8>),
 }
 
 impl Source {
     pub fn bytes(&self) -> &[u8] {
         match self {
-            Source::Mapped(m) => m,
+            Source::Mapped(m) => m.bytes(),
             Source::Owned(v) => v,
         }
     }
 
     pub fn is_mapped(&self) -> bool {
         matches!(self, Source::Mapped(_))
+    }
+
+    /// The mapping, for what only a file can tell (its size now, whether it was replaced).
+    pub fn mapping(&self) -> Option<&Mapping> {
+        match self {
+            Source::Mapped(m) => Some(m),
+            Source::Owned(_) => None,
+        }
+    }
+
+    /// The first bytes that still hold what was opened, as far as is known without a system
+    /// call (all of them, but for a mapped file cut short: see [`Mapping::intact_len`]).
+    pub fn intact_len(&self) -> u64 {
+        match self {
+            Source::Mapped(m) => m.intact_len(),
+            Source::Owned(v) => v.len() as u64,
+        }
+    }
+
+    /// How a mapped file shrank since it was opened (one `fstat`); bytes in memory never do.
+    pub fn check(&self) -> Result<(), Shrink> {
+        self.mapping().map_or(Ok(()), Mapping::check)
     }
 
     /// What the user named: a regular file mapped ([`Source::map`]); standard input (`-`), a
@@ -66,12 +90,9 @@ impl Source {
         if file.metadata()?.len() == 0 {
             return Ok(Source::Owned(Vec::new()));
         }
-        // SAFETY: the map is read-only; a file truncated by another process while mapped could
-        // fault on access, which is the documented risk of every mmap reader. Dumps being
-        // written are only ever appended to.
-        let map = unsafe { Mmap::map(&file)? };
-        #[cfg(unix)]
-        let _ = map.advise(memmap2::Advice::Sequential);
+        // A file cut short while mapped reads as zeros past its new end, and says so.
+        let map = Mapping::map(file)?;
+        map.advise_sequential();
         Ok(Source::Mapped(map))
     }
 }

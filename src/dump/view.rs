@@ -1,6 +1,8 @@
 //! Decoding one frame for display: status, one-line summary and, for Milvus WAL dumps, the row
 //! fields (id, type, vchannel, timetick, collection, rows). Decoded on demand through a bounded
-//! LRU cache, so scrolling a million rows never holds a million decoded messages.
+//! LRU cache, so scrolling a million rows never holds a million decoded messages. A frame past
+//! the end of a file cut short since it was opened is shown as unreadable, with the sizes,
+//! never decoded from the zeros its mapping then holds (see [`super::mapping`]).
 
 use super::reader::{DumpFile, FrameLoc};
 use crate::codec;
@@ -144,13 +146,45 @@ impl FrameDecoder {
     pub fn decode(&self, dump: &DumpFile, i: usize) -> Option<Result<DynamicMessage, (u64, String)>> {
         let loc = dump.frame(i)?;
         let (start, bytes) = dump.message_bytes(&loc);
-        Some(self.full.as_ref()?.decode(bytes).map_err(|e| match e {
+        let full = self.full.as_ref()?;
+        let gone = |s| (loc.offset, past_end(s));
+        if let Err(s) = dump.intact(&loc) {
+            return Some(Err(gone(s)));
+        }
+        let decoded = full.decode(bytes).map_err(|e| match e {
             codec::CodecError::Malformed { offset, reason, .. } => (start + offset as u64, reason),
             other => (start, other.to_string()),
-        }))
+        });
+        // Checked after the read too: a read that met the zeros of a cut is known by then.
+        Some(dump.intact(&loc).map_err(gone).and(decoded))
     }
 
+    /// The view of the frame at `loc`; a frame the file no longer holds whole is unreadable.
     fn decode_view(&self, dump: &DumpFile, loc: FrameLoc, detail: Detail) -> FrameView {
+        let view = match dump.intact(&loc) {
+            Ok(()) => self.decode_bytes(dump, loc, detail),
+            Err(s) => return past_end_view(loc, s),
+        };
+        // Checked after the read too: a read that met the zeros of a cut is known by then.
+        match dump.intact(&loc) {
+            Ok(()) => view,
+            Err(s) => past_end_view(loc, s),
+        }
+    }
+
+    /// Drops the cached views of frames that do not end by byte `end` (the file was cut there:
+    /// they may have been read from the zeros past its end before the cut was known).
+    pub fn forget_past(&self, end: u64) {
+        if let Ok(mut c) = self.cache.lock() {
+            let gone: Vec<usize> =
+                c.iter().filter(|(_, v)| v.offset + v.size > end).map(|(i, _)| *i).collect();
+            for i in gone {
+                c.pop(&i);
+            }
+        }
+    }
+
+    fn decode_bytes(&self, dump: &DumpFile, loc: FrameLoc, detail: Detail) -> FrameView {
         let (start, bytes) = dump.message_bytes(&loc);
         let mut view = FrameView {
             index: loc.index,
@@ -220,6 +254,24 @@ impl FrameDecoder {
             }
             None => view.summary = generic_summary(msg),
         }
+    }
+}
+
+/// Why a frame past the end of a file cut short is not shown.
+fn past_end(s: crate::dump::Shrink) -> String {
+    format!("past the end of the file: {s} after it was opened; this frame is no longer in it")
+}
+
+/// The view of a frame the file no longer holds whole.
+fn past_end_view(loc: FrameLoc, s: crate::dump::Shrink) -> FrameView {
+    let reason = past_end(s);
+    FrameView {
+        index: loc.index,
+        offset: loc.offset,
+        size: loc.header.total(),
+        status: FrameStatus::Undecodable { offset: loc.offset, reason: reason.clone() },
+        summary: reason,
+        wal: None,
     }
 }
 

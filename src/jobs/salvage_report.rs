@@ -106,14 +106,14 @@ pub fn analyze_dump(path: &Path, options: AnalyzeOptions) -> Result<DumpReport, 
     let file_err = |reason: String| SalvageError::File { path: path.display().to_string(), reason };
     let file = std::fs::File::open(path).map_err(|e| file_err(e.to_string()))?;
     let len = file.metadata().map_err(|e| file_err(e.to_string()))?.len();
-    // SAFETY: the map is read-only and dropped before returning; a dump being appended to only
-    // grows, and reading stops at the length taken now.
+    // Mapped through the dump mapping, so a dump cut short under the report reads as zeros
+    // there (never a crash) and is caught by the check after the walk.
     let map = if len == 0 {
         None
     } else {
-        Some(unsafe { memmap2::Mmap::map(&file) }.map_err(|e| file_err(e.to_string()))?)
+        Some(crate::dump::mapping::Mapping::map(file).map_err(|e| file_err(e.to_string()))?)
     };
-    let buf: &[u8] = map.as_deref().map_or(&[], |m| &m[..len as usize]);
+    let buf: &[u8] = map.as_ref().map_or(&[], |m| &m.bytes()[..len as usize]);
     let set = SchemaSet::shared_builtin();
     let desc = set.message(RESPONSE_TYPE).map_err(|e| SalvageError::Task(e.to_string()))?;
     let manifest = Manifest::load(&manifest_path(path)).ok();
@@ -174,6 +174,11 @@ pub fn analyze_dump(path: &Path, options: AnalyzeOptions) -> Result<DumpReport, 
             }
         }
         prev_tt = Some(tt);
+    }
+    if let Some(Err(shrink)) = map.as_ref().map(|m| m.check()) {
+        return Err(file_err(format!(
+            "the dump changed while it was read: {shrink}; nothing of it is reported"
+        )));
     }
     r.manifest = manifest;
     r.record = record;

@@ -3,6 +3,10 @@
 //! into [`SourceMessage`]s: the properties the replay rules need, and the body only for the
 //! types that are replayed.
 //!
+//! A dump cut short while it is mapped reads as zeros past its new end instead of killing the
+//! process (see [`crate::dump::mapping`]); every read that feeds a plan or a send is checked
+//! after it, so those zeros are an error in words, never a message.
+//!
 //! Must never: read a dump into memory, or stop at a damaged frame without saying where it is.
 
 use super::ReplayError;
@@ -23,7 +27,7 @@ pub struct Dump {
     pub pchannel: String,
     /// The salvage checkpoint's timetick: frames at or below it are on the new primary.
     pub checkpoint_tt: Option<u64>,
-    map: Option<memmap2::Mmap>,
+    map: Option<crate::dump::mapping::Mapping>,
     len: usize,
 }
 
@@ -39,11 +43,11 @@ impl Dump {
             .unwrap_or_default();
         let file = std::fs::File::open(path).map_err(|e| err(e.to_string()))?;
         let len = file.metadata().map_err(|e| err(e.to_string()))?.len() as usize;
-        // SAFETY: read-only; a dump being appended to only grows and we read up to `len`.
+        // A dump being appended to only grows and we read up to `len`; one cut short is absorbed.
         let map = if len == 0 {
             None
         } else {
-            Some(unsafe { memmap2::Mmap::map(&file) }.map_err(|e| err(e.to_string()))?)
+            Some(crate::dump::mapping::Mapping::map(file).map_err(|e| err(e.to_string()))?)
         };
         Ok(Dump {
             path: path.to_path_buf(),
@@ -55,7 +59,22 @@ impl Dump {
     }
 
     fn bytes(&self) -> &[u8] {
-        self.map.as_deref().map_or(&[], |m| &m[..self.len])
+        self.map.as_ref().map_or(&[], |m| &m.bytes()[..self.len])
+    }
+
+    /// An error when the dump was cut short since it was opened: call it after reading, and
+    /// what was read before it passes was the file's own.
+    fn check(&self) -> Result<(), ReplayError> {
+        match self.map.as_ref().map(|m| m.check()) {
+            Some(Err(s)) => Err(ReplayError::File {
+                path: self.path.display().to_string(),
+                reason: format!(
+                    "{s} while it was read: nothing past byte {} is used. Open it again once whatever changed it has finished",
+                    s.now
+                ),
+            }),
+            _ => Ok(()),
+        }
     }
 
     /// The frame body at `offset` (as [`SourceMessage::offset`] names it).
@@ -179,7 +198,7 @@ impl Salvage {
             pos = end;
             frame += 1;
         }
-        Ok(())
+        dump.check()
     }
 
     /// The ImmutableMessage of a frame body, analyzed.
@@ -274,13 +293,14 @@ impl Salvage {
                 _ => None,
             })
         }
-        find(frame, 2).and_then(|m| find(m, 2)).map(bytes::Bytes::copy_from_slice).ok_or_else(|| {
-            ReplayError::Frame {
-                path: dump.path.display().to_string(),
-                frame: 0,
-                offset,
-                reason: "the frame carries no message payload".into(),
-            }
+        let payload = find(frame, 2).and_then(|m| find(m, 2)).map(bytes::Bytes::copy_from_slice);
+        // Checked after the copy: what is sent is the file's own.
+        dump.check()?;
+        payload.ok_or_else(|| ReplayError::Frame {
+            path: dump.path.display().to_string(),
+            frame: 0,
+            offset,
+            reason: "the frame carries no message payload".into(),
         })
     }
 
@@ -300,6 +320,8 @@ impl Salvage {
             offset,
             reason,
         })?;
+        // Checked after the read: what is sent is the file's own.
+        dump.check()?;
         if let (None, Some(payload)) = (&m.body, &m.payload) {
             let d = set
                 .message("milvus.proto.msg.InsertRequest")
@@ -371,6 +393,7 @@ impl Salvage {
                     out.insert(name, s);
                 }
             }
+            dump.check()?;
         }
         Ok(out)
     }

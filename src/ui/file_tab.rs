@@ -1,5 +1,7 @@
 //! One open dump: the file, its decoder and row loader, the filter, the selection and the
-//! decoded detail of the selected message.
+//! decoded detail of the selected message. A file cut short or replaced on disk while it is open
+//! is said in words ([`FileTab::disk_change`]); the tab keeps what it read, shows the frames
+//! past the new end as unreadable, and never saves over a file replaced since it was opened.
 
 use super::detail::FrameDetail;
 use super::field_edit::EditRequest;
@@ -103,6 +105,28 @@ impl FileTab {
         })
     }
 
+    /// What happened to the file on disk since it was opened, in words, or `None`: cut short
+    /// (then what is no longer readable), or replaced by another file (the tab still shows the
+    /// one opened). The row loader looks once a second and wakes the window when it changes.
+    pub fn disk_change(&self) -> Option<String> {
+        if let Some(s) = self.dump.known_shrink() {
+            let n = self.dump.first_frame_past(s.now);
+            return Some(format!(
+                "{} shrank from {} to {} bytes on disk after it was opened (something cut or rewrote it): frames from {n} on are past its new end and show as unreadable; the rows read before are kept. Reopen it once whatever changed it has finished.",
+                self.title(),
+                s.was,
+                s.now
+            ));
+        }
+        // Our own save replaces the file too: the tab is then read again from disk.
+        (self.rows.replaced_on_disk() && self.saving.is_none()).then(|| {
+            format!(
+                "{} was replaced on disk after it was opened: this tab still shows the file as it was then, and Save is refused (it would write over the new file). Reopen it to see the new one.",
+                self.title()
+            )
+        })
+    }
+
     pub fn title(&self) -> String {
         self.path
             .file_name()
@@ -189,13 +213,27 @@ impl FileTab {
         }
     }
 
-    /// Selects frame `i` and decodes it (one message: allowed on the UI thread).
+    /// Selects frame `i` and decodes it (one message: allowed on the UI thread). A frame past
+    /// the end of a file cut short has no detail ([`FileTab::unreadable`] says why).
     pub fn select(&mut self, i: usize) {
         self.selected = Some(i);
-        self.detail = self
-            .session
-            .message(&self.dump, i)
+        let bytes = self.session.message(&self.dump, i);
+        // Checked after the copy (one `fstat`): bytes read past a cut are zeros, never shown.
+        let _ = self.dump.check_unchanged();
+        self.detail = bytes
+            .filter(|_| self.unreadable(i).is_none())
             .and_then(|b| FrameDetail::build(&self.dump, &self.decoder, i, b, &self.decode_as));
+    }
+
+    /// Why frame `i` cannot be shown, when the file was cut short before its end.
+    pub fn unreadable(&self, i: usize) -> Option<String> {
+        let loc = self.dump.frame(i)?;
+        let s = self.dump.intact(&loc).err()?;
+        Some(format!(
+            "frame {i} (bytes {}..{}) is past the end of the file: {s} after it was opened",
+            loc.offset,
+            loc.end()
+        ))
     }
 
     /// Re-decodes the selected frame after its bytes changed, keeping the view and selection.
@@ -401,6 +439,13 @@ pub struct SaveWork {
 impl SaveWork {
     /// Renders the file and writes it atomically, the previous version kept as TARGET.bak.
     pub fn run(&self) -> Result<(), String> {
+        if self.target == self.dump.path && self.dump.replaced_on_disk() {
+            return Err(format!(
+                "{} was replaced on disk after it was opened: saving would write the file as it was opened, with your edits, over the new one. Use Save as to keep the edits in another file, or reopen it",
+                self.target.display()
+            ));
+        }
+        // Refused when the file was cut short meanwhile (see `PendingEdits::render`).
         let bytes = self.pending.render(&self.dump)?;
         crate::dump::save::atomic_write(&self.target, &bytes, true)
             .map(|_| ())

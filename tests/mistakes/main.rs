@@ -11,6 +11,7 @@ mod common;
 mod edges;
 mod files;
 mod inputs;
+mod mapped;
 mod salvage;
 mod secrets;
 mod security;

@@ -45,6 +45,16 @@ pub fn show(
                 .on_hover_text(text.join("\n"));
         }
     });
+    if let Some(change) = tab.disk_change() {
+        ui.horizontal_wrapped(|ui| {
+            ui.colored_label(ui.visuals().error_fg_color, format!("Changed on disk: {change}"));
+            let dirty = tab.session.is_dirty();
+            let b = ui.add_enabled(!dirty, egui::Button::new("Reopen the file"));
+            if b.on_disabled_hover_text("Save as, or undo the edits first").clicked() {
+                reopen = Some(tab.read_as.clone());
+            }
+        });
+    }
     ui.collapsing("Read as...", |ui| {
         ui.horizontal(|ui| {
             ui.label("Framing:");
@@ -138,9 +148,14 @@ pub fn show(
                 tab.request(i, req);
             }
         }
-        None => {
-            ui.label("Select a message to see its fields, bytes and JSON.");
-        }
+        None => match tab.selected.and_then(|i| tab.unreadable(i)) {
+            Some(why) => {
+                ui.colored_label(ui.visuals().error_fg_color, format!("Unreadable: {why}"));
+            }
+            None => {
+                ui.label("Select a message to see its fields, bytes and JSON.");
+            }
+        },
     });
     egui::CentralPanel::default().show(ui, |ui| {
         if let Some(i) = browser::show(tab, ui) {
