@@ -314,7 +314,8 @@ fn save_refused(h: &mut Harness<'static, WalscopeApp>, i: usize) -> String {
     let tab = &mut h.state_mut().tabs[i];
     tab.apply_edit(0, "message.properties[\"_vc\"]", "edited");
     assert!(tab.session.is_dirty(), "the edit is made");
-    tab.save();
+    tab.ask_save();
+    tab.save_confirmed();
     let save = tab.take_work().into_iter().find_map(|w| match w {
         walscope::ui::file_tab::TabWork::Save(s) => Some(s),
         _ => None,

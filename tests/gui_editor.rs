@@ -24,6 +24,13 @@ fn offset_of(path: &Path) -> u64 {
     v["syncPoint"]["offset"].as_str().unwrap().parse().unwrap()
 }
 
+/// Puts `target` in the save confirmation's "Save as" box of tab `i`.
+fn set_save_as(h: &mut Harness<'static, WalscopeApp>, i: usize, target: &Path) {
+    let ask = h.state_mut().tabs[i].confirm_save.as_mut().expect("the save confirmation");
+    ask.save_as.as_mut().expect("its Save as view").text = target.display().to_string();
+    h.step();
+}
+
 #[test]
 fn edit_a_progress_file_and_save() {
     let dir = tempfile::tempdir().unwrap();
@@ -78,8 +85,12 @@ fn edit_a_progress_file_and_save() {
     settle(&mut h);
     h.get_by_label_contains("offset: 1234");
 
-    // Save: atomic, with a backup; the file decodes to the new value, and only the frame
-    // length, the sync_point length and the offset changed.
+    // Save: asks first (the file is untouched until confirmed), then atomic, with a backup;
+    // the file decodes to the new value, and only the frame length, the sync_point length and
+    // the offset changed.
+    h.get_by_label("Save").click();
+    settle(&mut h);
+    assert_eq!(std::fs::read(&file).unwrap(), original);
     h.get_by_label("Save").click();
     step_until(&mut h, "the save", |h| {
         h.state().tabs.len() == 1 && !h.state().tabs[0].session.is_dirty() && h.state().opening.is_empty()
@@ -154,14 +165,14 @@ fn review_close_guard_save_as_and_keys() {
     assert!(h.state().tabs[0].session.is_dirty());
 
     // Save as onto the file itself is refused; a new name writes a copy.
-    h.state_mut().tabs[0].save_as_text = file.display().to_string();
-    h.step();
+    h.get_by_label("Save as…").click();
+    settle(&mut h);
+    set_save_as(&mut h, 0, &file);
     h.get_by_label("Save copy").click();
     settle(&mut h);
     h.get_by_label_contains("Not saved: that is this file");
     let copy = dir.path().join("copy.progress");
-    h.state_mut().tabs[0].save_as_text = copy.display().to_string();
-    h.step();
+    set_save_as(&mut h, 0, &copy);
     h.get_by_label("Save copy").click();
     step_until(&mut h, "the copy to open", |h| {
         h.state().opening.is_empty()
@@ -233,8 +244,9 @@ fn save_as_refuses_a_file_open_in_another_tab() {
     let i = h.state().tabs.iter().position(|t| t.path.ends_with("a.progress")).unwrap();
     h.state_mut().active = i;
     h.state_mut().tabs[i].apply_edit(0, "sync_point.offset", "7");
-    h.state_mut().tabs[i].save_as_text = b.display().to_string();
+    h.state_mut().tabs[i].ask_save_as();
     settle(&mut h);
+    set_save_as(&mut h, i, &b);
     h.get_by_label("Save copy").click();
     settle(&mut h);
     h.get_by_label_contains("is open in another tab");

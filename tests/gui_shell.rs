@@ -70,6 +70,9 @@ fn edit_menu_undoes_redoes_and_is_disabled_without_edits() {
     assert!(h.state().tabs[0].session.is_dirty(), "Edit > Redo put it back");
     open_menu(&mut h, "Edit");
     h.get_by_label("Save 0.progress Ctrl+S").click();
+    settle(&mut h);
+    // Edit > Save shows the confirmation; its Save writes.
+    h.get_by_label("Save").click();
     step_until(&mut h, "the save and reopen", |h| {
         h.state().tabs.len() == 1 && !h.state().tabs[0].session.is_dirty() && h.state().opening.is_empty()
     });

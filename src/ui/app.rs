@@ -66,6 +66,8 @@ pub struct WalscopeApp {
     milvus_demo: Option<crate::sim::milvus::MilvusDemo>,
     /// The demo's old and new primary after a forced failover (for the salvage pane).
     milvus_pair: Option<crate::sim::milvus_pair::MilvusPair>,
+    /// The temp folder holding the demo's own copy of the sample dump (removed with the app).
+    demo_folder: Option<Arc<super::demo_copy::DemoFolder>>,
     wake: Wake,
     /// The context background work repaints; known from the first frame on.
     ctx: Arc<OnceLock<egui::Context>>,
@@ -115,6 +117,7 @@ impl WalscopeApp {
             connections: Default::default(),
             milvus_demo: None,
             milvus_pair: None,
+            demo_folder: None,
             wake,
             ctx,
         }
@@ -195,6 +198,53 @@ impl WalscopeApp {
             }
             Err(e) => self.notice = Some(Notice::error(format!("cannot start the demo servers: {e}"))),
         }
+    }
+
+    /// Start-up as `walscope [--demo] [FILE...]` asks: what was remembered comes back (see
+    /// [`Self::restore`]); with `demo`, the demo servers start and, when no file was named, the
+    /// app's own copy of the sample dump opens (written into a temp folder, never a file of the
+    /// repository). Returns the theme to apply.
+    pub fn launch(&mut self, state: PersistedState, files: &[PathBuf], demo: bool) -> Theme {
+        let theme = self.restore(state, files);
+        if demo {
+            self.start_demo();
+            if files.is_empty() {
+                self.open_demo_copy();
+            }
+        }
+        theme
+    }
+
+    /// Opens the app's own copy of the sample Milvus dump: written (once) into a fresh private
+    /// temp folder that lives as long as the app, so saving edits there is harmless.
+    pub fn open_demo_copy(&mut self) {
+        let folder = match &self.demo_folder {
+            Some(f) => f.clone(),
+            None => match super::demo_copy::DemoFolder::create() {
+                Ok(f) => self.demo_folder.insert(Arc::new(f)).clone(),
+                Err(e) => {
+                    self.notice = Some(Notice::error(format!("cannot make a copy of the sample dump: {e}")));
+                    return;
+                }
+            },
+        };
+        let (set, wake) = (self.schemas.clone(), self.wake());
+        self.jobs.spawn_blocking(
+            "writing a copy of the sample dump",
+            super::jobs::JobOwner::App,
+            move |_| {
+                let path = folder.sample(set.pool()).map_err(|e| super::outcome::JobError::File {
+                    path: folder.path().join(super::demo_copy::SAMPLE_NAME),
+                    reason: e.to_string(),
+                })?;
+                super::command::open_job(path, super::file_tab::ReadAs::default(), &set, wake)
+            },
+        );
+    }
+
+    /// The temp folder of the demo's own files, once one was made.
+    pub fn demo_folder(&self) -> Option<&std::path::Path> {
+        self.demo_folder.as_deref().map(|f| f.path())
     }
 
     /// The profiles file this app reads and writes.
@@ -288,12 +338,14 @@ impl WalscopeApp {
         }
     }
 
-    /// What to remember: layout, panels, theme, open and recent files.
+    /// What to remember: layout, panels, theme, open and recent files (not the demo's own
+    /// copies: their folder goes with the app).
     pub fn persisted(&self, theme: Theme) -> PersistedState {
+        let lasting = |p: &PathBuf| !self.demo_folder.as_ref().is_some_and(|f| f.holds(p));
         PersistedState {
             theme,
-            recent: self.recent.paths().to_vec(),
-            open_files: self.tabs.iter().map(|t| t.path.clone()).collect(),
+            recent: self.recent.paths().iter().filter(|p| lasting(p)).cloned().collect(),
+            open_files: self.tabs.iter().map(|t| t.path.clone()).filter(lasting).collect(),
             show_schemas: self.show_schemas,
             show_tasks: self.show_tasks,
             show_connections: self.show_connections,
@@ -349,6 +401,7 @@ impl WalscopeApp {
         egui::Panel::bottom("status").show(ui, |ui| panels::status_bar::show(self, ui));
         egui::CentralPanel::default().show(ui, |ui| super::layout::show(self, ui));
         panels::confirm_close::show(self, ui.ctx());
+        panels::confirm_save::show(self, ui.ctx());
         self.apply_commands();
         // Jobs report through `wake`; while one runs, keep its numbers moving.
         if let Some(every) = self.jobs.next_repaint() {

@@ -49,6 +49,8 @@ pub enum AppCommand {
     Open(PathBuf),
     /// Open a file read a chosen way (framing, type).
     OpenAs(PathBuf, ReadAs),
+    /// Open the app's own copy of the sample Milvus dump (written into its temp folder first).
+    OpenDemoCopy,
     /// Show the desktop's file dialog; the chosen file opens.
     PickFile,
     /// Close file tab N (asks first when it has unsaved edits).
@@ -148,6 +150,7 @@ impl WalscopeApp {
         match cmd {
             AppCommand::Open(path) => self.open(path),
             AppCommand::OpenAs(path, read_as) => self.open_as(path, read_as),
+            AppCommand::OpenDemoCopy => self.open_demo_copy(),
             AppCommand::PickFile => self.pick_file(),
             AppCommand::CloseTab(i) => self.close_tab(i),
             AppCommand::CancelJob(id) => self.jobs.cancel(id),
@@ -326,10 +329,16 @@ impl WalscopeApp {
         match work {
             TabWork::Save(save) => {
                 let label = format!("saving {}", save.target.display());
+                let (set, wake) = (self.schemas.clone(), self.wake());
                 self.jobs.spawn_blocking(label, JobOwner::File(path.clone()), move |_| {
                     let target = save.target.clone();
-                    save.run().map_err(|reason| JobError::File { path: target.clone(), reason })?;
-                    Ok(JobOutput::Saved { tab: path, target, read_as: save.read_as })
+                    let outcome =
+                        save.run().map_err(|reason| JobError::File { path: target.clone(), reason })?;
+                    // Read back from disk, so what is shown is what was written.
+                    let reopened = save
+                        .needs_reopen(&outcome)
+                        .then(|| FileTab::open_as(&target, &set, wake, &save.read_as).map(Box::new));
+                    Ok(JobOutput::Saved { tab: path, target, outcome, reopened })
                 });
             }
             TabWork::WatchScan(scan) => {
@@ -385,7 +394,9 @@ impl WalscopeApp {
                         self.active = self.tabs.len() - 1;
                     }
                 }
-                (_, Ok(JobOutput::Saved { tab, target, read_as })) => self.saved(tab, target, read_as),
+                (_, Ok(JobOutput::Saved { tab, target, outcome, reopened })) => {
+                    self.saved(tab, target, outcome, reopened)
+                }
                 (JobOwner::Schemas, Ok(JobOutput::Schemas { set, summary })) => {
                     self.schemas_state.last_load =
                         Some(Ok(super::panels::schemas::loaded(&self.schemas, &set, &summary)));
@@ -457,33 +468,42 @@ impl WalscopeApp {
         self.jobs.watch(label, owner, every, probe, Box::new(move || stop.index().cancel()));
     }
 
-    /// A save finished: the file is read again from disk, so what is shown is what was written.
-    /// After a save-as the tab shows the copy; the original was not touched.
-    fn saved(&mut self, tab_path: PathBuf, target: PathBuf, read_as: ReadAs) {
+    /// A save finished: the status bar says what it did (written, with the backup; or nothing,
+    /// when no byte changed). The tab is replaced by the file read again from disk (after a
+    /// save-as, by the copy; the original was not touched), keeping its filter, selection,
+    /// order and scroll.
+    fn saved(
+        &mut self,
+        tab_path: PathBuf,
+        target: PathBuf,
+        outcome: crate::atomic::Saved,
+        reopened: Option<Result<Box<FileTab>, String>>,
+    ) {
+        let words = super::file_save::outcome_words(&tab_path, &target, &outcome);
+        self.notice = Some(Notice::info(&words));
         let Some(i) = self.tabs.iter().position(|t| t.path == tab_path) else { return };
-        self.tabs.remove(i);
-        if self.active > i || self.active >= self.tabs.len() {
-            self.active = self.active.saturating_sub(1);
+        self.tabs[i].saving = None;
+        match reopened {
+            None => {}
+            Some(Ok(mut tab)) => {
+                tab.keep_view_of(&self.tabs[i]);
+                if target != tab_path {
+                    self.recent.push(target.clone());
+                }
+                self.watch_indexing(&tab);
+                self.tabs[i] = *tab;
+            }
+            Some(Err(e)) => {
+                // Written, but not readable as before: the old view would show what is gone.
+                self.discard_tab(i);
+                self.notice = Some(Notice::error(format!("{words}; reading it again failed: {e}")));
+            }
         }
-        let bak = crate::dump::save::backup_path(&target);
-        self.notice = Some(Notice::info(if target == tab_path {
-            format!("saved {} (previous version in {})", target.display(), bak.display())
-        } else if bak.exists() {
-            format!(
-                "saved {} (its previous version in {}; {} is unchanged)",
-                target.display(),
-                bak.display(),
-                tab_path.display()
-            )
-        } else {
-            format!("saved {} (a new file; {} is unchanged)", target.display(), tab_path.display())
-        }));
-        self.open_as(target, read_as);
     }
 }
 
 /// Opens a file tab (reads at most the detection sample; indexing goes on in the background).
-fn open_job(
+pub(super) fn open_job(
     path: PathBuf,
     read_as: ReadAs,
     set: &crate::schema::SchemaSet,

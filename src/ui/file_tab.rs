@@ -2,9 +2,12 @@
 //! decoded detail of the selected message. A file cut short or replaced on disk while it is open
 //! is said in words ([`FileTab::disk_change`]); the tab keeps what it read, shows the frames
 //! past the new end as unreadable, and never saves over a file replaced since it was opened.
+//! Saving it is [`super::file_save`]'s.
 
 use super::detail::FrameDetail;
 use super::field_edit::EditRequest;
+pub use super::file_save::SaveWork;
+use super::file_save::{SaveAsk, ViewRestore};
 use super::row_order::{RowOrder, SortColumn};
 use crate::codec::EditOp;
 use crate::dump::background::{FilterScan, RowLoader, Wake};
@@ -45,10 +48,14 @@ pub struct FileTab {
     /// Where the save in progress writes (the app runs it as a job).
     pub saving: Option<PathBuf>,
     /// Work this tab asked for, taken by the app after the frame (see [`FileTab::take_work`]).
-    work: Vec<TabWork>,
-    /// What is typed in "Save as", and why the last save-as was refused.
-    pub save_as_text: String,
-    pub save_as_error: Option<String>,
+    pub(super) work: Vec<TabWork>,
+    /// A save asked for and not confirmed yet: the confirmation is showing.
+    pub confirm_save: Option<SaveAsk>,
+    /// What a save's reopening still has to put back (selection, scroll).
+    pub(super) restore: Option<ViewRestore>,
+    /// Where the message list is scrolled to (kept across a save), and a scroll to apply once.
+    pub scroll_y: f32,
+    pub scroll_to: Option<f32>,
     /// What saving would change, for the session version it was computed at.
     diff_cache: Option<(u64, Vec<FrameChange>)>,
     /// The order of the list (number either way, or size).
@@ -96,8 +103,10 @@ impl FileTab {
             session: EditSession::default(),
             saving: None,
             work: Vec::new(),
-            save_as_text: String::new(),
-            save_as_error: None,
+            confirm_save: None,
+            restore: None,
+            scroll_y: 0.0,
+            scroll_to: None,
             decode_as: Vec::new(),
             order: RowOrder::default(),
             diff_cache: None,
@@ -216,6 +225,7 @@ impl FileTab {
     /// Selects frame `i` and decodes it (one message: allowed on the UI thread). A frame past
     /// the end of a file cut short has no detail ([`FileTab::unreadable`] says why).
     pub fn select(&mut self, i: usize) {
+        self.drop_pending_selection();
         self.selected = Some(i);
         let bytes = self.session.message(&self.dump, i);
         // Checked after the copy (one `fstat`): bytes read past a cut are zeros, never shown.
@@ -300,15 +310,17 @@ impl FileTab {
     }
 
     /// Undo, redo and save wait while a save runs (it writes a snapshot, then the tab is read
-    /// again from disk). The menus and the edit bar ask these, so they agree.
+    /// again from disk) or its confirmation shows (what it shows is what is written). The menus
+    /// and the edit bar ask these, so they agree. A save may be asked for without edits: the
+    /// confirmation then says that nothing would change.
     pub fn can_undo(&self) -> bool {
-        self.saving.is_none() && self.session.can_undo()
+        self.saving.is_none() && self.confirm_save.is_none() && self.session.can_undo()
     }
     pub fn can_redo(&self) -> bool {
-        self.saving.is_none() && self.session.can_redo()
+        self.saving.is_none() && self.confirm_save.is_none() && self.session.can_redo()
     }
     pub fn can_save(&self) -> bool {
-        self.saving.is_none() && self.session.is_dirty()
+        self.saving.is_none() && self.confirm_save.is_none()
     }
 
     pub fn undo(&mut self) {
@@ -341,67 +353,6 @@ impl FileTab {
         }
     }
 
-    /// Writes the edits on a worker thread: atomic replace, previous version kept as FILE.bak.
-    pub fn save(&mut self) {
-        self.write_to(None);
-    }
-
-    /// Writes the file with its edits to `target` instead (atomic; an existing target is kept
-    /// as TARGET.bak); the tab then shows the new file. The original stays as it was.
-    /// `open_elsewhere` are files open in other tabs, which it refuses to write over.
-    pub fn save_as(&mut self, target: PathBuf, open_elsewhere: &[PathBuf]) -> Result<(), String> {
-        if target.as_os_str().is_empty() {
-            return Err("type where to save the copy".into());
-        }
-        let is = |p: &Path| match (std::fs::canonicalize(&target), std::fs::canonicalize(p)) {
-            (Ok(a), Ok(b)) => a == b,
-            _ => target == p,
-        };
-        if is(&self.path) {
-            return Err("that is this file: use Save to replace it (a .bak is kept)".into());
-        }
-        if let Some(p) = open_elsewhere.iter().find(|p| is(p)) {
-            return Err(format!(
-                "{} is open in another tab; close it first or choose another name",
-                p.display()
-            ));
-        }
-        if target.is_dir() {
-            return Err(format!("{} is a directory; name a file", target.display()));
-        }
-        let parent = target.parent().filter(|p| !p.as_os_str().is_empty());
-        if let Some(dir) = parent
-            && !dir.is_dir()
-        {
-            return Err(format!(
-                "folder {} does not exist; create it first or choose another",
-                dir.display()
-            ));
-        }
-        self.write_to(Some(target));
-        Ok(())
-    }
-
-    fn write_to(&mut self, target: Option<PathBuf>) {
-        // Rendering reads the whole file: in a job, from a snapshot of the edits.
-        let read_as = match &target {
-            // A copy without a manifest reads the same as this tab does.
-            Some(_) => ReadAs {
-                framing: Some(self.dump.framing),
-                type_name: self.decoder.message_type().map(|d| d.full_name().to_string()),
-            },
-            None => self.read_as.clone(),
-        };
-        let target = target.unwrap_or_else(|| self.path.clone());
-        self.saving = Some(target.clone());
-        self.work.push(TabWork::Save(SaveWork {
-            pending: self.session.pending(),
-            dump: self.dump.clone(),
-            target,
-            read_as,
-        }));
-    }
-
     /// The work queued since the last call (the app starts a job for each).
     pub fn take_work(&mut self) -> Vec<TabWork> {
         std::mem::take(&mut self.work)
@@ -424,32 +375,6 @@ impl std::fmt::Debug for TabWork {
             TabWork::Sort(_) => write!(f, "Sort"),
             TabWork::WatchScan(_) => write!(f, "WatchScan"),
         }
-    }
-}
-
-/// A save: the edits as they were when it was asked for, and where they go.
-pub struct SaveWork {
-    pending: crate::dump::edit_session::PendingEdits,
-    dump: Arc<DumpFile>,
-    pub target: PathBuf,
-    /// How to read the written file again.
-    pub read_as: ReadAs,
-}
-
-impl SaveWork {
-    /// Renders the file and writes it atomically, the previous version kept as TARGET.bak.
-    pub fn run(&self) -> Result<(), String> {
-        if self.target == self.dump.path && self.dump.replaced_on_disk() {
-            return Err(format!(
-                "{} was replaced on disk after it was opened: saving would write the file as it was opened, with your edits, over the new one. Use Save as to keep the edits in another file, or reopen it",
-                self.target.display()
-            ));
-        }
-        // Refused when the file was cut short meanwhile (see `PendingEdits::render`).
-        let bytes = self.pending.render(&self.dump)?;
-        crate::dump::save::atomic_write(&self.target, &bytes, true)
-            .map(|_| ())
-            .map_err(|e| format!("cannot save: {e}"))
     }
 }
 

@@ -9,10 +9,12 @@ pub mod app;
 mod call_jobs;
 pub mod command;
 pub mod composer;
+pub mod demo_copy;
 pub mod detail;
 pub mod edit_plan;
 pub mod embedded;
 pub mod field_edit;
+pub mod file_save;
 pub mod file_tab;
 pub mod jobs;
 pub mod layout;
@@ -42,7 +44,7 @@ pub const CLI_USAGE: &[(&str, &str)] = &[
 ];
 
 /// Opens the window with `files` open in tabs; `demo` starts the demo servers (Milvus, SyncTool,
-/// DataCollector) too. Layout, theme, recent files and window size come back from the last run
+/// DataCollector) too, and without files opens a copy of the sample dump in a temp folder. Layout, theme, recent files and window size come back from the last run
 /// (eframe storage; under `WALSCOPE_CONFIG_DIR` when that is set).
 pub fn run_native(files: Vec<std::path::PathBuf>, demo: bool) -> Result<(), eframe::Error> {
     let options = eframe::NativeOptions {
@@ -59,11 +61,8 @@ pub fn run_native(files: Vec<std::path::PathBuf>, demo: bool) -> Result<(), efra
             let mut app = WalscopeApp::new();
             let stored = cc.storage.and_then(|s| s.get_string(recent::STORAGE_KEY));
             let state = stored.map(|t| recent::PersistedState::from_json(&t)).unwrap_or_default();
-            let theme = app.restore(state, &files);
+            let theme = app.launch(state, &files, demo);
             cc.egui_ctx.set_theme(theme.preference());
-            if demo {
-                app.start_demo();
-            }
             Ok(Box::new(app))
         }),
     )

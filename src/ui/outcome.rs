@@ -4,7 +4,7 @@
 //!
 //! Must never: flatten a library error into a string before it reaches the panel that shows it.
 
-use super::file_tab::{FileTab, ReadAs};
+use super::file_tab::FileTab;
 use crate::schema::SchemaSet;
 use std::path::PathBuf;
 
@@ -12,8 +12,14 @@ use std::path::PathBuf;
 pub enum JobOutput {
     /// A file opened (read its head, detected its framing, started indexing).
     Opened { path: PathBuf, tab: Box<FileTab> },
-    /// A save finished: `target` was written (the tab's own file, or a save-as copy).
-    Saved { tab: PathBuf, target: PathBuf, read_as: ReadAs },
+    /// A save finished: what it did to `target` (the tab's own file, or a save-as copy), and
+    /// the target read again from disk (None: nothing changed on disk, the tab stays as it is).
+    Saved {
+        tab: PathBuf,
+        target: PathBuf,
+        outcome: crate::atomic::Saved,
+        reopened: Option<Result<Box<FileTab>, String>>,
+    },
     /// A schema source loaded into a copy of the pool.
     Schemas { set: Box<SchemaSet>, summary: String },
     /// profiles.json as read.

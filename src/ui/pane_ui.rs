@@ -6,7 +6,6 @@
 use super::layout::{Pane, Shell};
 use super::panels;
 use eframe::egui;
-use std::path::PathBuf;
 
 /// Draws `pane` into `ui`.
 pub(super) fn draw(shell: &mut Shell<'_>, ui: &mut egui::Ui, pane: &mut Pane) {
@@ -97,14 +96,9 @@ pub(super) fn draw(shell: &mut Shell<'_>, ui: &mut egui::Ui, pane: &mut Pane) {
                 shell.focus = Some(path.clone());
             }
             let active = shell.app.tabs.get(shell.app.active).is_some_and(|t| t.path == *path);
-            // Other open files: a save-as must not write over one of them behind its back.
-            let others: Vec<PathBuf> =
-                shell.app.tabs.iter().map(|t| t.path.clone()).filter(|p| p != path).collect();
             match shell.app.tabs.iter_mut().find(|t| t.path == *path) {
                 Some(tab) => {
-                    let out = ui
-                        .push_id(path.as_path(), |ui| panels::file_view::show(tab, ui, active, &others))
-                        .inner;
+                    let out = ui.push_id(path.as_path(), |ui| panels::file_view::show(tab, ui, active)).inner;
                     if let Some(read_as) = out.reopen {
                         shell.reopen.push((path.clone(), read_as));
                     }

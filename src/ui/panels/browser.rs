@@ -15,6 +15,7 @@ pub fn show(tab: &mut FileTab, ui: &mut egui::Ui) -> Option<usize> {
     // Arrow keys move the selection through the shown rows.
     if let Some(sel) = tab.selected
         && !ui.ctx().egui_wants_keyboard_input()
+        && tab.confirm_save.is_none()
     {
         let (up, down) =
             ui.input(|i| (i.key_pressed(egui::Key::ArrowUp), i.key_pressed(egui::Key::ArrowDown)));
@@ -47,13 +48,17 @@ pub fn show(tab: &mut FileTab, ui: &mut egui::Ui) -> Option<usize> {
             .column(Column::initial(170.0));
     }
     table = table.column(Column::remainder().at_least(160.0).clip(true));
+    // Back where it was before a save read the file again.
+    if let Some(y) = tab.scroll_to.take() {
+        table = table.vertical_scroll_offset(y);
+    }
     let headers: &[&str] = if wal {
         &["#", "offset", "size", "status", "id", "type", "vchannel", "time (UTC)", "summary"]
     } else {
         &["#", "offset", "size", "status", "summary"]
     };
     let order = (tab.order.column, tab.order.descending, tab.order.is_sorting());
-    table
+    let scrolled = table
         .header(20.0, |mut h| {
             for name in headers {
                 h.col(|ui| {
@@ -147,6 +152,7 @@ pub fn show(tab: &mut FileTab, ui: &mut egui::Ui) -> Option<usize> {
                 }
             });
         });
+    tab.scroll_y = scrolled.state.clamped_offset().y;
     if !wanted.is_empty() {
         tab.rows.request(wanted);
     }

@@ -31,7 +31,8 @@ pub fn show(app: &mut WalscopeApp, ctx: &egui::Context) {
         });
     });
     match choice {
-        Some("save") => app.tabs[i].save(),
+        // The save confirmation shows next: nothing is written before it is confirmed there.
+        Some("save") => app.tabs[i].ask_save(),
         Some("discard") => app.discard_tab(i),
         Some(_) => {}
         None => return,

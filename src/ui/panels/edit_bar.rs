@@ -1,6 +1,7 @@
 //! Unsaved edits of one file: what changed (a byte diff against the original, frame by frame),
-//! undo, redo, save and save as. Ctrl+Z, Ctrl+Shift+Z and Ctrl+S work too. Saving runs on a
-//! worker thread (atomic replace, the previous file kept as FILE.bak).
+//! undo, redo, save and save as. Ctrl+Z, Ctrl+Shift+Z and Ctrl+S work too. Save and Save as…
+//! only open the confirmation ([`super::confirm_save`]), which shows the same byte diff and
+//! writes when the operator says so.
 
 use crate::ui::file_tab::{FileTab, FrameChange};
 use eframe::egui;
@@ -10,7 +11,7 @@ const CONTEXT: usize = 8;
 const MAX_FRAMES_SHOWN: usize = 20;
 const MAX_CHANGED_SHOWN: usize = 256;
 
-pub fn show(tab: &mut FileTab, ui: &mut egui::Ui, active: bool, others: &[std::path::PathBuf]) {
+pub fn show(tab: &mut FileTab, ui: &mut egui::Ui, active: bool) {
     // Only the active file's shortcuts, and not while a text box has the keyboard (Ctrl+Z there
     // undoes typing). Shift+Z first: consume_key ignores an extra Shift.
     let keys = active && !ui.ctx().egui_wants_keyboard_input();
@@ -28,20 +29,19 @@ pub fn show(tab: &mut FileTab, ui: &mut egui::Ui, active: bool, others: &[std::p
     } else if undo {
         tab.undo();
     }
+    if save {
+        // With or without edits: the confirmation says what would change (perhaps nothing).
+        tab.ask_save();
+    }
     if !tab.session.is_dirty() && !tab.session.can_redo() {
         return;
     }
     let diff = tab.diff();
     ui.horizontal_wrapped(|ui| {
-        let parts: Vec<String> = diff
-            .iter()
-            .take(MAX_FRAMES_SHOWN)
-            .map(|(f, (at, old, new))| format!("frame {f}: bytes {at}..{} ({old} -> {new})", at + old))
-            .collect();
         if diff.is_empty() {
             ui.label("No unsaved edits.");
         } else {
-            ui.colored_label(ui.visuals().warn_fg_color, format!("Unsaved edits: {}", parts.join("; ")))
+            ui.colored_label(ui.visuals().warn_fg_color, format!("Unsaved edits: {}", summary(&diff)))
                 .on_hover_text("Only these bytes (and the frames' length prefixes) change when saved.");
         }
         if ui.add_enabled(tab.can_undo(), egui::Button::new("Undo")).clicked() {
@@ -50,14 +50,19 @@ pub fn show(tab: &mut FileTab, ui: &mut egui::Ui, active: bool, others: &[std::p
         if ui.add_enabled(tab.can_redo(), egui::Button::new("Redo")).clicked() {
             tab.redo();
         }
-        let can_save = tab.can_save();
-        if ui
-            .add_enabled(can_save, egui::Button::new("Save"))
-            .on_hover_text("Atomic replace; the previous file is kept as FILE.bak")
-            .clicked()
-            || (save && can_save)
-        {
-            tab.save();
+        if tab.confirm_save.is_some() {
+            ui.label("Saving: confirm or cancel in the dialog.");
+        } else {
+            let can_save = tab.can_save();
+            let save = egui::Button::new("Save");
+            let hint = "Shows what changes first; writes only when you confirm (the previous file is kept as FILE.bak)";
+            if ui.add_enabled(can_save, save).on_hover_text(hint).clicked() {
+                tab.ask_save();
+            }
+            let b = ui.add_enabled(can_save, egui::Button::new("Save as…"));
+            if b.on_hover_text("Write a copy with these edits elsewhere; this file stays as it is").clicked() {
+                tab.ask_save_as();
+            }
         }
         if tab.saving.is_some() {
             ui.spinner();
@@ -68,41 +73,25 @@ pub fn show(tab: &mut FileTab, ui: &mut egui::Ui, active: bool, others: &[std::p
         return;
     }
     ui.collapsing("Review changes (byte diff)", |ui| byte_diff(tab, ui, &diff));
-    ui.horizontal(|ui| {
-        if tab.save_as_text.is_empty() {
-            tab.save_as_text = suggested_copy_name(&tab.path);
-        }
-        let l = ui.label("Save as:");
-        ui.add(egui::TextEdit::singleline(&mut tab.save_as_text).desired_width(420.0)).labelled_by(l.id);
-        let can = tab.saving.is_none();
-        if ui
-            .add_enabled(can, egui::Button::new("Save copy"))
-            .on_hover_text("Writes the file with these edits there; this file stays as it is")
-            .clicked()
-        {
-            let target = std::path::PathBuf::from(tab.save_as_text.trim());
-            tab.save_as_error = tab.save_as(target, others).err();
-        }
-        if let Some(e) = &tab.save_as_error {
-            ui.colored_label(ui.visuals().error_fg_color, format!("Not saved: {e}"));
-        }
-    });
 }
 
-/// `dir/name.edited.ext` beside the file.
-fn suggested_copy_name(path: &std::path::Path) -> String {
-    let stem = path.file_stem().map_or("copy".into(), |s| s.to_string_lossy().into_owned());
-    let name = match path.extension() {
-        Some(ext) => format!("{stem}.edited.{}", ext.to_string_lossy()),
-        None => format!("{stem}.edited"),
-    };
-    path.with_file_name(name).display().to_string()
+/// Each edited frame's changed window in one line ("frame 0: bytes 12..14 (2 -> 3)").
+pub(crate) fn summary(diff: &[FrameChange]) -> String {
+    let mut parts: Vec<String> = diff
+        .iter()
+        .take(MAX_FRAMES_SHOWN)
+        .map(|(f, (at, old, new))| format!("frame {f}: bytes {at}..{} ({old} -> {new})", at + old))
+        .collect();
+    if diff.len() > MAX_FRAMES_SHOWN {
+        parts.push(format!("and {} more frames", diff.len() - MAX_FRAMES_SHOWN));
+    }
+    parts.join("; ")
 }
 
 /// Old and new bytes of each changed window, with a little context: bytes that went are red in
 /// "before", bytes that came are green in "after" (a byte-level diff, so a grown length prefix
 /// and a changed string show as what they are, not as one long changed run).
-fn byte_diff(tab: &FileTab, ui: &mut egui::Ui, diff: &[FrameChange]) {
+pub(crate) fn byte_diff(tab: &FileTab, ui: &mut egui::Ui, diff: &[FrameChange]) {
     let (old_c, new_c) = (ui.visuals().error_fg_color, egui::Color32::from_rgb(0x2e, 0xa0, 0x43));
     let weak = ui.visuals().weak_text_color();
     let mono = egui::FontId::monospace(12.0);

@@ -15,14 +15,12 @@ pub struct FileViewOut {
 }
 
 /// Draws the tab. Only the `active` file takes the keyboard shortcuts (several may be on
-/// screen side by side). `others` are the other open files (a save-as may not write over one
-/// of them).
-pub fn show(
-    tab: &mut FileTab,
-    ui: &mut egui::Ui,
-    active: bool,
-    others: &[std::path::PathBuf],
-) -> FileViewOut {
+/// screen side by side), and not while its save confirmation shows (Esc there cancels the
+/// save; it must not also drop the selection).
+pub fn show(tab: &mut FileTab, ui: &mut egui::Ui, active: bool) -> FileViewOut {
+    let active = active && tab.confirm_save.is_none();
+    // After a save: the selection and scroll come back once the file is indexed that far.
+    tab.poll_restore();
     let mut reopen = None;
     let mut send = None;
     let d = &tab.dump;
@@ -122,7 +120,7 @@ pub fn show(
     if let Some(e) = &tab.filter_error {
         ui.colored_label(ui.visuals().error_fg_color, format!("filter: {e}"));
     }
-    super::edit_bar::show(tab, ui, active, others);
+    super::edit_bar::show(tab, ui, active);
     // The list keeps at least 40% of the width, however wide a detail line is.
     let width = ui.available_width();
     let detail =

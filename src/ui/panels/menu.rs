@@ -12,7 +12,7 @@ pub const SHORTCUTS: &[(&str, &str)] = &[
     ("Ctrl+O", "open a file (file dialog)"),
     ("Ctrl+W", "close the active file"),
     ("Ctrl+Tab / Ctrl+Shift+Tab", "next / previous file"),
-    ("Ctrl+S", "save the active file's edits"),
+    ("Ctrl+S", "save the active file (shows what changes first)"),
     ("Ctrl+Z / Ctrl+Shift+Z", "undo / redo an edit"),
     ("Ctrl+F", "filter rows"),
     ("Ctrl+Enter", "send the focused composer's request"),
@@ -95,9 +95,14 @@ fn edit_menu(app: &mut WalscopeApp, ui: &mut egui::Ui) {
     if ui.add_enabled(tab.can_redo(), egui::Button::new("Redo").shortcut_text("Ctrl+Shift+Z")).clicked() {
         tab.redo();
     }
+    // Shows what would be written first (see panels::confirm_save).
     let save = egui::Button::new(format!("Save {}", tab.title())).shortcut_text("Ctrl+S");
     if ui.add_enabled(tab.can_save(), save).clicked() {
-        tab.save();
+        tab.ask_save();
+        ui.close();
+    }
+    if ui.add_enabled(tab.can_save(), egui::Button::new("Save as…")).clicked() {
+        tab.ask_save_as();
         ui.close();
     }
     if saving {

@@ -5,6 +5,7 @@ pub mod composer;
 mod composer_history;
 mod composer_response;
 pub mod confirm_close;
+pub mod confirm_save;
 pub mod connections;
 pub mod detail_view;
 pub mod edit_bar;

@@ -21,9 +21,10 @@ pub fn show(app: &mut WalscopeApp, ui: &mut egui::Ui) {
             app.send(crate::ui::command::AppCommand::Open(p));
         }
     });
-    let samples = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("assets/samples/milvus-100.dump");
-    if samples.exists() && ui.button("Open the sample Milvus dump").clicked() {
-        app.send(crate::ui::command::AppCommand::Open(samples));
+    // A copy in a temp folder, never a file of the repository: saving edits there is harmless.
+    let b = ui.button("Open a copy of the sample Milvus dump");
+    if b.on_hover_text("written into a temp folder that goes when walscope closes").clicked() {
+        app.send(crate::ui::command::AppCommand::OpenDemoCopy);
     }
     ui.separator();
     ui.label("Everything also works headless:");
