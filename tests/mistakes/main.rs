@@ -8,5 +8,8 @@
 #[path = "../common/mod.rs"]
 mod common;
 
+mod absurd;
+mod exits;
 mod files;
+mod manifests;
 mod util;
