@@ -1,6 +1,10 @@
-//! The `walscope` binary: a subcommand runs headless; no subcommand opens the window.
+//! The `walscope` binary: a subcommand runs headless; no subcommand opens the window (only on
+//! files that exist: `walscope decod x` is a misspelled subcommand, refused in words). Never
+//! panics on a closed pipe: no `println!`/`eprintln!` here or in `cli` (see `cli`).
+#![deny(clippy::print_stdout, clippy::print_stderr)]
 
 use clap::Parser;
+use std::io::Write;
 use std::process::ExitCode;
 use walscope::cli::{Cli, run};
 
@@ -15,11 +19,19 @@ fn main() -> ExitCode {
             // `walscope inspect big.dump | head`: the reader had enough; that is not an error.
             Err(e) if is_broken_pipe(&e) => ExitCode::SUCCESS,
             Err(e) => {
-                eprintln!("error: {e:#}");
+                let _ = writeln!(std::io::stderr(), "error: {e:#}");
                 ExitCode::FAILURE
             }
         },
-        None => open_window(cli.files, cli.demo),
+        None => {
+            let subcommands = walscope::cli::suggest::subcommand_names();
+            if let Some(why) = walscope::cli::suggest::missing_window_file(&cli.files, &subcommands) {
+                let _ = writeln!(std::io::stderr(), "error: {why}");
+                // What clap answers a usage error with.
+                return ExitCode::from(2);
+            }
+            open_window(cli.files, cli.demo)
+        }
     }
 }
 
@@ -46,7 +58,8 @@ fn open_window(files: Vec<std::path::PathBuf>, demo: bool) -> ExitCode {
     match walscope::ui::run_native(files, demo) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!(
+            let _ = writeln!(
+                std::io::stderr(),
                 "error: cannot open the window: {e}\n  (no display? every feature also works headless: walscope --help)"
             );
             ExitCode::FAILURE

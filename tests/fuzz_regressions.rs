@@ -619,11 +619,15 @@ pub mod props {
         }
     }
 
-    // ---- manifest: dump and salvage-folder manifests load or fail; what loads writes back alike.
+    // ---- manifest: dump and salvage-folder manifests load or fail; what loads writes back alike;
+    // the check `inspect` and the window make (`dump::manifest_check`) uses only a manifest it
+    // can vouch for, and says what is wrong in a few words.
 
     pub fn manifest(data: &[u8]) {
         let dir = scratch("manifest");
         let path = dir.join("fuzz.dump.manifest.json");
+        std::fs::write(&path, data).unwrap();
+        manifest_check(data, &dir);
         std::fs::write(&path, data).unwrap();
         if let Ok(m) = Manifest::load(&path) {
             std::fs::write(&path, serde_json::to_string(&m).unwrap()).unwrap();
@@ -635,6 +639,44 @@ pub mod props {
             std::fs::write(FolderManifest::path(&dir), serde_json::to_string(&m).unwrap()).unwrap();
             let again = FolderManifest::load(&dir).expect("a folder manifest walscope wrote reads back");
             assert_eq!(again, m, "the folder manifest changed on its way through a file");
+        }
+    }
+
+    fn manifest_check(data: &[u8], dir: &Path) {
+        use walscope::dump::manifest_check::{self as check, FileFacts, Finding, MAX_MANIFEST_BYTES};
+        let parsed = check::parse(data);
+        match &parsed {
+            Ok(m) => {
+                let back = check::parse(serde_json::to_string(m).unwrap().as_bytes());
+                assert_eq!(back.as_ref(), Ok(m), "a manifest the check reads reads back alike");
+                // The file it describes agrees with it; a complete one a frame off does not.
+                if let Some(framing) = Framing::parse(&m.framing) {
+                    let same = FileFacts { len: m.bytes, frames: Some(m.frames), framing, type_known: true };
+                    assert_eq!(check::compare(m, &same), vec![], "the file it describes");
+                    let off = FileFacts { frames: Some(m.frames.wrapping_add(1)), ..same };
+                    let found = check::compare(m, &off);
+                    assert_eq!(m.complete, matches!(found[..], [Finding::Frames { .. }]), "{found:?}");
+                }
+            }
+            Err(f) => {
+                assert!(f.set_aside(), "{f:?}");
+                let words = f.to_string();
+                assert!(words.len() < 600, "{} bytes of words: {words}", words.len());
+            }
+        }
+        // Beside a real dump, through the reader.
+        let dump = dir.join("fuzz.dump");
+        std::fs::write(&dump, b"\x02\x08\x01\x02\x08\x02").unwrap();
+        let opts = OpenOptions { index_cache: IndexCache::Off, ..OpenOptions::default() };
+        let d = DumpFile::open(&dump, opts).expect("open the dump");
+        d.wait_indexed();
+        let c = check::check(&d).expect("a manifest is beside it");
+        if data.len() as u64 <= MAX_MANIFEST_BYTES {
+            assert_eq!(c.manifest.is_some(), parsed.is_ok(), "{:?}", c.findings);
+        }
+        assert_eq!(c.findings.iter().any(Finding::set_aside), c.manifest.is_none(), "{:?}", c.findings);
+        for line in c.lines() {
+            assert!(line.len() < 800, "{line}");
         }
     }
 

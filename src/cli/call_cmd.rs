@@ -124,7 +124,7 @@ pub(super) fn send(
         let t = crate::net::connect_with(&target.profile, &conn.connect_options()).await?;
         if let Some(g) = t.as_grpc() {
             if g.is_insecure() {
-                eprintln!("warning: the server's certificate is NOT verified (--insecure)");
+                note!("warning: the server's certificate is NOT verified (--insecure)");
             }
             if reflect {
                 crate::net::reflection::load(g, &mut set).await?;
@@ -169,8 +169,8 @@ pub(super) fn send(
         };
         if flags.history {
             match HistoryStore::user().append(entry) {
-                Ok(e) => eprintln!("recorded as history entry {}", e.id),
-                Err(e) => eprintln!("warning: not recorded in the history: {e}"),
+                Ok(e) => note!("recorded as history entry {}", e.id),
+                Err(e) => note!("warning: not recorded in the history: {e}"),
             }
         }
         result
@@ -179,7 +179,7 @@ pub(super) fn send(
 
 fn warn_body(words: Option<String>) -> Option<String> {
     if let Some(w) = &words {
-        eprintln!("warning: the call succeeded at the transport, but the reply says: {w}");
+        note!("warning: the call succeeded at the transport, but the reply says: {w}");
     }
     words
 }
@@ -268,7 +268,7 @@ async fn to_dump(
                 CallStreamState::Failed(why) => format!("failed: {why}"),
                 s => format!("{s:?}").to_lowercase(),
             };
-            eprint!(
+            note_part!(
                 "\r{} messages, {:.1} MiB, {:.0} msg/s, {:.1} s, {state}   ",
                 p.count,
                 p.bytes as f64 / (1 << 20) as f64,
@@ -294,13 +294,13 @@ async fn to_dump(
     let result = handle.wait().await;
     let (first_error, print_failure) = printer.await.unwrap_or((None, None));
     progress_line.abort();
-    eprintln!();
+    note!();
     match result {
         Err(e) => (entry, Err(e.into())),
         Ok(outcome) => {
             let entry = entry.with_stream(&outcome.summary, first_error);
             let m = &outcome.manifest;
-            eprintln!(
+            note!(
                 "wrote {} frames ({} bytes) to {}{}",
                 m.frames,
                 m.bytes,

@@ -116,7 +116,7 @@ pub fn decode(
         Format::Wire => {} // printed above, before the schema was needed
     }
     if unknown > 0 && format != Format::Tree {
-        eprintln!("note: {unknown} unknown field(s) are not shown in {format:?}; --format tree shows them");
+        note!("note: {unknown} unknown field(s) are not shown in {format:?}; --format tree shows them");
     }
     Ok(())
 }
@@ -181,8 +181,8 @@ pub fn encode(
                 .with_context(|| format!("cannot write {}", path.display()))?;
             let kept = saved.backup().map(|b| format!(" (its previous contents in {})", b.display()));
             match saved.is_unchanged() {
-                true => eprintln!("{} already holds these bytes: nothing written", path.display()),
-                false => eprintln!(
+                true => note!("{} already holds these bytes: nothing written", path.display()),
+                false => note!(
                     "wrote {} bytes of {} to {}{}",
                     bytes.len(),
                     desc.full_name(),

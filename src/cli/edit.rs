@@ -116,8 +116,8 @@ pub fn edit(
         }
     };
     match crate::codec::edit::changed_window(&bytes, &new) {
-        None => eprintln!("no change: the file already holds these values"),
-        Some((at, old_len, new_len)) => eprintln!(
+        None => note!("no change: the file already holds these values"),
+        Some((at, old_len, new_len)) => note!(
             "changed bytes {at}..{} ({old_len} bytes) -> {new_len} bytes; {} -> {} bytes in all; every other byte is unchanged",
             at + old_len,
             bytes.len(),
@@ -125,7 +125,7 @@ pub fn edit(
         ),
     }
     if dry_run {
-        eprintln!("dry run: nothing written");
+        note!("dry run: nothing written");
         return Ok(());
     }
     if let Some(out) = out.filter(|o| is_stdio(o)) {
@@ -137,11 +137,11 @@ pub fn edit(
     let saved = atomic_write(target, &new, out.is_none() || force)
         .with_context(|| format!("cannot write {}", target.display()))?;
     match saved {
-        Saved::Unchanged => eprintln!("{} already holds these bytes: nothing written", target.display()),
+        Saved::Unchanged => note!("{} already holds these bytes: nothing written", target.display()),
         Saved::Written { backup: Some(b) } => {
-            eprintln!("saved {} (previous version in {})", target.display(), b.display())
+            note!("saved {} (previous version in {})", target.display(), b.display())
         }
-        Saved::Written { backup: None } => eprintln!("saved {}", target.display()),
+        Saved::Written { backup: None } => note!("saved {}", target.display()),
     }
     Ok(())
 }

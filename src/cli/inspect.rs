@@ -130,6 +130,10 @@ pub fn inspect(file: &Path, args: &DumpArgs, jsonl: bool, stats: bool, limit: Op
         // Counts of a file cut short are not printed as if they were whole.
         d.check_unchanged()?;
     }
+    // Listed all the same (the damaged ranges say what the bytes are), then an error.
+    let unreadable = crate::dump::readable::nothing_readable(d, &o.decoder);
+    // A manifest that lies, or could not be used, is said before anything else.
+    let manifest = crate::dump::manifest_check::check(d).map(|c| c.lines()).unwrap_or_default();
     // Block-buffered: stdout is line-buffered, a write per row.
     let mut out = std::io::BufWriter::with_capacity(1 << 16, std::io::stdout().lock());
     let type_name = o.decoder.message_type().map_or("(none)".to_string(), |t| t.full_name().to_string());
@@ -141,12 +145,23 @@ pub fn inspect(file: &Path, args: &DumpArgs, jsonl: bool, stats: bool, limit: Op
             d.framing, d.detection.confidence, d.detection.reason
         )?;
         writeln!(out, "type:    {type_name} ({})", o.why_type)?;
-        writeln!(out, "frames:  {}, damaged ranges: {}", d.frame_count(), d.problems().len())?;
+        let capped =
+            if d.index().is_capped() { " (the most the index lists: see the last range)" } else { "" };
+        writeln!(out, "frames:  {}{capped}, damaged ranges: {}", d.frame_count(), d.problems().len())?;
+        for line in &manifest {
+            writeln!(out, "manifest: {line}")?;
+        }
+    } else {
+        // Not a line of its own in the listing (readers take each line for a frame or a
+        // damaged range); `--stats --jsonl` has it in its object too.
+        for line in &manifest {
+            note!("warning: manifest: {line}");
+        }
     }
     if let Some(st) = stats {
-        st.print(&mut out, jsonl)?;
+        st.print(&mut out, jsonl, &manifest)?;
         out.flush()?;
-        return Ok(());
+        return unreadable.map_or(Ok(()), |why| Err(anyhow!(why)));
     }
     let mut problems = d.problems().into_iter().peekable();
     let mut shown = 0usize;
@@ -207,7 +222,7 @@ pub fn inspect(file: &Path, args: &DumpArgs, jsonl: bool, stats: bool, limit: Op
     out.flush()?;
     // After everything was read: a file cut short meanwhile makes the listing incomplete.
     d.check_unchanged()?;
-    Ok(())
+    unreadable.map_or(Ok(()), |why| Err(anyhow!(why)))
 }
 
 /// Whether row `v` is past the end of a file known to have been cut short (an atomic load;
@@ -326,14 +341,19 @@ impl Stats {
         self.damaged_bytes += p.len;
     }
 
-    fn print(&self, out: &mut impl Write, as_json: bool) -> Result<()> {
+    /// The statistics; `manifest`, what is wrong with the manifest, goes into the JSON object
+    /// (the text form has it in the header).
+    fn print(&self, out: &mut impl Write, as_json: bool, manifest: &[String]) -> Result<()> {
         let range = self.tt.map(|(a, b)| {
             json!({"from": a, "to": b, "from_time": crate::wal::format_timetick(a), "to_time": crate::wal::format_timetick(b)})
         });
         if as_json {
-            let j = json!({"frames": self.frames, "bytes": self.bytes, "bad": self.bad, "encrypted": self.encrypted,
+            let mut j = json!({"frames": self.frames, "bytes": self.bytes, "bad": self.bad, "encrypted": self.encrypted,
                 "damaged_ranges": self.damaged, "damaged_bytes": self.damaged_bytes,
                 "per_type": self.per_type, "per_vchannel": self.per_vchannel, "timetick": range});
+            if !manifest.is_empty() {
+                j["manifest_problems"] = json!(manifest);
+            }
             writeln!(out, "{j}")?;
             return Ok(());
         }
@@ -398,6 +418,12 @@ pub fn export(file: &Path, args: &DumpArgs, to: ExportFormat, out: &Path, force:
     let o = open(file, args)?;
     o.dump.wait_indexed();
     let d = &o.dump;
+    if let Some(why) = crate::dump::readable::nothing_readable(d, &o.decoder) {
+        bail!("nothing was written: {why}");
+    }
+    for line in crate::dump::manifest_check::check(d).map(|c| c.lines()).unwrap_or_default() {
+        note!("warning: manifest: {line}");
+    }
     let progress = Progress::new(d.frame_count());
     let exported = match to {
         ExportFormat::Jsonl if to_stdout => {
@@ -487,13 +513,13 @@ pub fn export(file: &Path, args: &DumpArgs, to: ExportFormat, out: &Path, force:
         }
     };
     progress.finish();
-    eprintln!(
+    note!(
         "exported {exported} of {} frames to {}",
         d.frame_count(),
         if to_stdout { "standard output".into() } else { out.display().to_string() }
     );
     if to == ExportFormat::Dump && !to_stdout {
-        eprintln!("manifest: {}", manifest_path(out).display());
+        note!("manifest: {}", manifest_path(out).display());
     }
     Ok(())
 }
@@ -528,8 +554,8 @@ fn check_raw_folder(out: &Path, force: bool) -> Result<()> {
 /// What a save said about the file it replaced.
 fn report_saved(out: &Path, saved: &Saved) {
     match saved {
-        Saved::Unchanged => eprintln!("{} already holds these bytes: nothing written", out.display()),
-        Saved::Written { backup: Some(b) } => eprintln!("its previous contents are in {}", b.display()),
+        Saved::Unchanged => note!("{} already holds these bytes: nothing written", out.display()),
+        Saved::Written { backup: Some(b) } => note!("its previous contents are in {}", b.display()),
         Saved::Written { backup: None } => {}
     }
 }

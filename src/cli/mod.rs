@@ -1,5 +1,55 @@
 //! Headless subcommands. Each is a thin shell over the library: parse arguments, load schemas,
 //! call one core function, print. Errors carry context and go to stderr via `main`.
+//!
+//! Printing never panics: `println!` and `eprintln!` panic when the pipe they write to is
+//! closed (`walscope inspect big.dump | head`), so they are denied here; a listing writes with
+//! [`outln!`] and stops on the error (`main` ends a broken pipe quietly), a command whose work
+//! matters more than its report writes with [`say!`], and notes go to standard error with
+//! [`note!`], which a closed standard error does not stop.
+#![deny(clippy::print_stdout, clippy::print_stderr)]
+
+/// `writeln!` to standard output: an `io::Result`, for a listing that stops on a closed pipe.
+macro_rules! outln {
+    ($($t:tt)*) => {{
+        use ::std::io::Write as _;
+        ::std::writeln!(::std::io::stdout().lock(), $($t)*)
+    }};
+}
+
+/// `write!` to standard output, without a newline: an `io::Result`.
+macro_rules! out {
+    ($($t:tt)*) => {{
+        use ::std::io::Write as _;
+        ::std::write!(::std::io::stdout().lock(), $($t)*)
+    }};
+}
+
+/// A line on standard output that no one may be reading any more: a closed pipe is ignored
+/// (the command's work goes on; its outcome decides the exit code).
+macro_rules! say {
+    ($($t:tt)*) => {{
+        use ::std::io::Write as _;
+        let _ = ::std::writeln!(::std::io::stdout().lock(), $($t)*);
+    }};
+}
+
+/// A line on standard error; a closed standard error is ignored (there is nowhere to say so).
+macro_rules! note {
+    ($($t:tt)*) => {{
+        use ::std::io::Write as _;
+        let _ = ::std::writeln!(::std::io::stderr().lock(), $($t)*);
+    }};
+}
+
+/// [`note!`] without the newline (a prompt, a progress line redrawn in place).
+macro_rules! note_part {
+    ($($t:tt)*) => {{
+        use ::std::io::Write as _;
+        let mut err = ::std::io::stderr().lock();
+        let _ = ::std::write!(err, $($t)*);
+        let _ = err.flush();
+    }};
+}
 
 pub mod call_cmd;
 mod decode;
@@ -13,6 +63,7 @@ mod rows;
 pub mod salvage_cmd;
 pub mod sample;
 mod schema_cmd;
+pub mod suggest;
 pub mod tasks;
 
 use crate::schema::SchemaSet;
@@ -66,7 +117,7 @@ impl SchemaArgs {
             set.add_descriptor_set(d)?;
         }
         for notice in set.notices() {
-            eprintln!("note: {notice}");
+            note!("note: {notice}");
         }
         Ok(set)
     }

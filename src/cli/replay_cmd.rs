@@ -99,12 +99,12 @@ pub fn replay(args: &ReplayArgs, conn: &ConnArgs) -> Result<()> {
             bail!("nothing to resume: {} has no journal of an earlier apply", planned.salvage.dir.display());
         }
         if args.json && !(args.apply || args.resume) {
-            println!("{}", serde_json::to_string_pretty(&*planned.plan)?);
+            say!("{}", serde_json::to_string_pretty(&*planned.plan)?);
         } else {
             print_plan(&planned);
         }
         if !(args.apply || args.resume) {
-            eprintln!("plan only: nothing was sent (--apply sends it)");
+            note!("plan only: nothing was sent (--apply sends it)");
             return if planned.plan.can_apply() {
                 Ok(())
             } else {
@@ -116,7 +116,7 @@ pub fn replay(args: &ReplayArgs, conn: &ConnArgs) -> Result<()> {
         }
         let left = planned.units_left();
         if left == 0 {
-            eprintln!("nothing to send: the journal records every unit as applied");
+            note!("nothing to send: the journal records every unit as applied");
         } else if !args.yes && !confirm(&planned, left)? {
             bail!("not confirmed: nothing was sent");
         }
@@ -156,12 +156,12 @@ pub fn replay(args: &ReplayArgs, conn: &ConnArgs) -> Result<()> {
             }
             other => other?,
         };
-        eprintln!(
+        note!(
             "applied {} unit(s) in {} call(s), {} row(s); {} unit(s) were already applied",
             outcome.units_sent, outcome.calls, outcome.rows, outcome.units_already
         );
         if args.json {
-            println!("{}", serde_json::to_string_pretty(&outcome)?);
+            say!("{}", serde_json::to_string_pretty(&outcome)?);
         }
         match &outcome.verification {
             Some(v) => {
@@ -229,15 +229,15 @@ fn confirm(planned: &Planned, left: usize) -> Result<bool> {
 /// The plan in words.
 pub fn print_plan(planned: &Planned) {
     let plan: &Plan = &planned.plan;
-    println!("replay plan for {} (database {}), made {}", plan.endpoint, plan.db, plan.created_at);
-    println!("policy for existing keys: {:?}; auto id: {:?}", plan.options.policy, plan.options.auto_id);
+    say!("replay plan for {} (database {}), made {}", plan.endpoint, plan.db, plan.created_at);
+    say!("policy for existing keys: {:?}; auto id: {:?}", plan.options.policy, plan.options.auto_id);
     for (path, pchannel, tt, frames) in &plan.dumps {
         let ckpt = tt.map_or("no checkpoint".to_string(), |t| format!("checkpoint {}", format_timetick(t)));
-        println!("  {pchannel}: {frames} frames, {ckpt} ({path})");
+        say!("  {pchannel}: {frames} frames, {ckpt} ({path})");
     }
-    println!("{} unit(s), {} call(s) before batching:", plan.units.len(), plan.calls());
+    say!("{} unit(s), {} call(s) before batching:", plan.units.len(), plan.calls());
     for c in plan.collections.values() {
-        println!(
+        say!(
             "  {}: {} insert(s) of {} row(s), {} delete(s) of {} key(s), {} upsert(s) of {} row(s){}{}",
             c.name,
             c.inserts,
@@ -251,7 +251,7 @@ pub fn print_plan(planned: &Planned) {
         );
         if !c.conflicts.is_empty() {
             let shown: Vec<String> = c.conflicts.iter().take(10).map(|k| k.to_string()).collect();
-            println!(
+            say!(
                 "    conflicts: {} key(s) already on the new primary: {}{}",
                 c.conflicts.len(),
                 shown.join(", "),
@@ -259,33 +259,33 @@ pub fn print_plan(planned: &Planned) {
             );
         }
         if let Some(from) = &c.dump_schema {
-            println!(
+            say!(
                 "    schema checked against {from}{}",
                 if c.differences.is_empty() { ": no difference" } else { ":" }
             );
         }
         for d in &c.differences {
-            println!("    schema: {}{}", d.what, if d.blocking { " [stops the apply]" } else { "" });
+            say!("    schema: {}{}", d.what, if d.blocking { " [stops the apply]" } else { "" });
         }
         for n in &c.notes {
-            println!("    note: {n}");
+            say!("    note: {n}");
         }
         if let (Some(b), Some(a)) = (c.count_before, c.expected_after) {
-            println!("    rows: {b} now, {a} expected after the replay");
+            say!("    rows: {b} now, {a} expected after the replay");
         }
     }
     let by_reason = plan.skipped_by_reason();
     if !by_reason.is_empty() {
-        println!("skipped {} message(s):", plan.skipped.len());
+        say!("skipped {} message(s):", plan.skipped.len());
         for (reason, n) in &by_reason {
-            println!("  {n} {reason:?}: {}", reason.describe());
+            say!("  {n} {reason:?}: {}", reason.describe());
             for s in plan
                 .skipped
                 .iter()
                 .filter(|s| s.reason == *reason)
                 .take(if *reason == SkipReason::Replicated { 3 } else { 20 })
             {
-                println!(
+                say!(
                     "    {} {} {} at {}{}{}",
                     s.pchannel,
                     s.message_id,
@@ -298,13 +298,13 @@ pub fn print_plan(planned: &Planned) {
         }
     }
     for w in &plan.warnings {
-        println!("warning: {w}");
+        say!("warning: {w}");
     }
     for p in &plan.problems {
-        println!("PROBLEM: {p}");
+        say!("PROBLEM: {p}");
     }
     if planned.resumed {
-        println!(
+        say!(
             "journal: {} of {} unit(s) applied{}",
             planned.journal.done.len(),
             plan.units.len(),
@@ -322,10 +322,10 @@ pub fn print_plan(planned: &Planned) {
 
 fn print_verification(v: &Verification, json: bool) {
     if json {
-        println!("{}", serde_json::to_string_pretty(v).unwrap_or_default());
+        say!("{}", serde_json::to_string_pretty(v).unwrap_or_default());
         return;
     }
-    println!("verification: {}", if v.ok() { "OK" } else { "FAILED" });
+    say!("verification: {}", if v.ok() { "OK" } else { "FAILED" });
     for c in &v.collections {
         let count = match (c.expected, c.actual) {
             (Some(e), Some(a)) if e == a => format!("{a} rows as expected"),
@@ -335,7 +335,7 @@ fn print_verification(v: &Verification, json: bool) {
                 a.map_or("?".into(), |v| v.to_string())
             ),
         };
-        println!(
+        say!(
             "  {}: {count}; {} sample key(s) read back{}{}",
             c.collection,
             c.sampled,
@@ -347,7 +347,7 @@ fn print_verification(v: &Verification, json: bool) {
             c.error.as_ref().map_or(String::new(), |e| format!("; error: {e}"))
         );
         for (k, want, got) in c.wrong.iter().take(10) {
-            println!("    key {k}: expected {want} row(s), found {got}");
+            say!("    key {k}: expected {want} row(s), found {got}");
         }
     }
 }

@@ -125,13 +125,13 @@ fn single(args: &SalvageArgs, conn: &ConnArgs, out: &Path) -> Result<()> {
         let (_, result) = ends.pop().ok_or_else(|| anyhow!("the salvage task vanished"))?;
         let outcome = result?;
         if outcome.manifest.frames == 0 && !out.exists() {
-            eprintln!("no frame arrived: nothing was written to {}", out.display());
+            note!("no frame arrived: nothing was written to {}", out.display());
             if outcome.cancelled {
                 bail!("interrupted before the first frame: {} was not created", out.display());
             }
             return Ok(());
         }
-        eprintln!(
+        note!(
             "wrote {} frames ({} in this run) to {}{}",
             outcome.manifest.frames,
             outcome.written,
@@ -173,11 +173,14 @@ fn start_folder(args: &SalvageArgs, conn: &ConnArgs, dir: &Path) -> Result<()> {
         if let Some(c) = &set.checkpoints {
             for r in &c.reports {
                 match &r.result {
-                    Ok(k) => eprintln!(
+                    Ok(k) => note!(
                         "{}: checkpoint {} at {} (dump {})",
-                        r.pchannel, k.message_id_display, k.time_utc, k.pchannel
+                        r.pchannel,
+                        k.message_id_display,
+                        k.time_utc,
+                        k.pchannel
                     ),
-                    Err(e) => eprintln!("{}: {e}", r.pchannel),
+                    Err(e) => note!("{}: {e}", r.pchannel),
                 }
             }
         }
@@ -208,7 +211,7 @@ fn resume_folder(args: &SalvageArgs, conn: &ConnArgs, dir: &Path) -> Result<()> 
     runtime()?.block_on(async {
         let set = salvage_set::resume(dir, &old, &run).await?;
         if set.jobs.is_empty() {
-            eprintln!("{}: every dump is complete; nothing to resume", dir.display());
+            note!("{}: every dump is complete; nothing to resume", dir.display());
         }
         let ends = watch(set.jobs).await;
         finish(dir, ends)
@@ -315,10 +318,10 @@ fn finish(dir: &Path, ends: Ends) -> Result<()> {
     let mut folder = FolderManifest::load(dir)?;
     folder.refresh(dir);
     let mut failed = 0;
-    println!("salvage of {} into {}", folder.source_cluster_id, dir.display());
+    say!("salvage of {} into {}", folder.source_cluster_id, dir.display());
     for e in &folder.pchannels {
         let Some(file) = &e.file else {
-            println!("{}: no dump: {}", e.pchannel, e.no_checkpoint.as_deref().unwrap_or("no checkpoint"));
+            say!("{}: no dump: {}", e.pchannel, e.no_checkpoint.as_deref().unwrap_or("no checkpoint"));
             failed += 1;
             continue;
         };
@@ -332,19 +335,19 @@ fn finish(dir: &Path, ends: Ends) -> Result<()> {
             _ if e.complete => "complete".to_string(),
             _ => "not complete, resumable with --resume".to_string(),
         };
-        println!("{}: {file}: {state}", e.pchannel);
+        say!("{}: {file}: {state}", e.pchannel);
         if let Ok(r) = analyze_dump(&dir.join(file), AnalyzeOptions::default()) {
             for n in &r.notes {
-                println!("    {n}");
+                say!("    {n}");
             }
             if !r.types.is_empty() {
                 let types: Vec<String> = r.types.iter().map(|(t, n)| format!("{t} {n}")).collect();
-                println!("    types: {}", types.join(", "));
+                say!("    types: {}", types.join(", "));
             }
         }
     }
     let complete = folder.pchannels.iter().filter(|e| e.complete).count();
-    println!("{complete} of {} dumps complete", folder.pchannels.len());
+    say!("{complete} of {} dumps complete", folder.pchannels.len());
     if failed > 0 {
         bail!("{failed} of {} pchannels not salvaged (see above)", folder.pchannels.len());
     }

@@ -50,9 +50,9 @@ pub fn sample(
             }
             let damage = write_milvus_dump(set.pool(), out, messages, seed, policy, corrupt)
                 .with_context(|| format!("cannot write {}", out.display()))?;
-            eprintln!("wrote {messages} WAL messages to {} (manifest beside it)", out.display());
+            note!("wrote {messages} WAL messages to {} (manifest beside it)", out.display());
             if let Some(d) = damage {
-                eprintln!("damaged on purpose: {} at byte {} ({} bytes)", d.what, d.offset, d.len);
+                note!("damaged on purpose: {} at byte {} ({} bytes)", d.what, d.offset, d.len);
             }
         }
         SampleKind::DatasyncProgress | SampleKind::DatacollectorProgress => {
@@ -61,7 +61,7 @@ pub fn sample(
             }
             write_progress(set.pool(), out, seed, kind == SampleKind::DatasyncProgress)
                 .with_context(|| format!("cannot write {}", out.display()))?;
-            eprintln!("wrote one AddSyncTaskRequest to {}", out.display());
+            note!("wrote one AddSyncTaskRequest to {}", out.display());
         }
     }
     Ok(())

@@ -9,9 +9,8 @@ pub fn run(action: SchemaAction) -> Result<()> {
         SchemaAction::List { filter, schema } => list(&schema, filter.as_deref()),
         SchemaAction::Show { name, schema } => {
             let set = schema.load()?;
-            print!("{}", crate::schema::describe(&set, &name)?);
-            print_builtin_files(&set);
-            Ok(())
+            out!("{}", crate::schema::describe(&set, &name)?)?;
+            print_builtin_files(&set)
         }
         SchemaAction::Export { out, force, schema } => export(&schema, &out, force),
     }
@@ -30,23 +29,23 @@ fn list(schema: &SchemaArgs, filter: Option<&str>) -> Result<()> {
             SymbolKind::Service => "service",
         };
         let origin = set.origin_of_file(&file).map(|o| o.to_string()).unwrap_or_default();
-        println!("{kind:<8} {name:<64} {file} ({origin})");
+        outln!("{kind:<8} {name:<64} {file} ({origin})")?;
     }
-    print_builtin_files(&set);
-    Ok(())
+    print_builtin_files(&set)
 }
 
 /// Each built-in file and what became of it, after a blank line (nothing when none is loaded).
-fn print_builtin_files(set: &SchemaSet) {
+fn print_builtin_files(set: &SchemaSet) -> Result<()> {
     let files = set.builtin_files();
     if files.is_empty() {
-        return;
+        return Ok(());
     }
-    println!("\nbuilt-in files:");
+    outln!("\nbuilt-in files:")?;
     let width = files.iter().map(|f| f.file.len()).max().unwrap_or(0);
     for f in files {
-        println!("  {:<width$}  {}", f.file, f.status);
+        outln!("  {:<width$}  {}", f.file, f.status)?;
     }
+    Ok(())
 }
 
 fn export(schema: &SchemaArgs, out: &std::path::Path, force: bool) -> Result<()> {
@@ -61,16 +60,16 @@ fn export(schema: &SchemaArgs, out: &std::path::Path, force: bool) -> Result<()>
         .with_context(|| format!("cannot write {}", out.display()))?;
     match saved.backup() {
         _ if saved.is_unchanged() => {
-            eprintln!("{} already holds these descriptors: nothing written", out.display())
+            note!("{} already holds these descriptors: nothing written", out.display())
         }
-        Some(b) => eprintln!(
+        Some(b) => note!(
             "wrote {} files ({} bytes) to {} (its previous contents in {})",
             fds.file.len(),
             bytes.len(),
             out.display(),
             b.display()
         ),
-        None => eprintln!("wrote {} files ({} bytes) to {}", fds.file.len(), bytes.len(), out.display()),
+        None => note!("wrote {} files ({} bytes) to {}", fds.file.len(), bytes.len(), out.display()),
     }
     Ok(())
 }

@@ -131,7 +131,7 @@ pub fn run(action: TasksAction) -> Result<()> {
         TasksAction::Status { target, json, watch: None } => {
             let (rows, reply) = with_client(&target, async |c| c.task_status().await)?;
             if json {
-                println!("{}", codec::to_json(&reply, true));
+                outln!("{}", codec::to_json(&reply, true))?;
             } else {
                 print_table(&rows, &mut std::io::stdout().lock())?;
             }
@@ -140,7 +140,7 @@ pub fn run(action: TasksAction) -> Result<()> {
         TasksAction::Create { target, db, table, mode, start_ts, dest } => {
             let mode = SyncMode::from_number(mode).context("--mode must be 0, 1 or 2")?;
             with_client(&target, async |c| c.create_sync_task(&db, &table, mode, start_ts, &dest).await)?;
-            eprintln!(
+            note!(
                 "created the sync task for {db}.{table}; see `walscope tasks status --endpoint {}`",
                 target.endpoint
             );
@@ -156,7 +156,7 @@ pub fn run(action: TasksAction) -> Result<()> {
                 bail!("not confirmed; nothing was deleted");
             }
             with_client(&target, async |c| c.delete_sync_task(&db, &table).await)?;
-            eprintln!("deleted the sync task of {db}.{table}");
+            note!("deleted the sync task of {db}.{table}");
             Ok(())
         }
     }
@@ -164,7 +164,7 @@ pub fn run(action: TasksAction) -> Result<()> {
 
 fn confirm(question: &str) -> Result<bool> {
     let stdin = std::io::stdin();
-    eprint!("{question}");
+    note_part!("{question}");
     std::io::stderr().flush()?;
     let mut line = String::new();
     stdin.lock().read_line(&mut line)?;

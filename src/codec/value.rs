@@ -166,6 +166,15 @@ pub fn parse_value(kind: &Kind, text: &str) -> Result<Value, String> {
             if let Some(v) = e.get_value_by_name(t) {
                 Value::EnumNumber(v.number())
             } else if let Ok(n) = t.parse::<i32>() {
+                // A proto2 enum is closed: a reader treats a number it does not define as an
+                // unknown field, so the value set would vanish. A proto3 (open) enum keeps it.
+                if e.get_value(n).is_none() && is_closed(e) {
+                    return Err(format!(
+                        "{n} is not a value of {}, a closed (proto2) enum: a reader would drop it as an unknown field; use one of: {}",
+                        e.full_name(),
+                        defined_values(e)
+                    ));
+                }
                 Value::EnumNumber(n)
             } else {
                 let names: Vec<String> = e.values().map(|v| v.name().to_string()).collect();
@@ -180,6 +189,9 @@ pub fn parse_value(kind: &Kind, text: &str) -> Result<Value, String> {
             let mut de = serde_json::Deserializer::from_str(t);
             let msg = DynamicMessage::deserialize(m.clone(), &mut de)
                 .map_err(|e| format!("value for {} must be JSON: {e}", m.full_name()))?;
+            if let Some(why) = undefined_closed_enum(&msg) {
+                return Err(why);
+            }
             Value::Message(msg)
         }
     })
@@ -208,6 +220,44 @@ pub fn format_value(kind: &Kind, v: &Value) -> String {
         (Value::F32(x), _) => float(f64::from(*x)),
         (other, _) => super::tree::scalar_value_text(other),
     }
+}
+
+/// Whether `e` is closed: a proto2 enum (proto3 enums are open, and keep any number).
+pub fn is_closed(e: &prost_reflect::EnumDescriptor) -> bool {
+    e.parent_file().syntax() == prost_reflect::Syntax::Proto2
+}
+
+/// The first value in `msg` (at any depth) that is a number a closed enum does not define.
+fn undefined_closed_enum(msg: &DynamicMessage) -> Option<String> {
+    let fault = |kind: &Kind, v: &Value| -> Option<String> {
+        match (kind, v) {
+            (Kind::Enum(e), Value::EnumNumber(n)) if e.get_value(*n).is_none() && is_closed(e) => {
+                Some(format!(
+                    "{n} is not a value of {}, a closed (proto2) enum: a reader would drop it as an unknown field; use one of: {}",
+                    e.full_name(),
+                    defined_values(e)
+                ))
+            }
+            (_, Value::Message(m)) => undefined_closed_enum(m),
+            _ => None,
+        }
+    };
+    msg.fields().find_map(|(fd, v)| {
+        let kind = fd.kind();
+        match v {
+            Value::List(items) => items.iter().find_map(|x| fault(&kind, x)),
+            Value::Map(entries) => {
+                let value_kind = kind.as_message().map(|m| m.map_entry_value_field().kind())?;
+                entries.values().find_map(|x| fault(&value_kind, x))
+            }
+            x => fault(&kind, x),
+        }
+    })
+}
+
+/// `NAME = number` for each value `e` defines.
+fn defined_values(e: &prost_reflect::EnumDescriptor) -> String {
+    e.values().map(|v| format!("{} = {}", v.name(), v.number())).collect::<Vec<_>>().join(", ")
 }
 
 pub fn kind_name(kind: &Kind) -> String {
@@ -292,5 +342,31 @@ mod hex_tests {
         assert!(e.contains("bad hex at digit 1"), "{e}");
         assert_eq!(super::decode_hex("0a ff").expect("hex"), vec![0x0a, 0xff]);
         assert!(super::decode_hex("abc").expect_err("odd").contains("odd number"));
+    }
+}
+
+#[cfg(test)]
+mod enum_tests {
+    use super::*;
+
+    /// `--set mode=77` on a proto2 (closed) enum is refused in words naming the defined values,
+    /// also inside a message given as JSON; a proto3 (open) enum keeps an undefined number.
+    #[test]
+    fn a_closed_enum_refuses_an_undefined_number_and_an_open_one_keeps_it() {
+        let set = crate::schema::SchemaSet::builtin();
+        let pool = set.pool();
+        let closed = pool.get_enum_by_name("openmldb.datasync.SyncMode").expect("SyncMode");
+        let open = pool.get_enum_by_name("milvus.proto.common.MsgType").expect("MsgType");
+        assert!(is_closed(&closed) && !is_closed(&open));
+        let e = parse_value(&Kind::Enum(closed.clone()), "77").expect_err("77 is not a SyncMode");
+        assert!(e.contains("77 is not a value of openmldb.datasync.SyncMode"), "{e}");
+        assert!(e.contains("kFull = 0, kIncrementalByTimestamp = 1, kFullAndContinuous = 2"), "{e}");
+        assert_eq!(parse_value(&Kind::Enum(closed.clone()), "2"), Ok(Value::EnumNumber(2)));
+        assert_eq!(parse_value(&Kind::Enum(closed), "kFull"), Ok(Value::EnumNumber(0)));
+        assert_eq!(parse_value(&Kind::Enum(open), "77777"), Ok(Value::EnumNumber(77777)));
+        let request = pool.get_message_by_name("openmldb.datasync.AddSyncTaskRequest").expect("request");
+        let e = parse_value(&Kind::Message(request.clone()), r#"{"mode": 77}"#).expect_err("in JSON too");
+        assert!(e.contains("closed (proto2) enum"), "{e}");
+        assert!(parse_value(&Kind::Message(request), r#"{"mode": 1}"#).is_ok());
     }
 }

@@ -1,4 +1,5 @@
-//! Choosing how to read a file nobody described: what its walscope manifest says, an OpenMLDB
+//! Choosing how to read a file nobody described: what its walscope manifest says (when it can
+//! be read and is of a known version: see [`super::manifest_check`]), an OpenMLDB
 //! progress file by its name, a Milvus dump when its frames decode as `DumpMessagesResponse`,
 //! otherwise schema-less.
 
@@ -17,7 +18,9 @@ pub fn choose(
     head: &[u8],
     set: &SchemaSet,
 ) -> (Option<MessageDescriptor>, Option<Framing>, String) {
-    if let Ok(m) = super::writer::Manifest::load(&super::writer::manifest_path(path))
+    // Only a manifest that can be vouched for chooses (one set aside is reported by
+    // `manifest_check::check`, not used).
+    if let super::manifest_check::ManifestRead::Usable(m) = super::manifest_check::read(path)
         && let Ok(d) = set.message(&m.message_type)
     {
         let why = format!("from {}", super::writer::manifest_path(path).display());

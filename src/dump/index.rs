@@ -4,7 +4,10 @@
 //! After a corrupt frame the scan resynchronises: it drops recent frames whose bodies fail a
 //! full check (a corrupt length can swallow the frames after it), then looks byte by byte for
 //! the next offset where a chain of valid frames starts, and records the skipped range. An
-//! intact frame after a bad one is never lost. Costs 8 bytes of memory per frame. A large file
+//! intact frame after a bad one is never lost. A run of empty frames (zeros) is a damaged range,
+//! not frames ([`super::index_empty`]). Costs 8 bytes of memory per frame, for at most
+//! [`MAX_INDEXED_FRAMES`] frames (512 MiB): the frames past the bound are not listed, and a
+//! problem says from which byte, so an absurd file never costs more. A large file
 //! is walked on every core: the scan adopts regions other threads walked ahead of it
 //! ([`super::index_regions`]) only where its own walk lands on them, so the index is the same.
 //! Each thread can fold the frames it walks into a statistic as it finds them ([`FrameFold`]):
@@ -13,13 +16,14 @@
 //! past its new end (see [`super::mapping`]); the builder then drops what lies past the end.
 
 use super::framing::{FrameHeader, Framing, HeaderFault, read_header};
+use super::index_empty::{empty_run, find_start, run_problem};
 use super::index_regions::{self as regions, Regions};
 use super::mapping::Mapping;
 use super::source::Source;
 use super::validate::{FirstKeys, check_message, message_range};
 use prost_reflect::MessageDescriptor;
 use std::sync::RwLock;
-use std::sync::atomic::{AtomicBool, AtomicU8, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU8, AtomicU64, AtomicUsize, Ordering};
 
 /// A damaged byte range no frame covers.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -37,6 +41,10 @@ const KEEP_BACK: usize = 16;
 const CHUNK: usize = 65_536;
 /// Frames that must follow a resynchronisation candidate (or the end of the file).
 const CHAIN: usize = 2;
+/// The most frames one index lists: 2^26 offsets of 8 bytes, 512 MiB. A file with more frames
+/// (tens of gigabytes of real messages, or an absurd file of tiny ones) is listed up to the
+/// bound, and a problem names the byte from which the rest is not listed.
+pub const MAX_INDEXED_FRAMES: usize = 1 << 26;
 
 /// State shared between the indexing job and its readers.
 #[derive(Default)]
@@ -48,6 +56,10 @@ pub struct IndexShared {
     cancel: AtomicBool,
     /// A [`CacheUse`] as a number, set once the index thread has finished with the cache.
     cache_use: AtomicU8,
+    /// The most frames listed ([`MAX_INDEXED_FRAMES`] when 0).
+    limit: AtomicUsize,
+    /// The bound was reached: frames after the last listed one are not listed.
+    capped: AtomicBool,
 }
 
 /// What the persisted index did for this open.
@@ -64,6 +76,23 @@ pub enum CacheUse {
 }
 
 impl IndexShared {
+    /// An index that lists at most `max_frames` frames (never more than [`MAX_INDEXED_FRAMES`]).
+    pub(super) fn with_limit(max_frames: usize) -> IndexShared {
+        let s = IndexShared::default();
+        s.limit.store(max_frames.clamp(1, MAX_INDEXED_FRAMES), Ordering::Relaxed);
+        s
+    }
+    /// The most frames this index lists.
+    pub fn limit(&self) -> usize {
+        match self.limit.load(Ordering::Relaxed) {
+            0 => MAX_INDEXED_FRAMES,
+            n => n,
+        }
+    }
+    /// Whether the file has more frames than the index lists (see [`MAX_INDEXED_FRAMES`]).
+    pub fn is_capped(&self) -> bool {
+        self.capped.load(Ordering::Acquire)
+    }
     pub fn frame_count(&self) -> usize {
         self.offsets.read().map(|o| o.len()).unwrap_or(0)
     }
@@ -155,8 +184,16 @@ impl IndexShared {
     pub(super) fn mark_done(&self) {
         self.done.store(true, Ordering::Release);
     }
+    /// Appends `batch` (the caller keeps the total within [`IndexShared::limit`]); the list
+    /// grows by doubling, but never past the limit, so its memory stays within the bound.
     fn publish(&self, batch: &mut Vec<u64>) {
         if let Ok(mut o) = self.offsets.write() {
+            let need = o.len() + batch.len();
+            if need > o.capacity() {
+                let grown = (o.capacity() * 2).max(need).min(self.limit().max(need));
+                let more = grown - o.len();
+                o.reserve_exact(more);
+            }
             o.extend_from_slice(batch);
         }
         batch.clear();
@@ -165,7 +202,7 @@ impl IndexShared {
 
 pub(super) struct Scan<'a> {
     pub(super) buf: &'a [u8],
-    framing: Framing,
+    pub(super) framing: Framing,
     desc: Option<&'a MessageDescriptor>,
     first_keys: FirstKeys,
     /// The mapping `buf` is, when it is one: a read past the file's new end stops the walk.
@@ -196,15 +233,16 @@ impl Scan<'_> {
         self.desc.map_or_else(|| "protobuf message".to_string(), |d| d.full_name().to_string())
     }
 
-    /// The whole frame at `pos` is valid; returns its length.
-    fn full(&self, pos: usize) -> Option<u64> {
+    /// The whole frame at `pos` is valid; returns its header.
+    fn full(&self, pos: usize) -> Option<FrameHeader> {
         let h = read_header(self.buf, pos, self.framing).ok()?;
         let body = &self.buf[pos + h.header_len as usize..pos + h.total() as usize];
         check_message(&body[message_range(body, self.framing, &h)], self.desc).ok()?;
-        Some(h.total())
+        Some(h)
     }
 
-    /// A resynchronisation point: a non-empty valid frame followed by CHAIN valid frames or EOF.
+    /// A resynchronisation point: a valid frame with a body followed by CHAIN valid frames or
+    /// EOF. (Never an empty frame first: zeros would resynchronise anywhere.)
     pub(super) fn chain_starts_at(&self, pos: usize) -> bool {
         let mut p = pos;
         for i in 0..=CHAIN {
@@ -212,7 +250,7 @@ impl Scan<'_> {
                 return i > 0;
             }
             match self.full(p) {
-                Some(len) if i > 0 || len > 1 => p += len as usize,
+                Some(h) if i > 0 || h.body_len > 0 => p += h.total() as usize,
                 _ => return false,
             }
         }
@@ -298,7 +336,8 @@ fn scan_with<F: FrameFold>(
     fold: &F,
 ) -> (usize, F::Acc) {
     let (buf, framing) = (scan.buf, scan.framing);
-    let mut pending = Pending { shared, offsets: Vec::with_capacity(CHUNK + KEEP_BACK), end: 0 };
+    let mut pending =
+        Pending { shared, offsets: Vec::with_capacity(CHUNK + KEEP_BACK), published: 0, end: 0 };
     if framing == Framing::Single {
         let mut acc = fold.init();
         if !buf.is_empty() {
@@ -325,6 +364,8 @@ fn scan_with<F: FrameFold>(
 struct Pending<'a> {
     shared: &'a IndexShared,
     offsets: Vec<u64>,
+    /// Frames published so far.
+    published: usize,
     /// Every byte before this is in a listed frame or in a recorded problem.
     end: usize,
 }
@@ -335,15 +376,44 @@ impl Pending<'_> {
         self.offsets.push(offset);
         if self.offsets.len() >= CHUNK + KEEP_BACK {
             let keep = self.offsets.split_off(self.offsets.len() - KEEP_BACK);
+            self.published += self.offsets.len();
             self.shared.publish(&mut self.offsets);
             self.offsets = keep;
         }
     }
 
+    /// Publishes every frame found so far: none of them can be taken back any more.
+    fn flush(&mut self) {
+        self.published += self.offsets.len();
+        self.shared.publish(&mut self.offsets);
+    }
+
+    /// Frames the index may still take before its bound.
+    fn room(&self) -> usize {
+        self.shared.limit().saturating_sub(self.published + self.offsets.len())
+    }
+
+    /// The bound is reached at `pos`, with bytes left: says so, and from where.
+    fn cap(&mut self, pos: usize, len: usize) {
+        let limit = self.shared.limit();
+        self.shared.capped.store(true, Ordering::Release);
+        self.shared.add_problem(Problem {
+            offset: pos as u64,
+            len: (len - pos) as u64,
+            truncated: false,
+            reason: format!(
+                "not listed: the index lists at most {limit} frames ({} MiB of memory); the {} bytes from byte {pos} on are not read. To read them, copy them into a file of their own (tail -c +{} FILE > rest.dump) and open that",
+                (limit * 8) >> 20,
+                len - pos,
+                pos + 1
+            ),
+        });
+    }
+
     /// Publishes the rest; `done` is set by the caller once the cache is written too, so a
     /// process that exits as soon as the index is done leaves a complete cache behind.
     fn finish(&mut self, pos: usize) {
-        self.shared.publish(&mut self.offsets);
+        self.flush();
         self.end = pos;
         self.shared.scanned.store(pos as u64, Ordering::Relaxed);
     }
@@ -374,17 +444,38 @@ fn walk<F: FrameFold>(
         if shared.was_cancelled() || pos >= scan.intact_end() {
             break;
         }
+        if pending.room() == 0 {
+            pending.cap(pos, len);
+            break;
+        }
         if let Some(region) = ahead.as_deref_mut().and_then(|a| a.at(pos)) {
-            for &offset in &region.offsets {
+            // A region past the bound is listed up to it; the fold then covers frames the index
+            // does not list, and is dropped for the problem the bound records (see
+            // `index_build::build_folding`).
+            let take = region.offsets.len().min(pending.room());
+            for &offset in &region.offsets[..take] {
                 pending.push(offset);
             }
-            pos = region.end;
+            pos = region.offsets.get(take).map_or(region.end, |&o| o as usize);
             pending.end = pos;
             acc = fold.merge(acc, region.acc);
             shared.scanned.store(pos as u64, Ordering::Relaxed);
             continue;
         }
-        match scan.quick(pos) {
+        let quick = scan.quick(pos);
+        if let Ok(h) = &quick
+            && h.body_len == 0
+            && let Some((end, frames)) = empty_run(scan, pos)
+        {
+            // The frames before a run are not taken back by damage after it.
+            pending.flush();
+            shared.add_problem(run_problem(scan, pos, end, frames));
+            pos = end;
+            pending.end = pos;
+            shared.scanned.store(pos as u64, Ordering::Relaxed);
+            continue;
+        }
+        match quick {
             Ok(header) => {
                 pending.push(pos as u64);
                 let start = pos as u64;
@@ -408,8 +499,13 @@ fn walk<F: FrameFold>(
                     pending.end = bad;
                 }
                 // Zeros where the file was cut short hold no frame: the search stops there.
-                let next =
-                    (bad + 1..len).take_while(|&p| p < scan.intact_end()).find(|&p| scan.chain_starts_at(p));
+                let next = find_start(
+                    scan,
+                    bad + 1,
+                    len.min(scan.intact_end()),
+                    |p| scan.chain_starts_at(p),
+                    || shared.was_cancelled(),
+                );
                 let truncated = matches!(fault, HeaderFault::Truncated { .. }) && next.is_none();
                 let end = next.unwrap_or(len);
                 let reason = if truncated {
@@ -428,6 +524,7 @@ fn walk<F: FrameFold>(
                 }
                 pos = end;
                 pending.end = pos;
+                shared.scanned.store(pos as u64, Ordering::Relaxed);
             }
         }
     }

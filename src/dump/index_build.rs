@@ -88,7 +88,9 @@ pub(crate) fn build_folding<F: FrameFold>(shared: &Arc<IndexShared>, plan: Plan,
 fn load_or_scan<F: FrameFold>(plan: &Plan, s: &Arc<IndexShared>, fold: &F) -> Option<F::Acc> {
     let _settled = SettledOnUnwind(s);
     let len = plan.source.bytes().len();
-    if let Some((offsets, problems)) = plan.cache.as_ref().and_then(index_cache::load) {
+    // A cached index longer than this open's bound is not used (it was stored under another).
+    let cached = plan.cache.as_ref().and_then(index_cache::load).filter(|(o, _)| o.len() <= s.limit());
+    if let Some((offsets, problems)) = cached {
         s.fill(offsets, problems, len as u64);
         cut_if_shrunk(plan, s);
         s.set_cache_use(CacheUse::Loaded);
@@ -102,8 +104,9 @@ fn load_or_scan<F: FrameFold>(plan: &Plan, s: &Arc<IndexShared>, fold: &F) -> Op
         let _ = h.join();
     }
     let cut = cut_if_shrunk(plan, s);
-    let stored = match (&plan.cache, s.was_cancelled() || cut) {
-        (Some(key), false) => s.with_all(|o, p| index_cache::store(key, o, p)).is_some(),
+    // An index cut at its bound is not kept: it is not the file's whole index.
+    let stored = match (&plan.cache, s.was_cancelled() || cut || s.is_capped()) {
+        (Some(key), false) => s.with_all(|o, p| index_cache::store(key, o, p)).unwrap_or(false),
         _ => false,
     };
     s.set_cache_use(if stored { CacheUse::Stored } else { CacheUse::NotCached });

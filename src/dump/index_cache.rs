@@ -5,8 +5,9 @@
 //! Owns: the cache file format and the check that it still describes the file: size,
 //! modification time, framing, message type, and FNV-1a checksums of the file's first and last
 //! 64 KiB. Must never: write beside the user's files, serve an index for a file that changed
-//! (a dump still being written changes size, so it is always scanned afresh), or fail an open
-//! because the cache is missing, stale, unreadable or unwritable: it is only a cache.
+//! (a dump still being written changes size, so it is always scanned afresh), write or read a
+//! cache file larger than [`MAX_CACHE_BYTES`], or fail an open because the cache is missing,
+//! stale, unreadable, unwritable or too large: it is only a cache.
 
 use super::framing::Framing;
 use super::index::Problem;
@@ -30,6 +31,9 @@ pub enum IndexCache {
 
 /// Below this, scanning is as fast as reading a cache file.
 pub const AUTO_MIN_BYTES: u64 = 64 << 20;
+/// The largest index file written to (or read from) the cache: 256 MiB, about 33 million
+/// frames. A larger index is scanned afresh on each open rather than filling the cache directory.
+pub const MAX_CACHE_BYTES: u64 = 256 << 20;
 const MAGIC: &[u8; 8] = b"WSIDX\x00\x01\n";
 const EDGE: usize = 64 << 10;
 
@@ -83,6 +87,15 @@ impl IndexCache {
 
 /// Offsets and damaged ranges from the cache, if it holds this exact file state.
 pub fn load(key: &FileKey) -> Option<(Vec<u64>, Vec<Problem>)> {
+    load_bounded(key, MAX_CACHE_BYTES)
+}
+
+fn load_bounded(key: &FileKey, max_bytes: u64) -> Option<(Vec<u64>, Vec<Problem>)> {
+    // Only a regular file, and not one larger than an index may be: neither is read whole.
+    let meta = std::fs::metadata(&key.cache_file).ok()?;
+    if !meta.is_file() || meta.len() > max_bytes {
+        return None;
+    }
     let data = std::fs::read(&key.cache_file).ok()?;
     let rest = data.strip_prefix(key.header.as_slice())?;
     let mut r = Reader(rest);
@@ -102,9 +115,21 @@ pub fn load(key: &FileKey) -> Option<(Vec<u64>, Vec<Problem>)> {
     (r.0.is_empty() && offsets.windows(2).all(|w| w[0] < w[1])).then_some((offsets, problems))
 }
 
-/// Writes the index for `key` (atomically; errors are ignored: it is only a cache).
-pub fn store(key: &FileKey, offsets: &[u64], problems: &[Problem]) {
-    let mut out = Vec::with_capacity(key.header.len() + offsets.len() * 8 + 64);
+/// Writes the index for `key` (atomically; errors are ignored: it is only a cache), unless it
+/// would be larger than [`MAX_CACHE_BYTES`]. Whether it was written (or tried).
+pub fn store(key: &FileKey, offsets: &[u64], problems: &[Problem]) -> bool {
+    store_bounded(key, offsets, problems, MAX_CACHE_BYTES)
+}
+
+fn store_bounded(key: &FileKey, offsets: &[u64], problems: &[Problem], max_bytes: u64) -> bool {
+    let size = key.header.len() as u64
+        + 16
+        + offsets.len() as u64 * 8
+        + problems.iter().map(|p| 32 + p.reason.len() as u64).sum::<u64>();
+    if size > max_bytes {
+        return false;
+    }
+    let mut out = Vec::with_capacity(size as usize);
     out.extend_from_slice(&key.header);
     out.extend_from_slice(&(problems.len() as u64).to_le_bytes());
     for p in problems {
@@ -122,6 +147,7 @@ pub fn store(key: &FileKey, offsets: &[u64], problems: &[Problem]) {
     {
         let _ = crate::atomic::atomic_write(&key.cache_file, &out, false);
     }
+    true
 }
 
 struct Reader<'a>(&'a [u8]);
@@ -142,4 +168,28 @@ impl<'a> Reader<'a> {
 
 fn fnv1a(bytes: &[u8]) -> u64 {
     bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, b| (h ^ u64::from(*b)).wrapping_mul(0x0100_0000_01b3))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// An index larger than the bound is neither written nor, when one is there, read.
+    #[test]
+    fn an_index_over_the_bound_is_not_written_or_read() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("d.dump");
+        let bytes = vec![1u8; 1000];
+        std::fs::write(&file, &bytes).unwrap();
+        let cache = IndexCache::At { dir: dir.path().join("cache"), min_bytes: 0 };
+        let key = cache.key(&file, &bytes, Framing::VarintDelimited, "t").unwrap();
+        let offsets: Vec<u64> = (0..1000).collect();
+        let bound = key.header.len() as u64 + 16 + 8 * 1000;
+        assert!(!store_bounded(&key, &offsets, &[], bound - 1), "one byte over the bound");
+        assert!(!key.cache_file.exists(), "nothing is written over the bound");
+        assert!(store_bounded(&key, &offsets, &[], bound));
+        assert_eq!(std::fs::metadata(&key.cache_file).unwrap().len(), bound, "the size is counted exactly");
+        assert_eq!(load_bounded(&key, bound).map(|(o, _)| o.len()), Some(1000));
+        assert_eq!(load_bounded(&key, bound - 1), None, "a cache file over the bound is not read");
+    }
 }

@@ -8,10 +8,16 @@
 //! frames it walks (the scan's [`super::index::FrameFold`]); the fold of a region is kept only
 //! with the region.
 //!
+//! A region ends early at a run of empty frames (the walk records the run: see
+//! [`super::index_empty`]) and after [`REGION_FRAMES`] frames (the walk lists the rest itself),
+//! so the regions held ahead of the walk (at most [`AHEAD`] + 2) cost at most 40 MiB of offsets,
+//! whatever the file. A region the walk has already passed is not walked at all.
+//!
 //! Owns: splitting the file, the workers, handing regions over in file order. Must never: hand
 //! over a region the walk has not landed on, or let the scan wait for one it has passed.
 
 use super::index::{FrameFold, IndexShared, Scan};
+use super::index_empty::{empty_run, find_start};
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::mpsc::{Receiver, channel};
@@ -28,6 +34,10 @@ const QUICK_CHAIN: usize = 4;
 /// length that fits the file, and following it touches pages far away (each a page fault); a
 /// region of bigger frames is not adopted, only walked by the scan itself.
 const SYNC_FRAME_MAX: u64 = 1 << 20;
+/// The most frames one region holds (4 MiB of offsets; a region of 32 MiB reaches it only when
+/// its frames average under 64 bytes): such a region ends there, and the walk lists the rest of
+/// it itself.
+const REGION_FRAMES: usize = 1 << 19;
 
 /// The frames a worker found in one region: from `start`, the first frame of its chain, up to
 /// `end`, the first offset at or past the region's end (or where a frame did not hold up), and
@@ -167,7 +177,14 @@ pub(super) fn spawn<'scope, F: FrameFold>(
                         }
                         std::thread::sleep(std::time::Duration::from_micros(200));
                     }
-                    let region = walk_region(scan, k * size, ((k + 1) * size).min(len), &control.stop, fold);
+                    let (from, to) = (k * size, ((k + 1) * size).min(len));
+                    // The walk is past this region already (it stepped over zeros or damage):
+                    // nobody would adopt it.
+                    let passed = || shared.scanned_bytes() as usize >= to;
+                    let region = match passed() {
+                        true => None,
+                        false => walk_region(scan, from, to, &|| stopped() || passed(), fold),
+                    };
                     if tx.send((k, region)).is_err() {
                         break;
                     }
@@ -198,20 +215,27 @@ fn walk_region<F: FrameFold>(
     scan: &Scan,
     from: usize,
     to: usize,
-    stop: &AtomicBool,
+    stop: &dyn Fn() -> bool,
     fold: &F,
 ) -> Option<Region<F::Acc>> {
-    let start = (from..to)
-        .take_while(|&p| p < scan.intact_end())
-        .find(|&p| quick_chain(scan, p) && scan.chain_starts_at(p))?;
+    // Zeros where the file was cut short hold no frame: the search stops there.
+    let start = find_start(
+        scan,
+        from,
+        to.min(scan.intact_end()),
+        |p| quick_chain(scan, p) && scan.chain_starts_at(p),
+        stop,
+    )?;
     let mut offsets = Vec::new();
     let mut acc = fold.init();
     let mut pos = start;
-    while pos < to {
-        if offsets.len() % 4096 == 4095 && (stop.load(Ordering::Relaxed) || pos >= scan.intact_end()) {
+    while pos < to && offsets.len() < REGION_FRAMES {
+        if offsets.len() % 4096 == 4095 && (stop() || pos >= scan.intact_end()) {
             return None;
         }
         match scan.quick(pos) {
+            // The walk records a run of empty frames itself.
+            Ok(header) if header.body_len == 0 && empty_run(scan, pos).is_some() => break,
             Ok(header) => {
                 offsets.push(pos as u64);
                 acc = fold.frame(acc, pos as u64, header);
@@ -284,6 +308,58 @@ mod tests {
         ((shared.offsets(0..usize::MAX), shared.problems()), adopted, folded)
     }
 
+    /// An index bounded to `limit` frames lists the file's first `limit` frames, whether the
+    /// walk alone or regions walked ahead found them, holds no more than their offsets, and a
+    /// problem says from which byte the rest is not listed.
+    #[test]
+    fn the_bound_lists_the_first_frames_and_says_where_it_stops() {
+        let buf = dump(1500);
+        let ((all, _), _, _) = index(&buf, 0, 1);
+        let set = SchemaSet::builtin();
+        let desc = set.message("milvus.proto.milvus.DumpMessagesResponse").ok();
+        for limit in [1, 100, 1499, 1500] {
+            for (region, workers) in [(0, 1), (4096, 2), (10_007, 3)] {
+                let shared = IndexShared::with_limit(limit);
+                scan_in_regions(
+                    &buf,
+                    Framing::VarintDelimited,
+                    desc.as_ref(),
+                    &shared,
+                    region,
+                    workers,
+                    &Folded,
+                );
+                let why = format!("limit {limit}, regions of {region} bytes, {workers} workers");
+                assert_eq!(shared.offsets(0..usize::MAX), all[..limit], "{why}");
+                let problems = shared.problems();
+                if limit == all.len() {
+                    assert!(!shared.is_capped() && problems.is_empty(), "{why}: {problems:?}");
+                    continue;
+                }
+                assert!(shared.is_capped(), "{why}");
+                assert!(
+                    matches!(&problems[..], [p] if p.offset == all[limit] && p.reason.contains(&format!("at most {limit} frames"))),
+                    "{why}: {problems:?}"
+                );
+                assert!(shared.heap_bytes() <= limit * 8 + 1024, "{why}: {} bytes", shared.heap_bytes());
+            }
+        }
+        // Past a few chunks the list grows by doubling: never beyond the bound.
+        let tiny: Vec<u8> = [2u8, 8, 1].repeat(300_000);
+        let limit = 200_000;
+        for (region, workers) in [(0, 1), (65_536, 2)] {
+            let shared = IndexShared::with_limit(limit);
+            scan_in_regions(&tiny, Framing::VarintDelimited, None, &shared, region, workers, &Folded);
+            assert_eq!(shared.frame_count(), limit);
+            assert!(shared.is_capped());
+            assert!(
+                shared.heap_bytes() <= limit * 8 + 1024,
+                "{} bytes for {limit} frames",
+                shared.heap_bytes()
+            );
+        }
+    }
+
     /// A fold that panics on a frame a worker walks: the panic reaches the caller of the scan,
     /// which never hangs waiting for the region that worker did not send.
     #[test]
@@ -348,6 +424,15 @@ mod tests {
         let mut cut = clean.clone();
         cut.truncate(clean.len() - 11);
         cases.push(("truncated tail", cut));
+        // Zeros read as empty frames: a run of them is one damaged range, wherever it falls.
+        let mut zeros = clean.clone();
+        let ((frames, _), _, _) = index(&clean, 0, 1);
+        let at = frames[frames.len() / 3] as usize;
+        zeros.splice(at..at, std::iter::repeat_n(0u8, 20_000));
+        cases.push(("zeros inside", zeros));
+        let mut preallocated = clean.clone();
+        preallocated.extend(std::iter::repeat_n(0u8, 30_000));
+        cases.push(("a zero-filled tail", preallocated));
         for (name, buf) in &cases {
             let (expected, none, folded) = index(buf, 0, 1);
             assert_eq!(none, 0);
@@ -358,6 +443,14 @@ mod tests {
                 "clean" => assert!(expected.1.is_empty() && expected.0.len() == 1500, "{:?}", expected.1),
                 // A flipped byte inside a payload can pass for data.
                 "bytes flipped" => {}
+                "zeros inside" | "a zero-filled tail" => {
+                    assert_eq!(expected.0.len(), 1500, "{name}: every frame listed, no empty one");
+                    assert!(
+                        matches!(&expected.1[..], [p] if p.reason.contains("bytes of zeros")),
+                        "{name}: one range of zeros: {:?}",
+                        expected.1
+                    );
+                }
                 _ => assert!(!expected.1.is_empty(), "{name}: the damage shows"),
             }
             for region in [4096, 10_007, 65_536] {

@@ -14,12 +14,15 @@ pub mod framing;
 pub mod index;
 mod index_build;
 pub mod index_cache;
+mod index_empty;
 mod index_regions;
 mod intact;
 pub mod lazy;
+pub mod manifest_check;
 pub mod mapping;
 pub mod new_dump;
 mod prefetch;
+pub mod readable;
 pub mod reader;
 pub mod scan;
 /// Atomic saves with a backup (the crate-wide [`crate::atomic`], under the name dumps knew it by).

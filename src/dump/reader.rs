@@ -28,6 +28,9 @@ pub struct OpenOptions {
     /// built by a whole-file fold ([`super::scan::fold_all_views`]), which then reads the file
     /// once for both. Until then the dump has no frames. For the CLI; the window never waits.
     pub defer_index: bool,
+    /// List at most this many frames (never more than [`super::index::MAX_INDEXED_FRAMES`],
+    /// the default): a tighter memory budget for the index, at 8 bytes a frame.
+    pub max_frames: Option<usize>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -132,7 +135,8 @@ impl DumpFile {
             false => None,
         };
         let plan = Plan { source: source.clone(), framing, desc: desc.clone(), cache, region: REGION };
-        let index = Arc::new(IndexShared::default());
+        let limit = opts.max_frames.unwrap_or(super::index::MAX_INDEXED_FRAMES);
+        let index = Arc::new(IndexShared::with_limit(limit));
         let deferred = match opts.defer_index {
             true => Some(plan),
             false => {

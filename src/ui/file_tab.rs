@@ -36,6 +36,8 @@ pub struct FileTab {
     pub rows: RowLoader,
     /// Why this type was chosen (manifest, file name, detection).
     pub why_type: String,
+    /// What is wrong with the file's manifest, checked once the index is done.
+    pub manifest: crate::dump::manifest_check::ManifestWatch,
     /// What the "Read as" controls hold (applied by reopening the file).
     pub read_as: ReadAs,
     pub filter_text: String,
@@ -94,6 +96,7 @@ impl FileTab {
             decoder,
             rows,
             why_type,
+            manifest: Default::default(),
             read_as: read_as.clone(),
             filter_text: String::new(),
             filter_error: None,

@@ -8,9 +8,12 @@
 #[path = "../common/mod.rs"]
 mod common;
 
+mod absurd;
 mod edges;
+mod exits;
 mod files;
 mod inputs;
+mod manifests;
 mod mapped;
 mod salvage;
 mod secrets;

@@ -53,6 +53,12 @@ pub fn show(tab: &mut FileTab, ui: &mut egui::Ui, active: bool) -> FileViewOut {
             }
         });
     }
+    // A manifest that lies or was set aside, in its own words (not by colour alone).
+    if let Some(check) = tab.manifest.get(&tab.dump) {
+        for line in check.lines() {
+            ui.colored_label(ui.visuals().warn_fg_color, format!("manifest: {line}"));
+        }
+    }
     ui.collapsing("Read as...", |ui| {
         ui.horizontal(|ui| {
             ui.label("Framing:");
