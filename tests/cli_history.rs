@@ -221,6 +221,13 @@ async fn save_dump_writes_every_streamed_message() {
     .await);
     assert!(out.is_empty(), "{out}");
     assert_eq!(std::fs::read(&quiet).unwrap(), std::fs::read(&file).unwrap());
+    // An existing dump is refused before anything is called; a unary method, once called.
     let o = run(cfg, &["call", &addr, "MilvusService/GetVersion", "--save-dump", f], &[]).await;
+    assert!(!o.status.success() && String::from_utf8_lossy(&o.stderr).contains("already exists"));
+    let unary = cfg.join("unary.dump");
+    let o =
+        run(cfg, &["call", &addr, "MilvusService/GetVersion", "--save-dump", unary.to_str().unwrap()], &[])
+            .await;
     assert!(!o.status.success() && String::from_utf8_lossy(&o.stderr).contains("is unary"));
+    assert!(!unary.exists(), "a call that wrote no message creates no file");
 }

@@ -85,7 +85,9 @@ pub struct Cli {
     #[arg(value_name = "FILE")]
     pub files: Vec<PathBuf>,
     /// With the window: start the demo Milvus, SyncTool and DataCollector in-process, list them
-    /// under Connections and watch the SyncTool in the Sync tasks dashboard.
+    /// under Connections and watch the SyncTool in the Sync tasks dashboard. With no FILE, opens
+    /// the app's own copy of a sample dump, written into a temporary folder (a save there is
+    /// harmless).
     #[arg(long)]
     pub demo: bool,
 }
