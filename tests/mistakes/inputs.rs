@@ -5,30 +5,18 @@
 use super::util::*;
 use std::path::Path;
 use std::process::Output;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// Runs `script` with bash (for `<(...)` process substitution) in `dir`, killed after 60 s.
 fn bash(dir: &Path, script: &str) -> Output {
-    let mut child = std::process::Command::new("bash")
-        .arg("-c")
+    let mut c = std::process::Command::new("bash");
+    c.arg("-c")
         .arg(script)
         .current_dir(dir)
         .env("WALSCOPE_CONFIG_DIR", dir.join(".config"))
         .env("WALSCOPE_CACHE_DIR", dir.join(".cache"))
-        .env("W", bin())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    let started = Instant::now();
-    while child.try_wait().unwrap().is_none() {
-        if started.elapsed() > Duration::from_secs(60) {
-            let _ = child.kill();
-            panic!("hung: {script}");
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    child.wait_with_output().unwrap()
+        .env("W", bin());
+    finish_within(&mut c, Duration::from_secs(60), script)
 }
 
 /// `inspect <(cat dump)` printed "frames: 0" with exit 0 (the pipe was read twice);

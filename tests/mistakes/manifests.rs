@@ -6,7 +6,7 @@
 
 use super::util::*;
 use std::path::Path;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 use walscope::dump::manifest_path;
 
 /// The sample's manifest as JSON, changed by `change`, written back.
@@ -106,21 +106,11 @@ fn a_manifest_that_is_a_fifo_is_set_aside_not_waited_for() {
     let dump = sample_dump(d, "f.dump", 50);
     std::fs::remove_file(manifest_path(&dump)).unwrap();
     mkfifo(&manifest_path(&dump));
-    let mut child = command(d, &["inspect", "f.dump", "--limit", "1"])
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    let start = Instant::now();
-    while child.try_wait().unwrap().is_none() {
-        if start.elapsed() > Duration::from_secs(30) {
-            let _ = child.kill();
-            let _ = child.wait();
-            panic!("inspect waited for the FIFO manifest");
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    let o = child.wait_with_output().unwrap();
+    let o = finish_within(
+        &mut command(d, &["inspect", "f.dump", "--limit", "1"]),
+        Duration::from_secs(30),
+        "inspect waited for the FIFO manifest",
+    );
     no_panic(&o);
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(stdout(&o).contains("the manifest cannot be read (not a regular file)"), "{}", stdout(&o));

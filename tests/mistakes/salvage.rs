@@ -3,7 +3,7 @@
 
 use super::util::*;
 use std::path::Path;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 use walscope::dump::{Manifest, manifest_path};
 use walscope::sim::WalGenConfig;
 use walscope::sim::milvus::{Faults, OLD_CLUSTER_ID};
@@ -40,21 +40,7 @@ async fn salvage(dir: &Path, new: &str, old: &str, extra: &[&str], limit: Durati
     let dir = dir.to_path_buf();
     tokio::task::spawn_blocking(move || {
         let args: Vec<&str> = args.iter().map(String::as_str).collect();
-        let mut child = command(&dir, &args)
-            .stdout(std::process::Stdio::piped())
-            .stderr(std::process::Stdio::piped())
-            .spawn()
-            .unwrap();
-        let started = Instant::now();
-        while child.try_wait().unwrap().is_none() {
-            if started.elapsed() > limit {
-                let _ = child.kill();
-                let o = child.wait_with_output().unwrap();
-                panic!("salvage still running after {limit:?} (it ignores the end): {}", stderr(&o));
-            }
-            std::thread::sleep(Duration::from_millis(50));
-        }
-        child.wait_with_output().unwrap()
+        finish_within(&mut command(&dir, &args), limit, "salvage (it ignores the end)")
     })
     .await
     .unwrap()

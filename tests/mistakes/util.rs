@@ -117,3 +117,20 @@ pub fn mkfifo(path: &Path) {
     // SAFETY: a valid C string.
     assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0, "mkfifo {}", path.display());
 }
+
+/// Runs `c` (stdout and stderr captured) and waits for it at most `limit`: a command still
+/// running then is killed and the test fails with `what` and what it printed. A hang is a
+/// failure of its own, never a test that waits for ever.
+pub fn finish_within(c: &mut Command, limit: std::time::Duration, what: &str) -> Output {
+    let mut child = c.stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().expect("spawn");
+    let started = std::time::Instant::now();
+    while child.try_wait().expect("wait").is_none() {
+        if started.elapsed() > limit {
+            let _ = child.kill();
+            let o = child.wait_with_output().expect("output");
+            panic!("{what}: still running after {limit:?}; stderr: {}", stderr(&o));
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    child.wait_with_output().expect("output")
+}
