@@ -1,21 +1,17 @@
 //! walscope: inspect, decode, edit and re-send protobuf write-ahead-log traffic.
 //!
-//! The core library (everything but `ui`) builds and tests without a display; the CLI and the
-//! GUI are two faces on the same functions.
+//! This crate is the `walscope` binary's CLI ([`cli`]: parse flags, call the library, print).
+//! The work is in the crates below it, re-exported here under the names the CLI, the tests and
+//! the benchmarks use: `walscope-core` (schema, wire, codec, dump, wal, datasync, net, atomic,
+//! input), `walscope-ops` (jobs, replay), `walscope-sim` (sim, with the `demo` feature) and
+//! `walscope-gui` (ui, with the `gui` feature).
 
-pub mod atomic;
 pub mod cli;
-pub mod codec;
-pub mod datasync;
-pub mod dump;
-pub mod input;
-pub mod jobs;
-pub mod net;
-pub mod replay;
-pub mod schema;
-pub mod sim;
-pub mod wal;
-pub mod wire;
+
+pub use walscope_core::{atomic, codec, datasync, dump, input, net, schema, wal, wire};
+pub use walscope_ops::{jobs, replay};
+#[cfg(feature = "demo")]
+pub use walscope_sim as sim;
 
 #[cfg(feature = "gui")]
-pub mod ui;
+pub use walscope_gui as ui;

@@ -61,6 +61,7 @@ mod render;
 pub mod replay_cmd;
 mod rows;
 pub mod salvage_cmd;
+#[cfg(feature = "demo")]
 pub mod sample;
 mod schema_cmd;
 pub mod suggest;
@@ -260,6 +261,7 @@ pub enum Command {
         dump: inspect::DumpArgs,
     },
     /// Write realistic sample data: a Milvus WAL dump or an OpenMLDB progress file.
+    #[cfg(feature = "demo")]
     Sample {
         #[arg(long, value_enum)]
         kind: sample::SampleKind,
@@ -328,6 +330,7 @@ pub enum Command {
         conn: net_cmd::ConnArgs,
     },
     /// Run the demo servers on 127.0.0.1 until Ctrl-C: a Milvus failover pair (gRPC), OpenMLDB SyncTool and DataCollector (brpc).
+    #[cfg(feature = "demo")]
     Demo {
         /// Port for the Milvus gRPC server, the new primary (0: any free port).
         #[arg(long, value_name = "P", default_value_t = 19530)]
@@ -413,6 +416,7 @@ pub fn run(command: Command) -> Result<()> {
         Command::History { action } => history_cmd::run(action),
         Command::Salvage { args, conn } => salvage_cmd::salvage(&args, &conn),
         Command::Replay { args, conn } => replay_cmd::replay(&args, &conn),
+        #[cfg(feature = "demo")]
         Command::Demo { milvus_port, old_milvus_port, synctool_port, collector_port } => {
             net_cmd::demo(milvus_port, old_milvus_port, synctool_port, collector_port)
         }
@@ -420,6 +424,7 @@ pub fn run(command: Command) -> Result<()> {
             inspect::inspect(&file, &dump, jsonl, stats, limit)
         }
         Command::Export { file, to, out, force, dump } => inspect::export(&file, &dump, to, &out, force),
+        #[cfg(feature = "demo")]
         Command::Sample { kind, messages, seed, out, force, corrupt, sync_every } => {
             sample::sample(kind, messages, seed, &out, force, corrupt, sync_every)
         }

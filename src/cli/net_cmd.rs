@@ -12,10 +12,10 @@ use crate::net::profile::{
     AuthSettings, ConnectionProfile, ProfileError, ProfileStore, SecretRef, TlsSettings,
     TransportKind as ProfileTransport,
 };
+#[cfg(feature = "demo")]
 use crate::sim::milvus_pair::{MilvusPair, MilvusPairConfig};
 use anyhow::{Context, Result, anyhow, bail};
 use clap::{Args, ValueEnum};
-use std::io::Write;
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -263,6 +263,7 @@ pub(super) fn runtime() -> Result<tokio::runtime::Runtime> {
     tokio::runtime::Builder::new_multi_thread().enable_all().build().context("cannot start the async runtime")
 }
 
+#[cfg(feature = "demo")]
 /// `demo`: the demo Milvus failover pair (the new primary on `milvus_port`, the old one on
 /// `old_milvus_port`), SyncTool and DataCollector in the foreground until Ctrl-C.
 pub fn demo(
@@ -313,6 +314,7 @@ pub fn demo(
             datasync.collector.addr()
         );
         let mut out = std::io::stdout();
+        use std::io::Write;
         let _ = out.write_all(banner.as_bytes()).and_then(|()| out.flush());
         std::future::pending::<()>().await;
         Ok(())

@@ -1,0 +1,78 @@
+//! The desktop app (eframe/egui). State lives in [`app::WalscopeApp`] and [`file_tab::FileTab`];
+//! `panels/` only draw that state and send what the user asked for ([`command::AppCommand`]);
+//! long work runs as a job of the one [`jobs::JobRegistry`]; `widgets/` are reusable
+//! pieces (the hex view); [`layout`] is the dock the panes live in; [`recent`] is what is
+//! remembered between runs. Must never: block the UI thread on files or the network, or decode
+//! more than the one selected message on it (rows are decoded by a background loader).
+
+pub mod app;
+mod call_jobs;
+pub mod command;
+pub mod composer;
+pub mod demo;
+pub mod demo_copy;
+pub mod detail;
+pub mod edit_plan;
+pub mod embedded;
+pub mod field_edit;
+pub mod file_save;
+pub mod file_tab;
+pub mod jobs;
+pub mod layout;
+pub mod net_jobs;
+pub mod outcome;
+mod pane_ui;
+pub mod panels;
+pub mod profile_form;
+pub mod recent;
+pub mod replay;
+mod replay_jobs;
+pub mod row_order;
+pub mod salvage;
+mod salvage_jobs;
+pub mod startup;
+pub mod widgets;
+
+pub use app::WalscopeApp;
+
+// The modules of the crates below under the names this crate's code uses (`crate::dump`,
+// `crate::jobs`, ...).
+use walscope_core::{atomic, codec, datasync, dump, net, schema, wal, wire};
+#[cfg(feature = "demo")]
+use walscope_sim as sim;
+
+/// Short description of the CLI shown on the start page (kept in one place for tests).
+pub const CLI_USAGE: &[(&str, &str)] = &[
+    ("walscope inspect FILE --filter type=Insert --stats", "list, filter and count a dump"),
+    ("walscope decode --type T --format tree|json|text|wire FILE", "decode one message"),
+    ("walscope edit FILE --type T --set PATH=VALUE", "lossless edit, atomic save with FILE.bak"),
+    ("walscope tasks status --endpoint HOST:PORT", "OpenMLDB sync tasks"),
+    ("walscope sample --kind milvus-dump --out FILE", "realistic practice data"),
+];
+
+/// Opens the window with `files` open in tabs; `demo` starts the demo servers (Milvus, SyncTool,
+/// DataCollector) too, and without files opens a copy of the sample dump in a temp folder. Layout, theme, recent files and window size come back from the last run
+/// (eframe storage; under `WALSCOPE_CONFIG_DIR` when that is set).
+pub fn run_native(files: Vec<std::path::PathBuf>, demo: bool) -> Result<(), eframe::Error> {
+    let options = eframe::NativeOptions {
+        viewport: egui::ViewportBuilder::default().with_inner_size([1280.0, 800.0]).with_title("walscope"),
+        persist_window: true,
+        persistence_path: std::env::var_os("WALSCOPE_CONFIG_DIR")
+            .map(|d| std::path::PathBuf::from(d).join("window-state.ron")),
+        ..Default::default()
+    };
+    eframe::run_native(
+        "walscope",
+        options,
+        Box::new(move |cc| {
+            let mut app = WalscopeApp::new();
+            let stored = cc.storage.and_then(|s| s.get_string(recent::STORAGE_KEY));
+            let state = stored.map(|t| recent::PersistedState::from_json(&t)).unwrap_or_default();
+            let theme = app.launch(state, &files, demo);
+            cc.egui_ctx.set_theme(theme.preference());
+            Ok(Box::new(app))
+        }),
+    )
+}
+
+use eframe::egui;
