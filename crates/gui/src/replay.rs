@@ -139,7 +139,9 @@ pub fn explain(e: &ReplayError) -> String {
             "the new primary said no: check the user's privileges and the collection's schema there"
         }
         ReplayError::Plan(_) => "",
-        ReplayError::Cancelled => "the journal records what was applied; Apply again continues from there",
+        ReplayError::Cancelled | ReplayError::Stopped(_) => {
+            "the journal records what was applied; Apply again continues from there"
+        }
     };
     if hint.is_empty() { e.to_string() } else { format!("{e} ({hint})") }
 }

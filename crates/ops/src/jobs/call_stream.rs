@@ -9,6 +9,7 @@
 //! its handles, or leave a file whose manifest claims frames it does not hold (cancelled or
 //! failed, the dump is valid and marked incomplete).
 
+use super::handle::JobHandle;
 use crate::dump::{Framing, LazyDump, Manifest, SyncPolicy};
 use crate::net::call::{MessageSink, call_server_stream_into};
 use crate::net::{CallOptions, CallRequest, StreamEnd, StreamSummary, Transport};
@@ -170,44 +171,56 @@ pub struct CallStreamOutcome {
 pub enum CallStreamError {
     #[error("{path}: {reason}")]
     File { path: String, reason: String },
-    #[error("the streaming task stopped abnormally: {0}")]
-    Task(String),
+    #[error(transparent)]
+    Stopped(#[from] super::handle::JobStopped),
 }
 
+/// A running call stream: the one job handle (see [`super::handle`]) and the ring of its
+/// newest messages, for a live view.
 pub struct CallStreamHandle {
-    pub progress: watch::Receiver<CallStreamProgress>,
-    pub cancel: CancellationToken,
+    pub job: JobHandle<CallStreamProgress, CallStreamOutcome, CallStreamError>,
     pub ring: Arc<MessageRing>,
-    pub task: tokio::task::JoinHandle<Result<CallStreamOutcome, CallStreamError>>,
 }
 
 impl CallStreamHandle {
     pub async fn wait(self) -> Result<CallStreamOutcome, CallStreamError> {
-        self.task.await.map_err(|e| CallStreamError::Task(e.to_string()))?
+        self.job.wait().await
+    }
+}
+
+impl std::ops::Deref for CallStreamHandle {
+    type Target = JobHandle<CallStreamProgress, CallStreamOutcome, CallStreamError>;
+    fn deref(&self) -> &Self::Target {
+        &self.job
+    }
+}
+
+impl std::ops::DerefMut for CallStreamHandle {
+    fn deref_mut(&mut self) -> &mut Self::Target {
+        &mut self.job
     }
 }
 
 /// Starts the job on the current runtime.
 pub fn spawn(spec: CallStreamSpec) -> CallStreamHandle {
-    let (tx, rx) = watch::channel(CallStreamProgress {
+    let initial = CallStreamProgress {
         count: 0,
         bytes: 0,
         rate_per_s: 0.0,
         bytes_per_s: 0.0,
         elapsed: Duration::ZERO,
         state: CallStreamState::Opening,
-    });
-    let cancel = CancellationToken::new();
+    };
     let ring = Arc::new(MessageRing::new(spec.ring));
-    let (token, shared) = (cancel.clone(), ring.clone());
-    let task = tokio::spawn(async move {
+    let shared = ring.clone();
+    let job = JobHandle::spawn(initial, move |tx, token| async move {
         let result = run(spec, &tx, &token, shared).await;
         if let Err(e) = &result {
             tx.send_modify(|p| p.state = CallStreamState::Failed(e.to_string()));
         }
         result
     });
-    CallStreamHandle { progress: rx, cancel, ring, task }
+    CallStreamHandle { job, ring }
 }
 
 /// The manifest of a dump made by a call: endpoint, method, request as JSON and exact bytes.

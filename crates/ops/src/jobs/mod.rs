@@ -11,6 +11,7 @@
 
 pub mod call_stream;
 pub mod checkpoint;
+pub mod handle;
 pub mod replay;
 pub mod salvage;
 pub mod salvage_folder;

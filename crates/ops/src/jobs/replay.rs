@@ -244,17 +244,8 @@ pub struct ApplyOutcome {
     pub verification: Option<Verification>,
 }
 
-pub struct ApplyHandle {
-    pub progress: watch::Receiver<ApplyProgress>,
-    pub cancel: CancellationToken,
-    pub task: tokio::task::JoinHandle<Result<ApplyOutcome, ReplayError>>,
-}
-
-impl ApplyHandle {
-    pub async fn wait(self) -> Result<ApplyOutcome, ReplayError> {
-        self.task.await.map_err(|e| ReplayError::Plan(e.to_string()))?
-    }
-}
+/// A running apply (see [`super::handle`]).
+pub type ApplyHandle = super::handle::JobHandle<ApplyProgress, ApplyOutcome, ReplayError>;
 
 /// Starts applying `planned` on the current runtime.
 pub fn spawn_apply(
@@ -273,7 +264,7 @@ pub fn spawn_apply(
             _ => 0,
         })
         .sum();
-    let (tx, rx) = watch::channel(ApplyProgress {
+    let initial = ApplyProgress {
         state: ApplyState::Applying,
         units_total: plan.units.len(),
         units_already: 0,
@@ -283,11 +274,9 @@ pub fn spawn_apply(
         rows_total,
         elapsed: Duration::ZERO,
         current: None,
-    });
-    let cancel = CancellationToken::new();
-    let token = cancel.clone();
+    };
     let salvage = planned.salvage.clone();
-    let task = tokio::spawn(async move {
+    ApplyHandle::spawn(initial, move |tx, token| async move {
         let result = run_apply(salvage, plan, &settings, timeout, &options, &tx, &token).await;
         tx.send_modify(|p| {
             p.state = match &result {
@@ -297,8 +286,7 @@ pub fn spawn_apply(
             }
         });
         result
-    });
-    ApplyHandle { progress: rx, cancel, task }
+    })
 }
 
 /// One write of the journal, run on the blocking pool.

@@ -21,6 +21,7 @@
 //! (no id or timetick), or retry in a way that could duplicate a frame.
 
 use super::checkpoint::{Checkpoint, CheckpointProblem};
+use super::handle::{JobHandle, JobStopped};
 use super::salvage_wire::{
     FramePlacer, explain_dump, fetch_checkpoint, json_u64, restart_request, retriable, wal_number,
 };
@@ -199,6 +200,8 @@ pub enum SalvageError {
     },
     #[error("the salvage task stopped abnormally: {0}")]
     Task(String),
+    #[error(transparent)]
+    Stopped(#[from] JobStopped),
 }
 
 impl From<CheckpointProblem> for SalvageError {
@@ -224,23 +227,14 @@ impl SalvageError {
     }
 }
 
-pub struct SalvageHandle {
-    pub progress: watch::Receiver<SalvageProgress>,
-    pub cancel: CancellationToken,
-    pub task: tokio::task::JoinHandle<Result<SalvageOutcome, SalvageError>>,
-}
-
-impl SalvageHandle {
-    pub async fn wait(self) -> Result<SalvageOutcome, SalvageError> {
-        outcome_of(self.task.await)
-    }
-}
+/// A running salvage (see [`super::handle`]).
+pub type SalvageHandle = JobHandle<SalvageProgress, SalvageOutcome, SalvageError>;
 
 /// The job's result from its joined task (a panicked or aborted task is a `Task` error).
 pub fn outcome_of(
     joined: Result<Result<SalvageOutcome, SalvageError>, tokio::task::JoinError>,
 ) -> Result<SalvageOutcome, SalvageError> {
-    joined.map_err(|e| SalvageError::Task(e.to_string()))?
+    super::handle::outcome(joined)
 }
 
 /// Starts the job on the current runtime, skipping what the new primary already has.
@@ -250,7 +244,7 @@ pub fn spawn(spec: SalvageSpec) -> SalvageHandle {
 
 /// [`spawn`] with the options a spec does not carry.
 pub fn spawn_with(spec: SalvageSpec, options: SalvageOptions) -> SalvageHandle {
-    let (tx, rx) = watch::channel(SalvageProgress {
+    let initial = SalvageProgress {
         frames: 0,
         bytes: 0,
         rate_per_s: 0.0,
@@ -262,10 +256,8 @@ pub fn spawn_with(spec: SalvageSpec, options: SalvageOptions) -> SalvageHandle {
         start_timetick: options.checkpoint.as_ref().map_or(0, |c| c.time_tick),
         run_first_timetick: 0,
         skipped: 0,
-    });
-    let cancel = CancellationToken::new();
-    let token = cancel.clone();
-    let task = tokio::spawn(async move {
+    };
+    JobHandle::spawn(initial, move |tx, token| async move {
         let result = run_with(&spec, &options, &tx, &token).await;
         if let Err(e) = &result {
             tx.send_modify(|p| p.state = SalvageState::Failed(e.to_string()));
@@ -275,8 +267,7 @@ pub fn spawn_with(spec: SalvageSpec, options: SalvageOptions) -> SalvageHandle {
             super::salvage_folder::record_run(dir, &spec.out, error).await;
         }
         result
-    });
-    SalvageHandle { progress: rx, cancel, task }
+    })
 }
 
 struct Types {

@@ -65,6 +65,8 @@ pub enum ReplayError {
     Plan(String),
     #[error("cancelled")]
     Cancelled,
+    #[error(transparent)]
+    Stopped(#[from] crate::jobs::handle::JobStopped),
 }
 
 #[cfg(test)]
