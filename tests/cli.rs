@@ -261,3 +261,41 @@ fn schema_list_show_and_user_protos() {
     ]));
     assert!(show.contains("string note = 1;"), "{show}");
 }
+
+/// `completions` and `man` are made from the same definition the CLI parses with: every
+/// subcommand is in the completion script and has its man page; pages already there are kept
+/// unless `--force`.
+#[test]
+fn completions_and_man_pages_come_from_the_cli_itself() {
+    use clap::CommandFactory;
+    let subcommands: Vec<String> =
+        walscope::cli::Cli::command().get_subcommands().map(|c| c.get_name().to_string()).collect();
+    assert!(subcommands.iter().any(|s| s == "inspect") && subcommands.iter().any(|s| s == "man"));
+    for shell in ["bash", "zsh", "fish"] {
+        let script = stdout(&run(&["completions", shell]));
+        for s in &subcommands {
+            assert!(script.contains(s.as_str()), "{shell} completions lack {s}");
+        }
+    }
+    let page = stdout(&run(&["man"]));
+    assert!(page.contains(".TH walscope 1") && page.contains("inspect"), "{page}");
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path().to_str().unwrap();
+    stdout(&run(&["man", "--out-dir", d]));
+    for s in &subcommands {
+        let p = dir.path().join(format!("walscope-{s}.1"));
+        let text = std::fs::read_to_string(&p).unwrap();
+        assert!(text.contains(&format!(".TH walscope-{s} 1")), "{}", p.display());
+    }
+    let again = run(&["man", "--out-dir", d]);
+    assert!(!again.status.success() && String::from_utf8_lossy(&again.stderr).contains("already exists"));
+    // With --force a page that changed is replaced and kept as .bak; an unchanged one is not
+    // written at all.
+    std::fs::write(dir.path().join("walscope.1"), "the operator's own notes").unwrap();
+    stdout(&run(&["man", "--out-dir", d, "--force"]));
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("walscope.1.bak")).unwrap(),
+        "the operator's own notes"
+    );
+    assert!(!dir.path().join("walscope-inspect.1.bak").exists());
+}

@@ -64,6 +64,7 @@ pub mod salvage_cmd;
 #[cfg(feature = "demo")]
 pub mod sample;
 mod schema_cmd;
+mod shell;
 pub mod suggest;
 pub mod tasks;
 
@@ -351,6 +352,20 @@ pub enum Command {
         #[command(subcommand)]
         action: SchemaAction,
     },
+    /// Print a shell completion script (e.g. `walscope completions bash > /etc/bash_completion.d/walscope`).
+    Completions {
+        #[arg(value_enum)]
+        shell: shell::Shell,
+    },
+    /// Print the man page (`walscope man > walscope.1`), or write one page per subcommand into DIR.
+    Man {
+        /// Write walscope.1 and walscope-SUBCOMMAND.1 here instead of printing walscope.1.
+        #[arg(long, value_name = "DIR")]
+        out_dir: Option<PathBuf>,
+        /// Replace pages already in DIR (each kept as .bak).
+        #[arg(long, requires = "out_dir")]
+        force: bool,
+    },
 }
 
 #[derive(Subcommand, Debug)]
@@ -409,6 +424,8 @@ pub fn run(command: Command) -> Result<()> {
             edit::edit(&schema, &file, &target, &edits, out.as_deref(), dry_run, force)
         }
         Command::Schema { action } => schema_cmd::run(action),
+        Command::Completions { shell } => shell::completions(shell),
+        Command::Man { out_dir, force } => shell::man(out_dir.as_deref(), force),
         Command::Tasks { action } => tasks::run(action),
         Command::Call { endpoint, method, data, transport, reflect, flags, conn, schema } => {
             call_cmd::call(&endpoint, &method, &data, transport, reflect, &conn, &schema, &flags)
