@@ -1,4 +1,4 @@
-//! Claims the README makes that no other test proved: the filters `collection=`, `text=` and
+//! Claims the README and docs/ make that no other test proved: the filters `collection=`, `text=` and
 //! `status=encrypted` select exactly the frames they name; `decode --input hex|base64` reads
 //! what `raw` reads; a password from an environment variable authenticates a call (and a
 //! missing one says which variable); the Milvus database travels as the `dbname` header,

@@ -2,7 +2,7 @@
 //! for (dumps, exports, edits, profiles.json, the history, manifests, the index cache) goes
 //! through here. It depends on nothing else in the crate, so any module may use it.
 //!
-//! The contract (the README's "What walscope does to your files" holds the same sentences):
+//! The contract (docs/safety.md, "What walscope does to your files", holds the same sentences):
 //! - the new contents go to a temp file in the target's folder, are fsynced, and are renamed
 //!   over the target only at the end: a failed, interrupted or panicking write leaves the
 //!   target (and its backup) exactly as they were, and removes its temp file;
