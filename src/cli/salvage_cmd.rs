@@ -11,12 +11,12 @@
 //! to the last sync).
 
 use super::net_cmd::{ConnArgs, DEFAULT_TIMEOUT, Target, TransportKind, runtime};
-use crate::jobs::checkpoint::{pchannels_from_configuration, settings_of};
-use crate::jobs::salvage::{self, SalvageOptions, SalvageProgress, SalvageSpec, SalvageState};
-use crate::jobs::salvage_folder::FolderManifest;
-use crate::jobs::salvage_report::{AnalyzeOptions, analyze_dump};
-use crate::jobs::salvage_set::{self, RunOptions, SalvageSetSpec, SetJob};
 use crate::net::profile::ConnectionProfile;
+use crate::salvage::checkpoint::{pchannels_from_configuration, settings_of};
+use crate::salvage::folder::FolderManifest;
+use crate::salvage::job::{self as salvage, SalvageOptions, SalvageProgress, SalvageSpec, SalvageState};
+use crate::salvage::report::{AnalyzeOptions, analyze_dump};
+use crate::salvage::set::{self as salvage_set, RunOptions, SalvageSetSpec, SetJob};
 use crate::wal::format_timetick;
 use anyhow::{Context, Result, anyhow, bail};
 use clap::Args;

@@ -5,8 +5,8 @@ use std::path::Path;
 use std::time::Duration;
 use walscope::dump::framing::write_frame;
 use walscope::dump::{Framing, SyncPolicy};
-use walscope::jobs::salvage::SalvageSpec;
 use walscope::net::grpc::GrpcSettings;
+use walscope::salvage::job::SalvageSpec;
 use walscope::schema::SchemaSet;
 use walscope::sim::milvus::{Faults, MilvusDemo, MilvusDemoConfig, OLD_CLUSTER_ID};
 use walscope::sim::{GeneratedMessage, WalGenConfig, WalGenerator};
@@ -88,7 +88,7 @@ pub fn salvage_pair(
     let p = |name: &str, addr: std::net::SocketAddr| {
         ConnectionProfile::plain(name, TransportKind::Grpc, addr.to_string())
     };
-    let mut spec = walscope::jobs::salvage_set::SalvageSetSpec::new(
+    let mut spec = walscope::salvage::set::SalvageSetSpec::new(
         p("new", pair.new_addr()),
         p("old", pair.old_addr()),
         OLD_CLUSTER_ID,
@@ -97,7 +97,7 @@ pub fn salvage_pair(
     );
     spec.end_timetick = Some(end);
     rt.block_on(async {
-        let run = walscope::jobs::salvage_set::start(spec).await.expect("salvage starts");
+        let run = walscope::salvage::set::start(spec).await.expect("salvage starts");
         let (_, results) = run.wait().await;
         for (p, r) in results {
             r.unwrap_or_else(|e| panic!("{p}: {e}"));

@@ -10,7 +10,7 @@
 
 use crate::wal::format_timetick;
 use eframe::egui;
-use walscope_ops::jobs::replay::Planned;
+use walscope_ops::replay::apply::Planned;
 use walscope_ops::replay::plan::CollectionPlan;
 use walscope_ops::replay::units::{SkipReason, Skipped};
 

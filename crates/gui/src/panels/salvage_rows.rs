@@ -8,7 +8,7 @@
 use crate::command::AppCommand;
 use crate::salvage::SalvageState;
 use eframe::egui;
-use walscope_ops::jobs::salvage::SalvageState as JobState;
+use walscope_ops::salvage::job::SalvageState as JobState;
 
 pub fn show(st: &mut SalvageState, ui: &mut egui::Ui, out: &mut Vec<AppCommand>) {
     let live = st.live_dumps();

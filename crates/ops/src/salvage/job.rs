@@ -21,12 +21,12 @@
 //! (no id or timetick), or retry in a way that could duplicate a frame.
 
 use super::checkpoint::{Checkpoint, CheckpointProblem};
-use super::handle::{JobHandle, JobStopped};
-use super::salvage_wire::{
+use super::wire::{
     FramePlacer, explain_dump, fetch_checkpoint, json_u64, restart_request, retriable, wal_number,
 };
 use crate::dump::lazy::{LazyDump, exists_words, holds_dump};
 use crate::dump::{DumpWriter, Framing, Manifest, ResumePoint, SyncPolicy};
+use crate::jobs::handle::{JobHandle, JobStopped};
 use crate::net::grpc::{GrpcSettings, GrpcTransport};
 use crate::net::{CallOptions, FailureKind, NetError, Transport};
 use crate::schema::SchemaSet;
@@ -227,14 +227,14 @@ impl SalvageError {
     }
 }
 
-/// A running salvage (see [`super::handle`]).
+/// A running salvage (see [`crate::jobs::handle`]).
 pub type SalvageHandle = JobHandle<SalvageProgress, SalvageOutcome, SalvageError>;
 
 /// The job's result from its joined task (a panicked or aborted task is a `Task` error).
 pub fn outcome_of(
     joined: Result<Result<SalvageOutcome, SalvageError>, tokio::task::JoinError>,
 ) -> Result<SalvageOutcome, SalvageError> {
-    super::handle::outcome(joined)
+    crate::jobs::handle::outcome(joined)
 }
 
 /// Starts the job on the current runtime, skipping what the new primary already has.
@@ -264,7 +264,7 @@ pub fn spawn_with(spec: SalvageSpec, options: SalvageOptions) -> SalvageHandle {
         }
         if let Some(dir) = &options.folder {
             let error = result.as_ref().err().map(|e| e.to_string());
-            super::salvage_folder::record_run(dir, &spec.out, error).await;
+            super::folder::record_run(dir, &spec.out, error).await;
         }
         result
     })

@@ -9,7 +9,7 @@
 //! give up on a damaged frame (it is counted and named, and reading goes on where the framing
 //! allows).
 
-use super::salvage::{RESPONSE_TYPE, SalvageError, SalvageRecord};
+use super::job::{RESPONSE_TYPE, SalvageError, SalvageRecord};
 use crate::dump::framing::{HeaderFault, read_header};
 use crate::dump::{Framing, Manifest, manifest_path};
 use crate::schema::SchemaSet;

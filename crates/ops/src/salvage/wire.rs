@@ -7,7 +7,7 @@
 //! Must never: call a failure retriable when the server answered about the request itself.
 
 use super::checkpoint::{Checkpoint, CheckpointProblem, Milvus, diagnose};
-use super::salvage::{SalvageError, SalvageSpec};
+use super::job::{SalvageError, SalvageSpec};
 use crate::dump::ResumePoint;
 use crate::net::grpc::GrpcTransport;
 use crate::net::{NetError, Transport};

@@ -11,7 +11,7 @@
 //! place.
 
 use super::checkpoint::Checkpoint;
-use super::salvage::{SalvageError, SalvageRecord};
+use super::job::{SalvageError, SalvageRecord};
 use crate::dump::save::atomic_write;
 use crate::dump::writer::now_text;
 use crate::dump::{Manifest, manifest_path};

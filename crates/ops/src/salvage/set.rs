@@ -1,4 +1,4 @@
-//! Salvage of several pchannels at once into one folder (see [`super::salvage_folder`]): the
+//! Salvage of several pchannels at once into one folder (see [`super::folder`]): the
 //! checkpoints fetched in parallel from the new primary, then one salvage job per pchannel that
 //! has one, all running in parallel, each with its own progress, cancel and result. A folder
 //! is resumed whole ([`resume`]) or a dump at a time ([`resume_one`]) after a cancel, a failure
@@ -9,11 +9,11 @@
 //! a salvage (resume it instead), or reach a server but the two profiles given.
 
 use super::checkpoint::{Checkpoints, fetch_checkpoints, settings_of};
-use super::salvage::{self, SalvageError, SalvageHandle, SalvageOptions, SalvageSpec};
-use super::salvage_folder::{
+use super::folder::{
     ClusterRef, FOLDER_FORMAT_VERSION, FolderEntry, FolderManifest, Unfinished, dump_file_name,
     find_unfinished,
 };
+use super::job::{self as salvage, SalvageError, SalvageHandle, SalvageOptions, SalvageSpec};
 use crate::dump::SyncPolicy;
 use crate::dump::writer::now_text;
 use crate::net::ConnectOptions;
