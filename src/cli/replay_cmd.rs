@@ -13,7 +13,7 @@ use crate::replay::apply::{self, ApplyOptions, ApplyState, Planned, ReplaySpec, 
 use crate::replay::plan::{AutoIdChoice, Plan, PlanOptions, Policy};
 use crate::replay::units::SkipReason;
 use crate::salvage::checkpoint::settings_of;
-use crate::wal::format_timetick;
+use crate::time::format_timetick;
 use anyhow::{Result, anyhow, bail};
 use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};

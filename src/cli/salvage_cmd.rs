@@ -17,7 +17,7 @@ use crate::salvage::folder::FolderManifest;
 use crate::salvage::job::{self as salvage, SalvageOptions, SalvageProgress, SalvageSpec, SalvageState};
 use crate::salvage::report::{AnalyzeOptions, analyze_dump};
 use crate::salvage::set::{self as salvage_set, RunOptions, SalvageSetSpec, SetJob};
-use crate::wal::format_timetick;
+use crate::time::format_timetick;
 use anyhow::{Context, Result, anyhow, bail};
 use clap::Args;
 use indicatif::{MultiProgress, ProgressBar, ProgressStyle};

@@ -192,7 +192,7 @@ fn watch(t: &TaskTarget, every: u64) -> Result<()> {
                 out,
                 "--- poll {} ({})",
                 board.polls,
-                crate::wal::timetick::format_millis_utc(board.updated_ms.unwrap_or(0))
+                crate::time::format_millis_utc(board.updated_ms.unwrap_or(0))
             )?;
             if let Some(e) = &board.error {
                 writeln!(out, "error: {e}")?;
@@ -237,7 +237,7 @@ pub fn print_table(rows: &[SubTaskRow], out: &mut impl Write) -> Result<()> {
         "tid", "pid", "status", "rows", "sync point", "data collector"
     )?;
     for r in rows {
-        let when = r.last_update_ms.map(crate::wal::timetick::format_millis_utc).unwrap_or_default();
+        let when = r.last_update_ms.map(crate::time::format_millis_utc).unwrap_or_default();
         writeln!(
             out,
             "{:>5} {:>4} {:<12} {:>12}  {:<34} {:<22} {when}",

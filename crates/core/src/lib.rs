@@ -2,7 +2,8 @@
 //! jobs: built-in and user schemas ([`schema`]), schema-less wire decoding ([`wire`]), typed
 //! decoding and lossless edits ([`codec`]), dump files of any size ([`dump`]), Milvus WAL
 //! semantics ([`wal`]), OpenMLDB datasync ([`datasync`]), the network layer ([`net`]), and the
-//! file contract every write keeps ([`atomic`], with [`input`] for what is read).
+//! file contract every write keeps ([`atomic`], with [`input`] for what is read), and wall-clock
+//! time one way ([`time`]).
 //!
 //! Must never: depend on egui or on the jobs of `walscope-ops` (the crate graph forbids both);
 //! protocol quirks live in `wal` (Milvus) and `datasync` (OpenMLDB) only.
@@ -14,6 +15,7 @@ pub mod dump;
 pub mod input;
 pub mod net;
 pub mod schema;
+pub mod time;
 pub mod wal;
 pub mod wire;
 

@@ -28,7 +28,11 @@ impl WalscopeApp {
                 s.cluster_id = crate::demo::OLD_CLUSTER_ID.into();
             }
         }
-        s.folder = self.salvage_dir().join(format!("salvage-{}", chrono_stamp())).display().to_string();
+        s.folder = self
+            .salvage_dir()
+            .join(format!("salvage-{}", walscope_core::time::stamp(walscope_core::time::now_ms())))
+            .display()
+            .to_string();
         self.salvages.push(s);
         self.layout.show_pane(super::layout::Pane::Salvage(id));
         id
@@ -304,19 +308,4 @@ async fn run_set(
         ends.push(DumpEnd { pchannel, file, outcome, resumable, report });
     }
     Ok(JobOutput::SalvageEnded { pane, ends })
-}
-
-/// `20261201-081500`, for a new folder's name.
-fn chrono_stamp() -> String {
-    let ms = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_millis() as u64)
-        .unwrap_or(0);
-    crate::wal::timetick::format_millis_utc(ms)
-        .replace(['-', ':'], "")
-        .replace(' ', "-")
-        .split('.')
-        .next()
-        .unwrap_or_default()
-        .to_string()
 }

@@ -30,4 +30,4 @@ pub mod walgen;
 pub use walgen::{GeneratedMessage, WalGenConfig, WalGenerator};
 
 // The core's modules under the names this crate's code uses (`crate::dump`, `crate::net`, ...).
-use walscope_core::{codec, dump, net, schema, wal, wire};
+use walscope_core::{codec, dump, net, schema, time, wal, wire};

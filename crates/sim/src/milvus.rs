@@ -50,7 +50,7 @@ pub const NEW_CLUSTER_ID: &str = "by-dev";
 /// The `identifier` every Connect gets. The proxy hands out a fresh TSO timestamp per
 /// connection; the demo gives the hybrid timestamp at the start of its synthetic WAL, so the
 /// value is nonzero, TSO-shaped and the same on every run.
-pub const SESSION_IDENTIFIER: i64 = (super::walgen::START_MS << 18) as i64;
+pub const SESSION_IDENTIFIER: i64 = crate::time::millis_to_timetick(super::walgen::START_MS) as i64;
 /// The only database the demo has (Milvus's default one).
 const DEFAULT_DB: &str = "default";
 pub(super) const SERVICE: &str = "milvus.proto.milvus.MilvusService";

@@ -177,8 +177,8 @@ impl WalGenerator {
 
     pub(super) fn tick(&mut self) -> u64 {
         self.now_ms += self.rng.range(0, 3);
-        self.logical = (self.logical + 1) % (1 << 18);
-        (self.now_ms << 18) | self.logical
+        self.logical = (self.logical + 1) % (1 << crate::time::LOGICAL_BITS);
+        crate::time::millis_to_timetick(self.now_ms) | self.logical
     }
 
     fn next_id(&mut self, p: usize) -> (String, WalBackend) {

@@ -284,7 +284,7 @@ fn apply_wal(w: &WalMessage, view: &mut FrameView) {
 
 /// The view's columns from `f`; with `Detail::Counts` no summary and no formatted time.
 fn apply_facts(f: RowFacts, view: &mut FrameView, detail: Detail) {
-    let time = f.timetick.filter(|_| detail == Detail::Full).map(wal::format_timetick);
+    let time = f.timetick.filter(|_| detail == Detail::Full).map(crate::time::format_timetick);
     if detail == Detail::Full {
         view.summary = f.summary_at(time.as_deref());
     }

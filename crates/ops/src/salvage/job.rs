@@ -507,11 +507,9 @@ pub async fn run_with(
     // A server reaching the end closes the stream without sending the message past it, so a
     // normal end looks like any OK end; only an end time still in the future proves the server
     // closed the stream before it (its scanner or channel closed).
-    let now_ms = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_millis() as u64);
-    let ended_before_end =
-        !cancelled && end_timetick != 0 && crate::wal::timetick_to_millis(end_timetick) > now_ms;
+    let ended_before_end = !cancelled
+        && end_timetick != 0
+        && crate::time::timetick_to_millis(end_timetick) > crate::time::now_ms();
     if ended_before_end != record.ended_before_end {
         record.ended_before_end = ended_before_end;
         writer.set_job(serde_json::to_value(&record).ok());

@@ -15,7 +15,6 @@ use super::folder::{
 };
 use super::job::{self as salvage, SalvageError, SalvageHandle, SalvageOptions, SalvageSpec};
 use crate::dump::SyncPolicy;
-use crate::dump::writer::now_text;
 use crate::net::ConnectOptions;
 use crate::net::grpc::GrpcSettings;
 use crate::net::profile::ConnectionProfile;
@@ -191,8 +190,8 @@ pub async fn start(spec: SalvageSetSpec) -> Result<SalvageSetRun, SalvageError> 
     let manifest = FolderManifest {
         format_version: FOLDER_FORMAT_VERSION,
         walscope_version: env!("CARGO_PKG_VERSION").into(),
-        created_at: now_text(),
-        updated_at: now_text(),
+        created_at: crate::time::now_rfc3339(),
+        updated_at: crate::time::now_rfc3339(),
         new_primary: cluster_ref(&spec.new_primary, checkpoints.new_primary_version.clone()),
         old_primary: cluster_ref(&spec.old_primary, None),
         source_cluster_id: spec.source_cluster_id.clone(),
