@@ -294,9 +294,9 @@ fn draw(bar: &ProgressBar, p: &SalvageProgress) {
         None => String::new(),
     };
     let msg = format!(
-        "{} frames, {:.1} MiB, {:.0} msg/s, tt {tt}{eta}, {state}",
+        "{} frames, {}, {:.0} msg/s, tt {tt}{eta}, {state}",
         p.frames,
-        p.bytes as f64 / (1 << 20) as f64,
+        crate::fmt::bytes(p.bytes),
         p.rate_per_s
     );
     let style = match p.fraction() {

@@ -2,8 +2,8 @@
 //! jobs: built-in and user schemas ([`schema`]), schema-less wire decoding ([`wire`]), typed
 //! decoding and lossless edits ([`codec`]), dump files of any size ([`dump`]), Milvus WAL
 //! semantics ([`wal`]), OpenMLDB datasync ([`datasync`]), the network layer ([`net`]), and the
-//! file contract every write keeps ([`atomic`], with [`input`] for what is read), and wall-clock
-//! time one way ([`time`]).
+//! file contract every write keeps ([`atomic`], with [`input`] for what is read), wall-clock
+//! time one way ([`time`]) and sizes and counts as an operator reads them ([`fmt`]).
 //!
 //! Must never: depend on egui or on the jobs of `walscope-ops` (the crate graph forbids both);
 //! protocol quirks live in `wal` (Milvus) and `datasync` (OpenMLDB) only.
@@ -12,6 +12,7 @@ pub mod atomic;
 pub mod codec;
 pub mod datasync;
 pub mod dump;
+pub mod fmt;
 pub mod input;
 pub mod net;
 pub mod schema;

@@ -12,6 +12,6 @@ pub mod replay;
 pub mod salvage;
 
 // The core's modules under the names this crate's code uses (`crate::dump`, `crate::net`, ...).
-use walscope_core::{atomic, codec, datasync, dump, net, schema, time, wal, wire};
+use walscope_core::{atomic, codec, datasync, dump, fmt, net, schema, time, wal, wire};
 #[cfg(test)]
 use walscope_sim as sim;

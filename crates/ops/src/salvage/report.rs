@@ -190,9 +190,9 @@ pub fn analyze_dump(path: &Path, options: AnalyzeOptions) -> Result<DumpReport, 
 fn notes(r: &DumpReport, options: AnalyzeOptions) -> Vec<String> {
     let mut out = Vec::new();
     if let (Some(a), Some(b)) = (r.first_utc(), r.last_utc()) {
-        out.push(format!("{} frames, {} bytes, from {a} to {b}", r.frames, r.bytes));
+        out.push(format!("{} frames, {}, from {a} to {b}", r.frames, crate::fmt::bytes_exact(r.bytes)));
     } else {
-        out.push(format!("{} frames, {} bytes", r.frames, r.bytes));
+        out.push(format!("{} frames, {}", r.frames, crate::fmt::bytes_exact(r.bytes)));
     }
     if !r.opaque_txn_frames.is_empty() {
         out.push(format!(
