@@ -182,6 +182,7 @@ impl ConnArgs {
         ConnectOptions {
             max_message_bytes: self.max_message_mib.max(1) << 20,
             connect_timeout: Duration::from_secs(10),
+            ..ConnectOptions::default()
         }
     }
 }

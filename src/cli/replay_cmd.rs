@@ -9,10 +9,10 @@
 //! secret.
 
 use super::net_cmd::{ConnArgs, DEFAULT_TIMEOUT, Target, TransportKind, runtime};
+use crate::net::{ConnectOptions, ProfileMetadata};
 use crate::replay::apply::{self, ApplyOptions, ApplyState, Planned, ReplaySpec, Verification};
 use crate::replay::plan::{AutoIdChoice, Plan, PlanOptions, Policy};
 use crate::replay::units::SkipReason;
-use crate::salvage::checkpoint::settings_of;
 use crate::time::format_timetick;
 use anyhow::{Result, anyhow, bail};
 use clap::Args;
@@ -68,7 +68,8 @@ pub struct ReplayArgs {
 /// `replay`.
 pub fn replay(args: &ReplayArgs, conn: &ConnArgs) -> Result<()> {
     let profile = Target::resolve(&args.new_primary, TransportKind::Grpc, conn)?.profile;
-    let settings = settings_of(&profile, &conn.connect_options())?;
+    let on_connection = ConnectOptions { metadata: ProfileMetadata::Connection, ..conn.connect_options() };
+    let settings = crate::net::grpc_settings(&profile, &on_connection)?;
     let timeout =
         conn.timeout_flag()?.or(profile.timeout_secs.map(Duration::from_secs)).unwrap_or(DEFAULT_TIMEOUT);
     let spec = ReplaySpec {

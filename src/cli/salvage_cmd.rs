@@ -12,7 +12,8 @@
 
 use super::net_cmd::{ConnArgs, DEFAULT_TIMEOUT, Target, TransportKind, runtime};
 use crate::net::profile::ConnectionProfile;
-use crate::salvage::checkpoint::{pchannels_from_configuration, settings_of};
+use crate::net::{ConnectOptions, ProfileMetadata};
+use crate::salvage::checkpoint::pchannels_from_configuration;
 use crate::salvage::folder::FolderManifest;
 use crate::salvage::job::{self as salvage, SalvageOptions, SalvageProgress, SalvageSpec, SalvageState};
 use crate::salvage::report::{AnalyzeOptions, analyze_dump};
@@ -94,9 +95,10 @@ fn single(args: &SalvageArgs, conn: &ConnArgs, out: &Path) -> Result<()> {
     let old = resolve("old-primary", args.old_primary.as_deref(), conn)?;
     let cluster = args.source_cluster_id.clone().ok_or_else(|| anyhow!("--source-cluster-id is required"))?;
     let connect = conn.connect_options();
+    let on_connection = ConnectOptions { metadata: ProfileMetadata::Connection, ..connect };
     let spec = SalvageSpec {
-        new_primary: settings_of(&new, &connect)?,
-        old_primary: settings_of(&old, &connect)?,
+        new_primary: crate::net::grpc_settings(&new, &on_connection)?,
+        old_primary: crate::net::grpc_settings(&old, &on_connection)?,
         source_cluster_id: cluster,
         pchannel: pchannel.clone(),
         out: out.to_path_buf(),

@@ -36,7 +36,7 @@ pub use call::{
     CallError, CallOutcome, CallRequest, MessageSink, StreamEnd, StreamSummary, call_server_stream,
     call_unary, find_method,
 };
-pub use connect::{ConnectOptions, connect, connect_with};
+pub use connect::{ConnectOptions, ProfileMetadata, connect, connect_with, grpc_settings};
 pub use failure::FailureKind;
 pub use probe::{ProbeReport, test_connection};
 

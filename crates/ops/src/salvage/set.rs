@@ -8,7 +8,7 @@
 //! The app and the CLI both start sets here. Must never: start over a folder that already holds
 //! a salvage (resume it instead), or reach a server but the two profiles given.
 
-use super::checkpoint::{Checkpoints, fetch_checkpoints, settings_of};
+use super::checkpoint::{Checkpoints, fetch_checkpoints, settings};
 use super::folder::{
     ClusterRef, FOLDER_FORMAT_VERSION, FolderEntry, FolderManifest, Unfinished, dump_file_name,
     find_unfinished,
@@ -138,7 +138,7 @@ fn cluster_ref(p: &ConnectionProfile, version: Option<String>) -> ClusterRef {
 }
 
 fn grpc(profile: &ConnectionProfile, run: &RunOptions) -> Result<GrpcSettings, SalvageError> {
-    Ok(settings_of(profile, &run.connect)?)
+    Ok(settings(profile, &run.connect)?)
 }
 
 /// Fetches every checkpoint, writes `salvage.json`, and starts one job per pchannel that has a
