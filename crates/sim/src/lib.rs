@@ -1,13 +1,15 @@
 //! Realistic synthetic data and demo servers: the Milvus WAL generator behind `walscope sample`,
 //! OpenMLDB progress records, a demo Milvus (alone, or as an old and a new primary after a
 //! forced failover: [`milvus_pair`]) and a demo SyncTool + DataCollector on loopback, each with
-//! fault switches. Deterministic for a given seed.
+//! fault switches; the whole demo of `walscope demo` and `--demo` is started one way
+//! ([`demo::Demo::start`]). Deterministic for a given seed.
 //!
 //! Must never: produce bytes our own decoders would not accept as real traffic (every message
 //! follows the reference's rules), or depend on wall-clock time or global randomness.
 
 pub mod collector;
 pub mod datasync;
+pub mod demo;
 pub mod milvus;
 pub mod milvus_config;
 mod milvus_dml;
