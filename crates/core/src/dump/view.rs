@@ -224,6 +224,10 @@ impl FrameDecoder {
     }
 
     fn summarize(&self, msg: &DynamicMessage, view: &mut FrameView) {
+        if let Some(summary) = crate::datasync::summary(msg) {
+            view.summary = summary;
+            return;
+        }
         let name = msg.descriptor().full_name().to_string();
         let immutable = match name.as_str() {
             "milvus.proto.milvus.DumpMessagesResponse" => {
@@ -241,10 +245,6 @@ impl FrameDecoder {
                 }
             }
             "milvus.proto.common.ImmutableMessage" => Some(msg.clone()),
-            n if n == crate::datasync::ADD_SYNC_TASK_REQUEST => {
-                view.summary = crate::datasync::summarize_add_sync_task(msg);
-                return;
-            }
             _ => None,
         };
         match immutable {

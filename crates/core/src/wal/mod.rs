@@ -1,14 +1,16 @@
 //! Milvus WAL semantics on top of the typed codec: message ids per WAL backend, timeticks (their
-//! base-36 text; their wall time is [`crate::time`]'s),
-//! message types with their header and body types, and the analysis of one dumped
-//! `common.ImmutableMessage` into what an operator needs to see.
+//! base-36 text; their wall time is [`crate::time`]'s), message types with their header and
+//! body types, and the analysis of one dumped `common.ImmutableMessage` into what an operator
+//! needs to see.
 //!
 //! Owns: the meaning of the `ImmutableMessage` property map and ids (reference
-//! `milvus-wal.md` §3–§5). Must never: panic on dumped data, treat an encrypted or legacy payload
-//! as corruption, or talk to a server (that is the network layer's job).
+//! `milvus-wal.md` §3–§5), and Milvus's calls as `net` must know them ([`calls`]: which methods
+//! write, what a reply's status says). Must never: panic on dumped data, treat an encrypted or
+//! legacy payload as corruption, or talk to a server (that is the network layer's job).
 
 pub mod analyze;
 pub mod base36;
+pub mod calls;
 pub mod fast;
 pub mod message_id;
 mod summary;

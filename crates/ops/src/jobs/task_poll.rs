@@ -9,7 +9,8 @@
 
 use crate::datasync::health::{HealthConfig, HealthSummary, SubTaskHealth, SyncHealth};
 use crate::datasync::status::{SubTaskRow, SyncTaskHistory};
-use crate::datasync::{SyncToolClient, TableNames, Trends};
+use crate::datasync::{TableNames, Trends};
+use crate::net::SyncToolClient;
 use crate::net::{CallOptions, Transport};
 use std::path::PathBuf;
 use std::sync::Arc;
