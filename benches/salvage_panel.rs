@@ -13,7 +13,7 @@ use egui_kittest::kittest::Queryable;
 use std::time::{Duration, Instant};
 use walscope::net::profile::{ConnectionProfile, TransportKind};
 use walscope::salvage::set::{self as salvage_set, SalvageSetSpec};
-use walscope::sim::milvus_pair::{MilvusPair, MilvusPairConfig};
+use walscope::sim::milvus::pair::{MilvusPair, MilvusPairConfig};
 use walscope::ui::WalscopeApp;
 
 fn main() {

@@ -18,8 +18,8 @@ use walscope::salvage::job::{self as salvage, SalvageOptions, SalvageSpec};
 use walscope::salvage::report::{AnalyzeOptions, analyze_dump};
 use walscope::salvage::set::{self as salvage_set, RunOptions, SalvageSetSpec};
 use walscope::schema::SchemaSet;
+use walscope::sim::milvus::pair::{MilvusPair, MilvusPairConfig};
 use walscope::sim::milvus::{Faults, NEW_CLUSTER_ID, OLD_CLUSTER_ID};
-use walscope::sim::milvus_pair::{MilvusPair, MilvusPairConfig};
 use walscope::sim::{GeneratedMessage, WalGenConfig, WalGenerator};
 
 const CHECKPOINT_INDEX: usize = 5;

@@ -13,7 +13,7 @@ use walscope::net::grpc::GrpcSettings;
 use walscope::replay::{NewPrimary, Pk};
 use walscope::salvage::FolderManifest;
 use walscope::schema::SchemaSet;
-use walscope::sim::milvus_pair::{MilvusPair, MilvusPairConfig};
+use walscope::sim::milvus::pair::{MilvusPair, MilvusPairConfig};
 use walscope::sim::walgen::START_MS;
 use walscope::sim::{WalGenConfig, WalGenerator};
 

@@ -79,7 +79,7 @@ pub async fn demo_at(addr: &str, faults: Faults) -> MilvusDemo {
 /// A finished salvage of every pchannel of the pair into `folder`, through the library (the
 /// reference the GUI tests compare with, or the folder they start from).
 pub fn salvage_pair(
-    pair: &walscope::sim::milvus_pair::MilvusPair,
+    pair: &walscope::sim::milvus::pair::MilvusPair,
     rt: &tokio::runtime::Runtime,
     folder: &Path,
     end: u64,
@@ -92,7 +92,7 @@ pub fn salvage_pair(
         p("new", pair.new_addr()),
         p("old", pair.old_addr()),
         OLD_CLUSTER_ID,
-        walscope::sim::milvus_pair::MilvusPair::pchannels(),
+        walscope::sim::milvus::pair::MilvusPair::pchannels(),
         folder,
     );
     spec.end_timetick = Some(end);

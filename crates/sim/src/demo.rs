@@ -10,7 +10,7 @@
 use crate::collector::CollectorConfig;
 use crate::datasync::DatasyncDemo;
 use crate::milvus::DemoError;
-use crate::milvus_pair::{MilvusPair, MilvusPairConfig};
+use crate::milvus::pair::{MilvusPair, MilvusPairConfig};
 use crate::net::profile::{ConnectionProfile, TransportKind};
 use std::net::SocketAddr;
 use std::time::Duration;

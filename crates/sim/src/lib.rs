@@ -1,6 +1,6 @@
 //! Realistic synthetic data and demo servers: the Milvus WAL generator behind `walscope sample`,
 //! OpenMLDB progress records, a demo Milvus (alone, or as an old and a new primary after a
-//! forced failover: [`milvus_pair`]) and a demo SyncTool + DataCollector on loopback, each with
+//! forced failover: [`milvus::pair`]) and a demo SyncTool + DataCollector on loopback, each with
 //! fault switches; the whole demo of `walscope demo` and `--demo` is started one way
 //! ([`demo::Demo::start`]). Deterministic for a given seed.
 //!
@@ -11,22 +11,10 @@ pub mod collector;
 pub mod datasync;
 pub mod demo;
 pub mod milvus;
-pub mod milvus_config;
-mod milvus_dml;
-pub mod milvus_expr;
-pub mod milvus_pair;
-mod milvus_rows;
-mod milvus_schema;
-mod milvus_seed;
-mod milvus_service;
-pub mod milvus_store;
-pub mod milvus_wal;
 pub mod rng;
 pub mod sample;
 pub mod synctool;
 mod synctool_state;
-mod walbodies;
-mod walbook;
 pub mod walgen;
 
 pub use walgen::{GeneratedMessage, WalGenConfig, WalGenerator};
