@@ -1,5 +1,5 @@
 //! Replay throughput: REPLAY_ROWS (default 1,000,000) rows of Inserts with 128-dim vectors, in
-//! WAL Insert messages of 1,000 rows, replayed by `jobs::replay` (plan, then apply with the
+//! WAL Insert messages of 1,000 rows, replayed by `replay::apply` (plan, then apply with the
 //! journal) into a demo new primary, against the demo's own Insert rate for the same batches
 //! sent directly (converted beforehand, only the calls timed) in the same run. Prints rows per
 //! second of both and their ratio.
@@ -9,8 +9,8 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 use walscope::dump::Framing;
 use walscope::dump::framing::write_frame;
-use walscope::jobs::replay::{self, ApplyOptions, ReplaySpec};
 use walscope::net::grpc::GrpcSettings;
+use walscope::replay::apply::{self as replay, ApplyOptions, ReplaySpec};
 use walscope::replay::convert::{Columns, rows_request};
 use walscope::replay::plan::PlanOptions;
 use walscope::replay::{NewPrimary, Salvage};

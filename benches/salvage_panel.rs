@@ -11,9 +11,9 @@ use common::thread_cpu;
 use egui_kittest::Harness;
 use egui_kittest::kittest::Queryable;
 use std::time::{Duration, Instant};
-use walscope::jobs::salvage_set::{self, SalvageSetSpec};
 use walscope::net::profile::{ConnectionProfile, TransportKind};
-use walscope::sim::milvus_pair::{MilvusPair, MilvusPairConfig};
+use walscope::salvage::set::{self as salvage_set, SalvageSetSpec};
+use walscope::sim::milvus::pair::{MilvusPair, MilvusPairConfig};
 use walscope::ui::WalscopeApp;
 
 fn main() {
@@ -33,9 +33,9 @@ fn main() {
     let set = walscope::schema::SchemaSet::builtin();
     let end = walscope::sim::WalGenerator::new(set.pool(), wal).nth(per * 4).expect("WAL").timetick;
     let pchannels = MilvusPair::pchannels();
-    let run = walscope::jobs::salvage_set::RunOptions::default();
+    let run = walscope::salvage::set::RunOptions::default();
     let ckpts = rt
-        .block_on(walscope::jobs::checkpoint::fetch_checkpoints(
+        .block_on(walscope::salvage::checkpoint::fetch_checkpoints(
             &new,
             Some(&old),
             walscope::sim::milvus::OLD_CLUSTER_ID,

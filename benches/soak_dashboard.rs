@@ -7,8 +7,8 @@
 
 use egui_kittest::Harness;
 use std::time::{Duration, Instant};
-use walscope::datasync::SyncToolClient;
-use walscope::datasync::client::SyncMode;
+use walscope::datasync::SyncMode;
+use walscope::net::SyncToolClient;
 use walscope::net::profile::{ConnectionProfile, TransportKind};
 use walscope::sim::collector::CollectorConfig;
 use walscope::sim::datasync::DatasyncDemo;

@@ -3,13 +3,13 @@
 //! This crate is the `walscope` binary's CLI ([`cli`]: parse flags, call the library, print).
 //! The work is in the crates below it, re-exported here under the names the CLI, the tests and
 //! the benchmarks use: `walscope-core` (schema, wire, codec, dump, wal, datasync, net, atomic,
-//! input), `walscope-ops` (jobs, replay), `walscope-sim` (sim, with the `demo` feature) and
+//! input), `walscope-ops` (salvage, replay, jobs), `walscope-sim` (sim, with the `demo` feature) and
 //! `walscope-gui` (ui, with the `gui` feature).
 
 pub mod cli;
 
-pub use walscope_core::{atomic, codec, datasync, dump, input, net, schema, wal, wire};
-pub use walscope_ops::{jobs, replay};
+pub use walscope_core::{atomic, codec, datasync, dump, fmt, input, net, schema, time, wal, wire};
+pub use walscope_ops::{jobs, replay, salvage};
 #[cfg(feature = "demo")]
 pub use walscope_sim as sim;
 

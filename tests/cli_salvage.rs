@@ -7,13 +7,13 @@
 use std::path::Path;
 use std::process::{Command, Output};
 use walscope::dump::{Manifest, manifest_path};
-use walscope::jobs::salvage::SalvageRecord;
-use walscope::jobs::salvage_folder::FolderManifest;
-use walscope::jobs::salvage_set::{self, SalvageSetSpec};
 use walscope::net::profile::{ConnectionProfile, TransportKind};
+use walscope::salvage::folder::FolderManifest;
+use walscope::salvage::job::SalvageRecord;
+use walscope::salvage::set::{self as salvage_set, SalvageSetSpec};
 use walscope::sim::WalGenConfig;
+use walscope::sim::milvus::pair::{MilvusPair, MilvusPairConfig};
 use walscope::sim::milvus::{Faults, OLD_CLUSTER_ID};
-use walscope::sim::milvus_pair::{MilvusPair, MilvusPairConfig};
 
 const PCHANNELS: [&str; 3] = ["by-dev-rootcoord-dml_0", "by-dev-rootcoord-dml_1", "by-dev-rootcoord-dml_2"];
 

@@ -189,7 +189,7 @@ async fn send_data_rules_and_wire_names() {
     assert_eq!(typo.0, 2001);
     assert!(typo.1.contains("method=DelelteSyncTask"), "{}", typo.1);
     // Our client never sends the typo, whatever the loaded .proto says.
-    assert_eq!(walscope::net::brpc::wire_method_name("DelelteSyncTask"), "DeleteSyncTask");
+    assert_eq!(walscope::datasync::calls::wire_method_name("DelelteSyncTask"), "DeleteSyncTask");
 }
 
 /// Sends `DelelteSyncTask` with hand-made bytes (our client would correct the name).
@@ -333,7 +333,8 @@ async fn task_poller_reports_rows_and_rates() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn synctool_client_over_brpc_and_http() {
     use std::sync::Arc;
-    use walscope::datasync::{SyncMode, SyncToolClient, SyncToolError};
+    use walscope::datasync::SyncMode;
+    use walscope::net::{SyncToolClient, SyncToolError};
     let d = demo(Duration::from_secs(30)).await;
     let ep = d.synctool.addr().to_string();
     let opts = CallOptions { timeout: Some(Duration::from_secs(5)), ..Default::default() };

@@ -7,8 +7,9 @@
 use std::sync::Arc;
 use std::time::Duration;
 use walscope::datasync::health::{HealthConfig, Trouble};
-use walscope::datasync::{SyncMode, SyncToolClient, TableNames};
+use walscope::datasync::{SyncMode, TableNames};
 use walscope::jobs::task_poll::{PollerConfig, TaskBoard, TaskPoller};
+use walscope::net::SyncToolClient;
 use walscope::net::brpc::BrpcTransport;
 use walscope::net::{CallOptions, Transport};
 use walscope::sim::collector::CollectorConfig;

@@ -12,8 +12,8 @@ use std::collections::{BTreeMap, HashMap};
 use walscope::net::grpc::{GrpcSettings, GrpcTransport};
 use walscope::net::{CallOptions, Transport};
 use walscope::schema::SchemaSet;
+use walscope::sim::milvus::pair::{MilvusPair, MilvusPairConfig};
 use walscope::sim::milvus::{MilvusDemo, MilvusDemoConfig, OLD_CLUSTER_ID};
-use walscope::sim::milvus_pair::{MilvusPair, MilvusPairConfig};
 use walscope::sim::walgen::{AUDIT, DIM};
 use walscope::sim::{WalGenConfig, WalGenerator};
 

@@ -19,11 +19,11 @@ pub mod props {
     use walscope::codec::{self, Edit, EditOp, FieldPath};
     use walscope::dump::view::FrameDecoder;
     use walscope::dump::{DumpFile, Framing, IndexCache, Manifest, OpenOptions};
-    use walscope::jobs::FolderManifest;
     use walscope::net::brpc::codec::{Packet, decode_meta, encode_packet, take_packet};
     use walscope::net::brpc::server::{BrpcServer, BrpcService, RpcResult};
     use walscope::net::http_json::HttpJsonTransport;
     use walscope::net::{CallOptions, NetError, Transport};
+    use walscope::salvage::FolderManifest;
     use walscope::schema::{Origin, SchemaSet};
     use walscope::sim::{WalGenConfig, WalGenerator};
     use walscope::wal::{self, RowFacts, SummaryReader};

@@ -299,12 +299,12 @@ fn calls_that_change_a_server_wait_for_a_confirmation() {
     let client = || {
         let t: std::sync::Arc<dyn walscope::net::Transport> =
             std::sync::Arc::new(walscope::net::brpc::BrpcTransport::new(synctool.clone()));
-        walscope::datasync::client::SyncToolClient::new(t, Default::default())
+        walscope::net::SyncToolClient::new(t, Default::default())
     };
     rt.block_on(client().create_sync_task(
         "demo_db",
         "orders",
-        walscope::datasync::client::SyncMode::FullAndContinuous,
+        walscope::datasync::SyncMode::FullAndContinuous,
         None,
         "/tmp/walscope-test/orders",
     ))
@@ -344,7 +344,7 @@ fn calls_that_change_a_server_wait_for_a_confirmation() {
     rt.block_on(client().create_sync_task(
         "demo_db",
         "orders",
-        walscope::datasync::client::SyncMode::FullAndContinuous,
+        walscope::datasync::SyncMode::FullAndContinuous,
         None,
         "/tmp/walscope-test/orders",
     ))

@@ -18,7 +18,7 @@ use walscope::net::grpc::GrpcSettings;
 use walscope::net::profile::{ConnectionProfile, TransportKind};
 use walscope::replay::{NewPrimary, SkipReason};
 use walscope::sim::milvus::MilvusDemo;
-use walscope::sim::milvus_pair::{MilvusPair, MilvusPairConfig};
+use walscope::sim::milvus::pair::{MilvusPair, MilvusPairConfig};
 use walscope::ui::WalscopeApp;
 use walscope::ui::replay::{ReplayState, Stage};
 

@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 use walscope::net::profile::{ConnectionProfile, TransportKind};
 use walscope::sim::milvus::Faults;
-use walscope::sim::milvus_pair::{MilvusPair, MilvusPairConfig};
+use walscope::sim::milvus::pair::{MilvusPair, MilvusPairConfig};
 use walscope::ui::WalscopeApp;
 
 fn harness(app: WalscopeApp) -> Harness<'static, WalscopeApp> {

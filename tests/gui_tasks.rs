@@ -19,7 +19,7 @@ use walscope::ui::WalscopeApp;
 fn rows_on_server(rt: &tokio::runtime::Runtime, endpoint: &str) -> usize {
     let t: std::sync::Arc<dyn walscope::net::Transport> =
         std::sync::Arc::new(walscope::net::brpc::BrpcTransport::new(endpoint.to_string()));
-    rt.block_on(walscope::datasync::SyncToolClient::new(t, Default::default()).task_status()).unwrap().0.len()
+    rt.block_on(walscope::net::SyncToolClient::new(t, Default::default()).task_status()).unwrap().0.len()
 }
 
 #[test]
@@ -120,7 +120,7 @@ fn create_watch_trouble_and_delete_a_sync_task() {
     let client = || {
         let t: std::sync::Arc<dyn walscope::net::Transport> =
             std::sync::Arc::new(walscope::net::brpc::BrpcTransport::new(endpoint.clone()));
-        walscope::datasync::SyncToolClient::new(t, Default::default())
+        walscope::net::SyncToolClient::new(t, Default::default())
     };
     rt.block_on(client().create_sync_task(
         "demo_db",

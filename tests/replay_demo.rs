@@ -296,7 +296,7 @@ async fn incomplete_transactions_and_opaque_txn_frames_are_reported() {
     pair.shutdown().await;
 
     // A server before the fix: every transaction one empty `_t=999` frame.
-    let old = walscope::sim::milvus_pair::MilvusPair::start(walscope::sim::milvus_pair::MilvusPairConfig {
+    let old = walscope::sim::milvus::pair::MilvusPair::start(walscope::sim::milvus::pair::MilvusPairConfig {
         rehearsal: true,
         wal: rehearsal::wal(),
         old_faults: walscope::sim::milvus::Faults::before_txn_fix(),

@@ -11,7 +11,7 @@ use std::collections::HashMap;
 use std::time::{Duration, Instant};
 use walscope::replay::Pk;
 use walscope::sim::WalGenConfig;
-use walscope::sim::milvus_pair::{MilvusPair, MilvusPairConfig};
+use walscope::sim::milvus::pair::{MilvusPair, MilvusPairConfig};
 use walscope::sim::walgen::AUDIT_STEP;
 
 /// A rehearsal pair of `wal`'s history, salvaged into a folder as an operator would.

@@ -6,7 +6,7 @@ mod common;
 
 use common::salvage::{demo, expected, spec};
 use walscope::dump::{Manifest, manifest_path};
-use walscope::jobs::salvage::{self, SalvageState};
+use walscope::salvage::job::{self as salvage, SalvageState};
 use walscope::sim::milvus::Faults;
 
 async fn salvage_equals_wal(n: usize) {

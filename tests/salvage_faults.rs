@@ -13,7 +13,7 @@ use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 use walscope::dump::{Manifest, manifest_path};
-use walscope::jobs::salvage;
+use walscope::salvage::job as salvage;
 use walscope::sim::milvus::{Faults, OLD_CLUSTER_ID};
 use walscope::sim::rng::SimRng;
 

@@ -11,7 +11,7 @@ use common::salvage::spec;
 use std::collections::HashMap;
 use walscope::dump::view::FrameDecoder;
 use walscope::dump::{DumpFile, OpenOptions};
-use walscope::jobs::salvage::{self, SalvageOptions};
+use walscope::salvage::job::{self as salvage, SalvageOptions};
 use walscope::schema::SchemaSet;
 use walscope::sim::milvus::{Faults, MilvusDemo, MilvusDemoConfig};
 

@@ -269,9 +269,9 @@ async fn to_dump(
                 s => format!("{s:?}").to_lowercase(),
             };
             note_part!(
-                "\r{} messages, {:.1} MiB, {:.0} msg/s, {:.1} s, {state}   ",
+                "\r{} messages, {}, {:.0} msg/s, {:.1} s, {state}   ",
                 p.count,
-                p.bytes as f64 / (1 << 20) as f64,
+                crate::fmt::bytes(p.bytes),
                 p.rate_per_s,
                 p.elapsed.as_secs_f64()
             );

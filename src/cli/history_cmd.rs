@@ -103,7 +103,7 @@ fn entry_target(e: &HistoryEntry, conn: &ConnArgs) -> Result<Target> {
 }
 
 fn when(e: &HistoryEntry) -> String {
-    crate::wal::timetick::format_millis_utc(e.time_ms)
+    crate::time::format_millis_utc(e.time_ms)
 }
 
 fn target(e: &HistoryEntry) -> String {

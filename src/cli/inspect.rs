@@ -345,7 +345,7 @@ impl Stats {
     /// (the text form has it in the header).
     fn print(&self, out: &mut impl Write, as_json: bool, manifest: &[String]) -> Result<()> {
         let range = self.tt.map(|(a, b)| {
-            json!({"from": a, "to": b, "from_time": crate::wal::format_timetick(a), "to_time": crate::wal::format_timetick(b)})
+            json!({"from": a, "to": b, "from_time": crate::time::format_timetick(a), "to_time": crate::time::format_timetick(b)})
         });
         if as_json {
             let mut j = json!({"frames": self.frames, "bytes": self.bytes, "bad": self.bad, "encrypted": self.encrypted,
@@ -367,8 +367,8 @@ impl Stats {
             writeln!(
                 out,
                 "timetick range:  {a}..{b} ({} .. {} UTC)",
-                crate::wal::format_timetick(a),
-                crate::wal::format_timetick(b)
+                crate::time::format_timetick(a),
+                crate::time::format_timetick(b)
             )?;
         }
         if !self.per_type.is_empty() {

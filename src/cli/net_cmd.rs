@@ -12,8 +12,6 @@ use crate::net::profile::{
     AuthSettings, ConnectionProfile, ProfileError, ProfileStore, SecretRef, TlsSettings,
     TransportKind as ProfileTransport,
 };
-#[cfg(feature = "demo")]
-use crate::sim::milvus_pair::{MilvusPair, MilvusPairConfig};
 use anyhow::{Context, Result, anyhow, bail};
 use clap::{Args, ValueEnum};
 use std::path::PathBuf;
@@ -182,6 +180,7 @@ impl ConnArgs {
         ConnectOptions {
             max_message_bytes: self.max_message_mib.max(1) << 20,
             connect_timeout: Duration::from_secs(10),
+            ..ConnectOptions::default()
         }
     }
 }
@@ -279,40 +278,23 @@ pub fn demo(
         _ => 0,
     });
     runtime()?.block_on(async {
-        // A whole force-failover rehearsal: the new primary holds what was replicated and writes of its
-        // own, the old one the tail to salvage and replay.
-        let config = MilvusPairConfig {
-            new_addr: local(milvus_port),
-            old_addr: local(old_milvus_port),
-            rehearsal: true,
+        let config = crate::sim::demo::DemoConfig {
+            milvus: local(milvus_port),
+            old_milvus: local(old_milvus_port),
+            synctool: local(synctool_port),
+            collector: local(collector_port),
             ..Default::default()
         };
-        let pair = MilvusPair::start(config)
-            .await
-            .context("cannot start the demo Milvus pair (port in use? choose others with --milvus-port/--old-milvus-port)")?;
-        let datasync = crate::sim::datasync::DatasyncDemo::start(
-            local(synctool_port),
-            local(collector_port),
-            Duration::from_secs(10),
-            crate::sim::collector::CollectorConfig::default(),
-        )
-        .await
-        .context("cannot start the demo SyncTool/DataCollector (port in use? choose others with --synctool-port/--collector-port)")?;
+        let demo = crate::sim::demo::Demo::start(config).await.map_err(|e| {
+            let flags = match e {
+                crate::sim::demo::DemoStartError::Milvus(_) => "--milvus-port/--old-milvus-port",
+                crate::sim::demo::DemoStartError::Datasync(_) => "--synctool-port/--collector-port",
+            };
+            anyhow!("{e} (port in use? choose others with {flags})")
+        })?;
         // The servers must outlive whoever reads this banner: a closed stdout (`| head -1`, a
         // test that read the address it needed) is not a reason to stop serving.
-        let banner = format!(
-            "demo Milvus (gRPC)           {}\n  old cluster id for salvage: {}\n\
-             failover old primary (gRPC)  {}\n  cluster {}; the new primary is the Milvus above, cluster {}, force-promoted from it\n\
-             demo SyncTool (brpc + HTTP)  {}\ndemo DataCollector (brpc)    {}\n\
-             tables to sync: demo_db.orders, demo_db.users, demo_db.clicks (demo_db.cache is memory storage)\n",
-            pair.new_addr(),
-            crate::sim::milvus::OLD_CLUSTER_ID,
-            pair.old_addr(),
-            crate::sim::milvus::OLD_CLUSTER_ID,
-            crate::sim::milvus::NEW_CLUSTER_ID,
-            datasync.synctool.addr(),
-            datasync.collector.addr()
-        );
+        let banner = demo.banner();
         let mut out = std::io::stdout();
         use std::io::Write;
         let _ = out.write_all(banner.as_bytes()).and_then(|()| out.flush());

@@ -9,11 +9,11 @@
 //! secret.
 
 use super::net_cmd::{ConnArgs, DEFAULT_TIMEOUT, Target, TransportKind, runtime};
-use crate::jobs::checkpoint::settings_of;
-use crate::jobs::replay::{self, ApplyOptions, ApplyState, Planned, ReplaySpec, Verification};
+use crate::net::{ConnectOptions, ProfileMetadata};
+use crate::replay::apply::{self, ApplyOptions, ApplyState, Planned, ReplaySpec, Verification};
 use crate::replay::plan::{AutoIdChoice, Plan, PlanOptions, Policy};
 use crate::replay::units::SkipReason;
-use crate::wal::format_timetick;
+use crate::time::format_timetick;
 use anyhow::{Result, anyhow, bail};
 use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
@@ -68,7 +68,8 @@ pub struct ReplayArgs {
 /// `replay`.
 pub fn replay(args: &ReplayArgs, conn: &ConnArgs) -> Result<()> {
     let profile = Target::resolve(&args.new_primary, TransportKind::Grpc, conn)?.profile;
-    let settings = settings_of(&profile, &conn.connect_options())?;
+    let on_connection = ConnectOptions { metadata: ProfileMetadata::Connection, ..conn.connect_options() };
+    let settings = crate::net::grpc_settings(&profile, &on_connection)?;
     let timeout =
         conn.timeout_flag()?.or(profile.timeout_secs.map(Duration::from_secs)).unwrap_or(DEFAULT_TIMEOUT);
     let spec = ReplaySpec {
@@ -83,7 +84,7 @@ pub fn replay(args: &ReplayArgs, conn: &ConnArgs) -> Result<()> {
         },
     };
     runtime()?.block_on(async {
-        let planned = replay::plan(&spec).await?;
+        let planned = apply::plan(&spec).await?;
         if args.verify && !planned.resumed {
             bail!(
                 "nothing to verify: {} holds no journal of an applied replay (a plan made now would count the replay's own rows as there before it)",
@@ -91,7 +92,7 @@ pub fn replay(args: &ReplayArgs, conn: &ConnArgs) -> Result<()> {
             );
         }
         if args.verify {
-            let v = replay::verify(&planned.plan, &settings, timeout).await?;
+            let v = apply::verify(&planned.plan, &settings, timeout).await?;
             print_verification(&v, args.json);
             return if v.ok() { Ok(()) } else { Err(anyhow!("verification failed")) };
         }
@@ -121,7 +122,7 @@ pub fn replay(args: &ReplayArgs, conn: &ConnArgs) -> Result<()> {
             bail!("not confirmed: nothing was sent");
         }
         let options = ApplyOptions { rate: args.rate, batch_rows: args.batch.max(1), ..Default::default() };
-        let handle = replay::spawn_apply(&planned, settings.clone(), timeout, options);
+        let handle = apply::spawn_apply(&planned, settings.clone(), timeout, options);
         let bar = ProgressBar::new(handle.progress.borrow().units_total as u64);
         bar.set_style(
             ProgressStyle::with_template("{bar:30} {pos}/{len} units {msg}")

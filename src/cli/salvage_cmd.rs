@@ -11,13 +11,14 @@
 //! to the last sync).
 
 use super::net_cmd::{ConnArgs, DEFAULT_TIMEOUT, Target, TransportKind, runtime};
-use crate::jobs::checkpoint::{pchannels_from_configuration, settings_of};
-use crate::jobs::salvage::{self, SalvageOptions, SalvageProgress, SalvageSpec, SalvageState};
-use crate::jobs::salvage_folder::FolderManifest;
-use crate::jobs::salvage_report::{AnalyzeOptions, analyze_dump};
-use crate::jobs::salvage_set::{self, RunOptions, SalvageSetSpec, SetJob};
 use crate::net::profile::ConnectionProfile;
-use crate::wal::format_timetick;
+use crate::net::{ConnectOptions, ProfileMetadata};
+use crate::salvage::checkpoint::pchannels_from_configuration;
+use crate::salvage::folder::FolderManifest;
+use crate::salvage::job::{self as salvage, SalvageOptions, SalvageProgress, SalvageSpec, SalvageState};
+use crate::salvage::report::{AnalyzeOptions, analyze_dump};
+use crate::salvage::set::{self as salvage_set, RunOptions, SalvageSetSpec, SetJob};
+use crate::time::format_timetick;
 use anyhow::{Context, Result, anyhow, bail};
 use clap::Args;
 use indicatif::{MultiProgress, ProgressBar, ProgressStyle};
@@ -94,9 +95,10 @@ fn single(args: &SalvageArgs, conn: &ConnArgs, out: &Path) -> Result<()> {
     let old = resolve("old-primary", args.old_primary.as_deref(), conn)?;
     let cluster = args.source_cluster_id.clone().ok_or_else(|| anyhow!("--source-cluster-id is required"))?;
     let connect = conn.connect_options();
+    let on_connection = ConnectOptions { metadata: ProfileMetadata::Connection, ..connect };
     let spec = SalvageSpec {
-        new_primary: settings_of(&new, &connect)?,
-        old_primary: settings_of(&old, &connect)?,
+        new_primary: crate::net::grpc_settings(&new, &on_connection)?,
+        old_primary: crate::net::grpc_settings(&old, &on_connection)?,
         source_cluster_id: cluster,
         pchannel: pchannel.clone(),
         out: out.to_path_buf(),
@@ -294,9 +296,9 @@ fn draw(bar: &ProgressBar, p: &SalvageProgress) {
         None => String::new(),
     };
     let msg = format!(
-        "{} frames, {:.1} MiB, {:.0} msg/s, tt {tt}{eta}, {state}",
+        "{} frames, {}, {:.0} msg/s, tt {tt}{eta}, {state}",
         p.frames,
-        p.bytes as f64 / (1 << 20) as f64,
+        crate::fmt::bytes(p.bytes),
         p.rate_per_s
     );
     let style = match p.fraction() {

@@ -4,8 +4,9 @@
 //! `status --watch` also prints the health of every sub-task (trouble in words, a summary).
 
 use crate::codec;
+use crate::datasync::SyncMode;
 use crate::datasync::status::SubTaskRow;
-use crate::datasync::{SyncMode, SyncToolClient};
+use crate::net::SyncToolClient;
 use crate::net::profile::{ConnectionProfile, ProfileError, ProfileStore, TransportKind};
 use crate::net::{CallOptions, Transport};
 use anyhow::{Context, Result, bail};
@@ -115,7 +116,7 @@ async fn transport(p: &ConnectionProfile) -> Result<Arc<dyn Transport>> {
 /// Runs one client call on a fresh runtime.
 fn with_client<T>(
     t: &TaskTarget,
-    f: impl AsyncFnOnce(&SyncToolClient) -> Result<T, crate::datasync::SyncToolError>,
+    f: impl AsyncFnOnce(&SyncToolClient) -> Result<T, crate::net::SyncToolError>,
 ) -> Result<T> {
     let p = profile(t)?;
     let rt = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
@@ -178,7 +179,9 @@ fn watch(t: &TaskTarget, every: u64) -> Result<()> {
     let config = crate::jobs::task_poll::PollerConfig {
         every: Duration::from_secs(every.max(1)),
         // Names of tasks the app created (read here, never written).
-        names: crate::datasync::TableNames::load(&crate::datasync::TableNames::default_path()),
+        names: crate::datasync::TableNames::load(&crate::datasync::TableNames::path_in(
+            &crate::net::profile::config_dir(),
+        )),
         ..Default::default()
     };
     let poller = crate::jobs::task_poll::TaskPoller::spawn_with(rt.handle(), transport, config);
@@ -192,7 +195,7 @@ fn watch(t: &TaskTarget, every: u64) -> Result<()> {
                 out,
                 "--- poll {} ({})",
                 board.polls,
-                crate::wal::timetick::format_millis_utc(board.updated_ms.unwrap_or(0))
+                crate::time::format_millis_utc(board.updated_ms.unwrap_or(0))
             )?;
             if let Some(e) = &board.error {
                 writeln!(out, "error: {e}")?;
@@ -237,7 +240,7 @@ pub fn print_table(rows: &[SubTaskRow], out: &mut impl Write) -> Result<()> {
         "tid", "pid", "status", "rows", "sync point", "data collector"
     )?;
     for r in rows {
-        let when = r.last_update_ms.map(crate::wal::timetick::format_millis_utc).unwrap_or_default();
+        let when = r.last_update_ms.map(crate::time::format_millis_utc).unwrap_or_default();
         writeln!(
             out,
             "{:>5} {:>4} {:<12} {:>12}  {:<34} {:<22} {when}",

@@ -9,11 +9,11 @@ use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
 use std::process::{Command, Output};
 use std::time::Duration;
-use walscope::jobs::FolderManifest;
 use walscope::net::grpc::GrpcSettings;
 use walscope::replay::{NewPrimary, Pk};
+use walscope::salvage::FolderManifest;
 use walscope::schema::SchemaSet;
-use walscope::sim::milvus_pair::{MilvusPair, MilvusPairConfig};
+use walscope::sim::milvus::pair::{MilvusPair, MilvusPairConfig};
 use walscope::sim::walgen::START_MS;
 use walscope::sim::{WalGenConfig, WalGenerator};
 

@@ -5,8 +5,8 @@ use std::path::Path;
 use std::time::Duration;
 use walscope::dump::framing::write_frame;
 use walscope::dump::{Framing, SyncPolicy};
-use walscope::jobs::salvage::SalvageSpec;
 use walscope::net::grpc::GrpcSettings;
+use walscope::salvage::job::SalvageSpec;
 use walscope::schema::SchemaSet;
 use walscope::sim::milvus::{Faults, MilvusDemo, MilvusDemoConfig, OLD_CLUSTER_ID};
 use walscope::sim::{GeneratedMessage, WalGenConfig, WalGenerator};
@@ -79,7 +79,7 @@ pub async fn demo_at(addr: &str, faults: Faults) -> MilvusDemo {
 /// A finished salvage of every pchannel of the pair into `folder`, through the library (the
 /// reference the GUI tests compare with, or the folder they start from).
 pub fn salvage_pair(
-    pair: &walscope::sim::milvus_pair::MilvusPair,
+    pair: &walscope::sim::milvus::pair::MilvusPair,
     rt: &tokio::runtime::Runtime,
     folder: &Path,
     end: u64,
@@ -88,16 +88,16 @@ pub fn salvage_pair(
     let p = |name: &str, addr: std::net::SocketAddr| {
         ConnectionProfile::plain(name, TransportKind::Grpc, addr.to_string())
     };
-    let mut spec = walscope::jobs::salvage_set::SalvageSetSpec::new(
+    let mut spec = walscope::salvage::set::SalvageSetSpec::new(
         p("new", pair.new_addr()),
         p("old", pair.old_addr()),
         OLD_CLUSTER_ID,
-        walscope::sim::milvus_pair::MilvusPair::pchannels(),
+        walscope::sim::milvus::pair::MilvusPair::pchannels(),
         folder,
     );
     spec.end_timetick = Some(end);
     rt.block_on(async {
-        let run = walscope::jobs::salvage_set::start(spec).await.expect("salvage starts");
+        let run = walscope::salvage::set::start(spec).await.expect("salvage starts");
         let (_, results) = run.wait().await;
         for (p, r) in results {
             r.unwrap_or_else(|e| panic!("{p}: {e}"));

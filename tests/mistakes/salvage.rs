@@ -6,8 +6,8 @@ use std::path::Path;
 use std::time::Duration;
 use walscope::dump::{Manifest, manifest_path};
 use walscope::sim::WalGenConfig;
+use walscope::sim::milvus::pair::{MilvusPair, MilvusPairConfig};
 use walscope::sim::milvus::{Faults, OLD_CLUSTER_ID};
-use walscope::sim::milvus_pair::{MilvusPair, MilvusPairConfig};
 
 const PCHANNEL: &str = "by-dev-rootcoord-dml_1";
 

@@ -2,7 +2,8 @@
 //! jobs: built-in and user schemas ([`schema`]), schema-less wire decoding ([`wire`]), typed
 //! decoding and lossless edits ([`codec`]), dump files of any size ([`dump`]), Milvus WAL
 //! semantics ([`wal`]), OpenMLDB datasync ([`datasync`]), the network layer ([`net`]), and the
-//! file contract every write keeps ([`atomic`], with [`input`] for what is read).
+//! file contract every write keeps ([`atomic`], with [`input`] for what is read), wall-clock
+//! time one way ([`time`]) and sizes and counts as an operator reads them ([`fmt`]).
 //!
 //! Must never: depend on egui or on the jobs of `walscope-ops` (the crate graph forbids both);
 //! protocol quirks live in `wal` (Milvus) and `datasync` (OpenMLDB) only.
@@ -11,9 +12,11 @@ pub mod atomic;
 pub mod codec;
 pub mod datasync;
 pub mod dump;
+pub mod fmt;
 pub mod input;
 pub mod net;
 pub mod schema;
+pub mod time;
 pub mod wal;
 pub mod wire;
 

@@ -117,7 +117,7 @@ impl WalscopeApp {
             }
         };
         let history = self.history_store();
-        let path = self.streams_dir().join(format!("{}-{}.dump", now_ms(), m.name()));
+        let path = self.streams_dir().join(format!("{}-{}.dump", walscope_core::time::now_ms(), m.name()));
         let live: Arc<std::sync::OnceLock<super::composer::LiveStream>> = Arc::default();
         let (slot, out) = (live.clone(), path.clone());
         let composer = spec.composer;
@@ -320,8 +320,4 @@ fn copy_dump(from: &std::path::Path, to: &std::path::Path, replace: bool) -> Res
         crate::dump::save::atomic_write(&m_to, &m, true).map_err(|e| e.to_string())?;
     }
     Ok(())
-}
-
-fn now_ms() -> u128 {
-    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_millis()).unwrap_or(0)
 }

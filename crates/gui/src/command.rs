@@ -285,13 +285,19 @@ impl WalscopeApp {
             return;
         }
         let settings = match profile {
-            Some(p) => p.grpc_settings(),
+            Some(p) => crate::net::grpc_settings(
+                &p,
+                &crate::net::ConnectOptions {
+                    metadata: crate::net::ProfileMetadata::Connection,
+                    ..Default::default()
+                },
+            ),
             None => Ok(crate::net::grpc::GrpcSettings::new(target.clone())),
         };
         let settings = match settings {
             Ok(s) => s,
             Err(e) => {
-                self.schemas_state.last_load = Some(Err(e));
+                self.schemas_state.last_load = Some(Err(e.to_string()));
                 return;
             }
         };

@@ -12,14 +12,9 @@ use crate::outcome::Notice;
 #[derive(Default)]
 #[cfg_attr(not(feature = "demo"), allow(dead_code))]
 pub struct DemoServers {
+    /// The demo Milvus failover pair, SyncTool and DataCollector.
     #[cfg(feature = "demo")]
-    pub(crate) datasync: Option<crate::sim::datasync::DatasyncDemo>,
-    /// The demo Milvus.
-    #[cfg(feature = "demo")]
-    pub(crate) milvus: Option<crate::sim::milvus::MilvusDemo>,
-    /// The demo's old and new primary after a forced failover (for the salvage pane).
-    #[cfg(feature = "demo")]
-    pub(crate) pair: Option<crate::sim::milvus_pair::MilvusPair>,
+    pub(crate) running: Option<crate::sim::demo::Demo>,
 }
 
 /// The old primary's cluster id in the demo failover pair.
@@ -28,56 +23,15 @@ pub const OLD_CLUSTER_ID: &str = crate::sim::milvus::OLD_CLUSTER_ID;
 
 #[cfg(feature = "demo")]
 impl WalscopeApp {
-    /// Starts the demo Milvus (gRPC; also an old and a new primary after a forced failover),
-    /// SyncTool and DataCollector (brpc) on free loopback ports,
-    /// watches the SyncTool and adds in-memory connection profiles for all three (never saved).
+    /// Starts the demo (the Milvus failover pair over gRPC, SyncTool and DataCollector over
+    /// brpc: [`crate::sim::demo::Demo::start`]) on free loopback ports, watches the SyncTool and
+    /// adds in-memory connection profiles for them (never saved).
     /// Called at start-up (binding loopback ports), never from a frame.
     pub fn start_demo(&mut self) {
         let Some(rt) = self.runtime() else { return };
-        let any = std::net::SocketAddr::from(([127, 0, 0, 1], 0));
-        let profile = crate::net::profile::ConnectionProfile::plain;
-        use crate::net::profile::TransportKind;
-        match rt.block_on(crate::sim::milvus::MilvusDemo::start(crate::sim::milvus::MilvusDemoConfig {
-            addr: any,
-            ..Default::default()
-        })) {
-            Ok(m) => {
-                self.connections.demo.push(profile("demo-milvus", TransportKind::Grpc, m.addr().to_string()));
-                self.demo.milvus = Some(m);
-            }
-            Err(e) => self.notice = Some(Notice::error(format!("cannot start the demo Milvus: {e}"))),
-        }
-        // A force-failover rehearsal, so salvage and replay both run on the demo.
-        let rehearsal = crate::sim::milvus_pair::MilvusPairConfig { rehearsal: true, ..Default::default() };
-        match rt.block_on(crate::sim::milvus_pair::MilvusPair::start(rehearsal)) {
-            Ok(pair) => {
-                self.connections.demo.push(profile(
-                    "demo-old-primary",
-                    TransportKind::Grpc,
-                    pair.old_addr().to_string(),
-                ));
-                self.connections.demo.push(profile(
-                    "demo-new-primary",
-                    TransportKind::Grpc,
-                    pair.new_addr().to_string(),
-                ));
-                self.demo.pair = Some(pair);
-            }
-            Err(e) => self.notice = Some(Notice::error(format!("cannot start the demo failover pair: {e}"))),
-        }
-        let started = rt.block_on(crate::sim::datasync::DatasyncDemo::start(
-            any,
-            any,
-            std::time::Duration::from_secs(10),
-            crate::sim::collector::CollectorConfig::default(),
-        ));
-        match started {
-            Ok(d) => {
-                self.connections.demo.push(profile(
-                    "demo-synctool",
-                    TransportKind::Brpc,
-                    d.synctool.addr().to_string(),
-                ));
+        match rt.block_on(crate::sim::demo::Demo::start(Default::default())) {
+            Ok(demo) => {
+                self.connections.demo.extend(demo.profiles());
                 self.tasks.profile = "demo-synctool".into();
                 self.tasks.db = "demo_db".into();
                 self.tasks.table = "orders".into();
@@ -85,27 +39,22 @@ impl WalscopeApp {
                 self.tasks.dest = "/tmp/walscope-demo/orders".into();
                 self.watch_tasks(crate::net_jobs::TASKS_DASHBOARD);
                 self.show_tasks = true;
-                self.connections.demo.push(profile(
-                    "demo-collector",
-                    TransportKind::Brpc,
-                    d.collector.addr().to_string(),
-                ));
-                self.demo.datasync = Some(d);
+                self.demo.running = Some(demo);
             }
-            Err(e) => self.notice = Some(Notice::error(format!("cannot start the demo servers: {e}"))),
+            Err(e) => self.notice = Some(Notice::error(e.to_string())),
         }
     }
 
     /// Whether `--demo` started the demo SyncTool (its faults can then be switched).
     pub fn has_demo(&self) -> bool {
-        self.demo.datasync.is_some()
+        self.demo.running.is_some()
     }
 
     /// Switches a fault of the demo SyncTool's data (`--demo` only); the dashboard then shows
     /// the warning it causes.
     pub fn demo_fault(&mut self, f: crate::command::DemoFault) {
         use crate::command::DemoFault;
-        let Some(d) = &self.demo.datasync else { return };
+        let Some(d) = self.demo.running.as_ref().map(|demo| &demo.datasync) else { return };
         let Some(tid) = crate::sim::datasync::DatasyncDemo::tid_of("demo_db", "orders") else { return };
         match f {
             DemoFault::StallWithHeartbeat => d.stall(tid, 0, true),

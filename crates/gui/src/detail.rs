@@ -261,7 +261,7 @@ fn wal_lines(
         out.push(("message id".into(), format!("{} (raw {})", id.display, id.raw)));
     }
     if let Some(tt) = w.timetick {
-        out.push(("timetick".into(), format!("{tt} = {} UTC", crate::wal::format_timetick(tt))));
+        out.push(("timetick".into(), format!("{tt} = {} UTC", walscope_core::time::format_timetick(tt))));
     }
     if let Some(Ok(lc)) = &w.last_confirmed {
         out.push(("last confirmed".into(), lc.display.clone()));

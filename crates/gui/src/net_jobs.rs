@@ -127,10 +127,10 @@ impl WalscopeApp {
         }
         self.jobs.spawn(method, JobOwner::Tasks(id), move |_| async move {
             let t = crate::net::connect(&profile).await?;
-            let client = crate::datasync::SyncToolClient::new(t, profile.call_options());
+            let client = crate::net::SyncToolClient::new(t, profile.call_options());
             let text = |k: &str| request.get(k).and_then(|v| v.as_str()).unwrap_or_default().to_string();
             let refused =
-                |e: crate::datasync::SyncToolError| JobError::Other(format!("{method} was refused: {e}"));
+                |e: crate::net::SyncToolError| JobError::Other(format!("{method} was refused: {e}"));
             match method {
                 "CreateSyncTask" => {
                     let mode = match request.get("mode").and_then(|m| m.as_u64()) {

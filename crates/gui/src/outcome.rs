@@ -39,9 +39,9 @@ pub enum JobOutput {
     /// The old primary's pchannels from its replicate configuration, for a salvage pane.
     Pchannels { pane: u64, result: Result<Vec<String>, String> },
     /// The salvage checkpoints fetched from the new primary.
-    Checkpoints { pane: u64, result: Result<walscope_ops::jobs::checkpoint::Checkpoints, String> },
+    Checkpoints { pane: u64, result: Result<walscope_ops::salvage::checkpoint::Checkpoints, String> },
     /// A salvage folder's unfinished dumps.
-    Unfinished { pane: u64, result: Result<Vec<walscope_ops::jobs::salvage_folder::Unfinished>, String> },
+    Unfinished { pane: u64, result: Result<Vec<walscope_ops::salvage::folder::Unfinished>, String> },
     /// A salvage set (or a resumed dump) ended: how each dump ended, and its report.
     SalvageEnded { pane: u64, ends: Vec<super::salvage::DumpEnd> },
     /// A folder chosen with the desktop's dialog for a replay pane.
@@ -49,17 +49,17 @@ pub enum JobOutput {
     /// A replay's plan (nothing was sent), or why there is none.
     ReplayPlanned {
         pane: u64,
-        result: Result<Box<walscope_ops::jobs::replay::Planned>, walscope_ops::replay::ReplayError>,
+        result: Result<Box<walscope_ops::replay::apply::Planned>, walscope_ops::replay::ReplayError>,
     },
     /// A replay's apply ended: what was sent and the verification, or why it stopped.
     ReplayApplied {
         pane: u64,
-        result: Box<Result<walscope_ops::jobs::replay::ApplyOutcome, walscope_ops::replay::ReplayError>>,
+        result: Box<Result<walscope_ops::replay::apply::ApplyOutcome, walscope_ops::replay::ReplayError>>,
     },
     /// A replay verified again.
     ReplayVerified {
         pane: u64,
-        result: Result<walscope_ops::jobs::replay::Verification, walscope_ops::replay::ReplayError>,
+        result: Result<walscope_ops::replay::apply::Verification, walscope_ops::replay::ReplayError>,
     },
     /// A composer's stream dump was copied to `path`.
     StreamSaved { composer: u64, path: PathBuf },

@@ -10,8 +10,8 @@
 use std::sync::{Arc, Mutex};
 use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
-use walscope_ops::jobs::replay::{ApplyOutcome, ApplyProgress, Planned, Verification};
 use walscope_ops::replay::ReplayError;
+use walscope_ops::replay::apply::{ApplyOutcome, ApplyProgress, Planned, Verification};
 use walscope_ops::replay::plan::{AutoIdChoice, Policy};
 
 /// An apply running: what the job shares with the pane.

@@ -15,7 +15,7 @@ use crate::net::ConnectOptions;
 use crate::net::grpc::GrpcSettings;
 use std::path::PathBuf;
 use std::time::Duration;
-use walscope_ops::jobs::replay::{self, ApplyOptions, ApplyState, ReplaySpec};
+use walscope_ops::replay::apply::{self as replay, ApplyOptions, ApplyState, ReplaySpec};
 use walscope_ops::replay::plan::PlanOptions;
 
 /// The apply job's label (the pane's cancel finds it by this).
@@ -46,8 +46,12 @@ impl WalscopeApp {
     fn replay_target(&self, pane: u64) -> Result<(GrpcSettings, Duration), String> {
         let r = self.replays.iter().find(|r| r.id == pane).ok_or("no such pane")?;
         let profile = self.profile(&r.new_primary).map_err(|e| format!("new primary: {e}"))?;
-        let connect = ConnectOptions { connect_timeout: Duration::from_secs(10), ..Default::default() };
-        let settings = walscope_ops::jobs::checkpoint::settings_of(&profile, &connect)
+        let connect = ConnectOptions {
+            connect_timeout: Duration::from_secs(10),
+            metadata: crate::net::ProfileMetadata::Connection,
+            ..Default::default()
+        };
+        let settings = crate::net::grpc_settings(&profile, &connect)
             .map_err(|e| format!("new primary {}: {e}", profile.name))?;
         Ok((settings, Duration::from_secs(profile.timeout_secs.unwrap_or(30))))
     }

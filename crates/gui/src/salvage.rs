@@ -10,10 +10,10 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
-use walscope_ops::jobs::checkpoint::Checkpoints;
-use walscope_ops::jobs::salvage::SalvageProgress;
-use walscope_ops::jobs::salvage_folder::Unfinished;
-use walscope_ops::jobs::salvage_report::DumpReport;
+use walscope_ops::salvage::checkpoint::Checkpoints;
+use walscope_ops::salvage::folder::Unfinished;
+use walscope_ops::salvage::job::SalvageProgress;
+use walscope_ops::salvage::report::DumpReport;
 
 /// A dump being written: what the salvage job shares with the pane.
 #[derive(Clone)]

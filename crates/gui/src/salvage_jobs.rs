@@ -11,7 +11,7 @@ use super::outcome::{JobError, JobOutput};
 use super::salvage::{DumpEnd, LiveDump, LiveSlot, SalvageState};
 use crate::net::profile::ConnectionProfile;
 use std::path::PathBuf;
-use walscope_ops::jobs::salvage_set::{self, RunOptions, SalvageSetRun, SalvageSetSpec, SetJob};
+use walscope_ops::salvage::set::{self as salvage_set, RunOptions, SalvageSetRun, SalvageSetSpec, SetJob};
 
 impl WalscopeApp {
     /// Opens a salvage pane, with the demo's old and new primaries chosen when `--demo` runs.
@@ -28,7 +28,11 @@ impl WalscopeApp {
                 s.cluster_id = crate::demo::OLD_CLUSTER_ID.into();
             }
         }
-        s.folder = self.salvage_dir().join(format!("salvage-{}", chrono_stamp())).display().to_string();
+        s.folder = self
+            .salvage_dir()
+            .join(format!("salvage-{}", walscope_core::time::stamp(walscope_core::time::now_ms())))
+            .display()
+            .to_string();
         self.salvages.push(s);
         self.layout.show_pane(super::layout::Pane::Salvage(id));
         id
@@ -59,7 +63,7 @@ impl WalscopeApp {
         self.jobs.spawn(format!("pchannels of {}", old.name), JobOwner::Salvage(pane), move |_| async move {
             let run = RunOptions::default();
             let cluster = Some(cluster.as_str()).filter(|c| !c.is_empty());
-            let result = walscope_ops::jobs::checkpoint::pchannels_from_configuration(
+            let result = walscope_ops::salvage::checkpoint::pchannels_from_configuration(
                 &old,
                 cluster,
                 &run.connect,
@@ -99,7 +103,7 @@ impl WalscopeApp {
         }
         self.jobs.spawn("salvage checkpoints", JobOwner::Salvage(pane), move |_| async move {
             let run = RunOptions::default();
-            let result = walscope_ops::jobs::checkpoint::fetch_checkpoints(
+            let result = walscope_ops::salvage::checkpoint::fetch_checkpoints(
                 &new,
                 old.as_ref(),
                 &cluster,
@@ -117,8 +121,8 @@ impl WalscopeApp {
         let Some(s) = self.salvages.iter().find(|s| s.id == pane) else { return };
         let dir = PathBuf::from(s.folder.trim());
         self.jobs.spawn_blocking("looking for unfinished dumps", JobOwner::Salvage(pane), move |_| {
-            let result = if walscope_ops::jobs::salvage_folder::FolderManifest::path(&dir).exists() {
-                walscope_ops::jobs::salvage_folder::find_unfinished(&dir).map_err(|e| e.to_string())
+            let result = if walscope_ops::salvage::folder::FolderManifest::path(&dir).exists() {
+                walscope_ops::salvage::folder::find_unfinished(&dir).map_err(|e| e.to_string())
             } else {
                 Ok(Vec::new())
             };
@@ -174,15 +178,15 @@ impl WalscopeApp {
             let run = match &pchannel {
                 None => salvage_set::resume(&dir, &old, &run_opts).await,
                 Some(p) => (|| {
-                    let u = walscope_ops::jobs::salvage_folder::find_unfinished(&dir)?
+                    let u = walscope_ops::salvage::folder::find_unfinished(&dir)?
                         .into_iter()
                         .find(|u| u.pchannel == *p)
-                        .ok_or_else(|| walscope_ops::jobs::SalvageError::Resume {
+                        .ok_or_else(|| walscope_ops::salvage::SalvageError::Resume {
                             path: dir.display().to_string(),
                             reason: format!("{p} is complete or not in this folder"),
                         })?;
                     let job = salvage_set::resume_one(&dir, &u, &old, &run_opts)?;
-                    let manifest = walscope_ops::jobs::salvage_folder::FolderManifest::load(&dir)?;
+                    let manifest = walscope_ops::salvage::folder::FolderManifest::load(&dir)?;
                     Ok(SalvageSetRun { dir: dir.clone(), manifest, checkpoints: None, jobs: vec![job] })
                 })(),
             }
@@ -296,8 +300,7 @@ async fn run_set(
         };
         let f = file.clone();
         let report = tokio::task::spawn_blocking(move || {
-            walscope_ops::jobs::salvage_report::analyze_dump(&f, Default::default())
-                .map_err(|e| e.to_string())
+            walscope_ops::salvage::report::analyze_dump(&f, Default::default()).map_err(|e| e.to_string())
         })
         .await
         .ok()
@@ -305,19 +308,4 @@ async fn run_set(
         ends.push(DumpEnd { pchannel, file, outcome, resumable, report });
     }
     Ok(JobOutput::SalvageEnded { pane, ends })
-}
-
-/// `20261201-081500`, for a new folder's name.
-fn chrono_stamp() -> String {
-    let ms = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_millis() as u64)
-        .unwrap_or(0);
-    crate::wal::timetick::format_millis_utc(ms)
-        .replace(['-', ':'], "")
-        .replace(' ', "-")
-        .split('.')
-        .next()
-        .unwrap_or_default()
-        .to_string()
 }

@@ -13,7 +13,7 @@
 use eframe::egui;
 use std::sync::OnceLock;
 use std::sync::atomic::{AtomicU32, Ordering};
-use std::time::{Instant, SystemTime, UNIX_EPOCH};
+use std::time::Instant;
 
 static START: OnceLock<Instant> = OnceLock::new();
 static FIRST_UI_MS: OnceLock<f64> = OnceLock::new();
@@ -36,7 +36,7 @@ pub fn frame(ctx: &egui::Context) {
             ctx.request_repaint();
         }
         1 => {
-            let unix_ms = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_millis());
+            let unix_ms = walscope_core::time::now_ms();
             let first = FIRST_UI_MS.get().copied().unwrap_or(since);
             eprintln!(
                 "walscope startup: first frame painted after {since:.1} ms (first ui() after {first:.1} ms, since main) unix_ms={unix_ms}"

@@ -8,7 +8,7 @@ use bytes::Bytes;
 use prost_reflect::{DynamicMessage, Value};
 use serde_json::json;
 use std::collections::BTreeMap;
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
 /// A table the demo cluster knows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -74,10 +74,6 @@ pub struct SyncToolState {
     pub self_endpoint: String,
     tasks: BTreeMap<(u32, u32), SubTask>,
     rng: SimRng,
-}
-
-fn now_ms() -> u64 {
-    SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_millis() as u64).unwrap_or(0)
 }
 
 fn build(name: &str, v: serde_json::Value) -> DynamicMessage {
@@ -171,7 +167,7 @@ impl SyncToolState {
                 dest: text(req, "dest"),
                 count: 0,
                 status: Status::Init,
-                last_update_ms: now_ms(),
+                last_update_ms: crate::time::now_ms(),
             };
             pushes.push(self.progress(table.tid, pid, &t));
             self.tasks.insert((table.tid, pid), t);
@@ -248,7 +244,7 @@ impl SyncToolState {
             t.sync_point = next;
         }
         t.count += count;
-        t.last_update_ms = now_ms();
+        t.last_update_ms = crate::time::now_ms();
         let finished = req.get_field_by_name("finished").and_then(|v| v.as_bool()) == Some(true);
         t.status = if finished && t.mode == 0 { Status::Success } else { Status::Running };
         // When every partition of a mode-0 task is done, the whole task goes away.
@@ -262,7 +258,7 @@ impl SyncToolState {
     /// RUNNING sub-tasks silent for longer than `limit` become REASSIGNING with a new token;
     /// returns the AddSyncTask requests to push.
     pub(super) fn expire(&mut self, limit: Duration) -> Vec<DynamicMessage> {
-        let now = now_ms();
+        let now = crate::time::now_ms();
         let stale: Vec<(u32, u32)> = self
             .tasks
             .iter()
@@ -289,7 +285,7 @@ impl SyncToolState {
     /// as RUNNING (INIT, FAILED and REASSIGNING ones too), with its token and sync point, and
     /// `count`, which only lived in memory, starts again from 0.
     pub fn restart(&mut self) {
-        let now = now_ms();
+        let now = crate::time::now_ms();
         for t in self.tasks.values_mut() {
             t.count = 0;
             t.status = Status::Running;
@@ -302,7 +298,7 @@ impl SyncToolState {
         let key = (num(req, "tid").unwrap_or(0) as u32, num(req, "pid").unwrap_or(0) as u32);
         if let Some(t) = self.tasks.get_mut(&key) {
             t.status = if ok { Status::Running } else { Status::Failed };
-            t.last_update_ms = now_ms();
+            t.last_update_ms = crate::time::now_ms();
         }
     }
 }

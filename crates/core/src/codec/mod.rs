@@ -15,6 +15,7 @@ pub mod value;
 pub use edit::{Edit, EditOp, apply_edits};
 pub use path::FieldPath;
 pub use template::template_json;
+pub use value::{loose_integer, string_field};
 
 use crate::wire::{self, DecodeOptions, WireDecoding};
 use miette::Diagnostic;

@@ -1,6 +1,8 @@
 //! The typed tree: a schema-guided wire decoding rendered as named, typed nodes that keep the
 //! byte spans of key, length prefix and value, so a hex view can highlight any of them.
 
+/// A field type in words (the schema's: `int64`, `enum SyncType`, a message's full name).
+pub use crate::schema::type_label;
 use crate::wire::varint::zigzag_decode;
 use crate::wire::{PackedValues, Span, WireContent, WireField, WireMessage};
 use prost_reflect::{DynamicMessage, FieldDescriptor, Kind, MessageDescriptor};
@@ -163,14 +165,6 @@ fn unknown_field(buf: &[u8], f: &WireField) -> TypedNode {
         value_span: f.value.clone(),
         known: false,
         children,
-    }
-}
-
-pub fn type_label(kind: &Kind) -> String {
-    match kind {
-        Kind::Message(m) => m.full_name().to_string(),
-        Kind::Enum(e) => format!("enum {}", e.name()),
-        k => format!("{k:?}").to_ascii_lowercase(),
     }
 }
 

@@ -332,6 +332,29 @@ pub fn decode_hex(h: &str) -> Result<Vec<u8>, String> {
         .collect()
 }
 
+/// A field's integer, read loosely (for the status fields of replies, whose schemas differ): any
+/// integer or enum number, or text holding one (empty text: 0; other text: -1). None when the
+/// message has no such field or it holds something else.
+pub fn loose_integer(msg: &DynamicMessage, name: &str) -> Option<i64> {
+    let v = msg.get_field_by_name(name)?;
+    match v.as_ref() {
+        Value::I32(n) => Some(i64::from(*n)),
+        Value::I64(n) => Some(*n),
+        Value::U32(n) => Some(i64::from(*n)),
+        Value::U64(n) => i64::try_from(*n).ok(),
+        Value::EnumNumber(n) => Some(i64::from(*n)),
+        // Some schemas carry the code as text.
+        Value::String(s) if s.is_empty() => Some(0),
+        Value::String(s) => Some(s.trim().parse().unwrap_or(-1)),
+        _ => None,
+    }
+}
+
+/// A string field's text; None when the message has no such field or it is not a string.
+pub fn string_field(msg: &DynamicMessage, name: &str) -> Option<String> {
+    msg.get_field_by_name(name).and_then(|v| v.as_str().map(str::to_string))
+}
+
 #[cfg(test)]
 mod hex_tests {
     /// Found by the lossless_edit fuzzer: a non-ASCII character in `hex:` used to panic on a

@@ -1,23 +1,24 @@
 //! OpenMLDB datasync semantics: sync points, sync-task records and their on-disk progress
-//! files, and the health of sync sub-tasks read from successive TaskStatus polls (trouble in
-//! words, table names, bounded count history). Protocol quirks of OpenMLDB live here and
-//! nowhere else.
+//! files, the calls and their quirks ([`calls`]: the delete RPC's two spellings, refusals in
+//! the body, what each call changes), and the health of sync sub-tasks read from successive
+//! TaskStatus polls (trouble in words, table names, bounded count history). Protocol quirks of
+//! OpenMLDB live here and nowhere else.
 //!
 //! Must never: write a `SyncPoint` without its `type` (both servers reject it, even for
 //! `kSNAPSHOT` = 0), or guess a progress file's framing from content alone when its name says
 //! which program wrote it.
 //!
-//! Depends on `wire` (framings), `schema`, `codec` and, for the SyncTool client, `net`; never
-//! on `dump`, which reads datasync's files through this module.
+//! Depends on `wire` (framings), `schema`, `codec` and `atomic`; never on `net`, whose
+//! transports, guard and SyncTool client ([`crate::net::synctool`]) ask here, nor on `dump`,
+//! which reads datasync's files and summarises its records through this module ([`summary`]).
 
-pub mod client;
+pub mod calls;
 pub mod health;
 pub mod progress;
 pub mod status;
 pub mod tables;
 pub mod trend;
 
-pub use client::{SyncMode, SyncToolClient, SyncToolError};
 pub use health::{HealthConfig, HealthSummary, SubTaskHealth, SyncHealth, Trouble};
 pub use progress::{ProgressFileKind, summarize_add_sync_task, sync_point_text};
 pub use status::{SubTaskRow, SyncTaskHistory};
@@ -27,6 +28,13 @@ pub use trend::{Series, Trends};
 /// Full names of the types this module reads.
 pub const ADD_SYNC_TASK_REQUEST: &str = "openmldb.datasync.AddSyncTaskRequest";
 pub const SYNC_POINT: &str = "openmldb.datasync.SyncPoint";
+
+/// One line for a datasync record a dump holds (an `AddSyncTaskRequest`: which partition, from
+/// where, to where); None for a message of another type.
+pub fn summary(msg: &prost_reflect::DynamicMessage) -> Option<String> {
+    use prost_reflect::ReflectMessage;
+    (msg.descriptor().full_name() == ADD_SYNC_TASK_REQUEST).then(|| summarize_add_sync_task(msg))
+}
 
 /// A SyncTool method from the built-in schemas (`DeleteSyncTask` under its wire name).
 pub fn synctool_method(name: &str) -> Result<prost_reflect::MethodDescriptor, String> {
@@ -38,19 +46,24 @@ pub fn synctool_method(name: &str) -> Result<prost_reflect::MethodDescriptor, St
     svc.methods().find(|m| m.name() == name).ok_or_else(|| format!("SyncTool has no method {name}"))
 }
 
-/// Whether the schema's method `declared` is the one an operator asked for as `wanted`. OpenMLDB's
-/// released proto spells the delete RPC `DelelteSyncTask` while servers answer to
-/// `DeleteSyncTask` (which is what walscope sends): either name finds the method either way.
-pub fn method_matches(declared: &str, wanted: &str) -> bool {
-    use crate::net::brpc::wire_method_name as canon;
-    declared == wanted || canon(declared) == canon(wanted)
+/// CreateSyncTask's `mode`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SyncMode {
+    /// Snapshot, then the binlog up to its current end; then the task finishes.
+    Full = 0,
+    /// Like `FullAndContinuous`, skipping rows older than `start_ts`.
+    IncrementalByTimestamp = 1,
+    /// Snapshot, then follow the binlog forever.
+    FullAndContinuous = 2,
 }
 
-/// A `GeneralResponse`: Ok, or the refusal's code and message (both servers use -1).
-/// (The shape is read by [`crate::net::body::general_response`], the one place that reads it.)
-pub fn general_result(m: &prost_reflect::DynamicMessage) -> Result<(), (i32, String)> {
-    match crate::net::body::general_response(m) {
-        Some((code, msg)) if code != 0 => Err((code, msg)),
-        _ => Ok(()),
+impl SyncMode {
+    pub fn from_number(n: u8) -> Option<SyncMode> {
+        match n {
+            0 => Some(SyncMode::Full),
+            1 => Some(SyncMode::IncrementalByTimestamp),
+            2 => Some(SyncMode::FullAndContinuous),
+            _ => None,
+        }
     }
 }

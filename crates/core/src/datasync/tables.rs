@@ -62,9 +62,9 @@ impl TableNames {
         self.tids.get(&tid).map(String::as_str)
     }
 
-    /// `<config dir>/walscope/sync_tables.json`.
-    pub fn default_path() -> PathBuf {
-        crate::net::profile::config_dir().join("sync_tables.json")
+    /// `sync_tables.json` in walscope's configuration directory `config_dir`.
+    pub fn path_in(config_dir: &Path) -> PathBuf {
+        config_dir.join("sync_tables.json")
     }
 
     /// The map at `path`; empty when the file does not exist or cannot be read.
@@ -77,7 +77,7 @@ impl TableNames {
             std::fs::create_dir_all(dir)?;
         }
         let text = serde_json::to_vec_pretty(self).map_err(std::io::Error::other)?;
-        crate::dump::save::atomic_write(path, &text, false).map(drop)
+        crate::atomic::atomic_write(path, &text, false).map(drop)
     }
 }
 

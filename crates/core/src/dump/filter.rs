@@ -131,13 +131,13 @@ pub fn parse_time(s: &str, end: bool) -> Result<Option<u64>, String> {
     if let Ok(tt) = s.parse::<u64>() {
         return Ok(Some(tt));
     }
-    let formats = ["%Y-%m-%d %H:%M:%S%.f", "%Y-%m-%dT%H:%M:%S%.f", "%Y-%m-%d %H:%M", "%Y-%m-%dT%H:%M"];
-    for f in formats {
-        if let Ok(t) = chrono::NaiveDateTime::parse_from_str(s.trim_end_matches('Z'), f) {
-            let ms = t.and_utc().timestamp_millis();
-            let ms = u64::try_from(ms).map_err(|_| format!("\"{s}\" is before 1970"))?;
-            return Ok(Some(if end { ((ms + 1) << 18) - 1 } else { ms << 18 }));
-        }
+    if let Some(ms) = crate::time::parse_utc(s) {
+        let ms = u64::try_from(ms).map_err(|_| format!("\"{s}\" is before 1970"))?;
+        return Ok(Some(if end {
+            crate::time::last_timetick_of(ms)
+        } else {
+            crate::time::millis_to_timetick(ms)
+        }));
     }
     Err(format!("\"{s}\" is neither a timetick nor a UTC time like 2026-11-30 00:12:01.123"))
 }

@@ -100,9 +100,9 @@ pub fn read_header(buf: &[u8], pos: usize, framing: Framing) -> Result<FrameHead
     };
     if header.body_len > MAX_FRAME {
         return Err(HeaderFault::Invalid(format!(
-            "frame length {} exceeds the {} MiB limit (corrupt length prefix)",
+            "frame length {} exceeds the {} limit (corrupt length prefix)",
             header.body_len,
-            MAX_FRAME >> 20
+            crate::fmt::bytes(MAX_FRAME)
         )));
     }
     if header.total() > avail {

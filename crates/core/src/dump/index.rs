@@ -402,8 +402,8 @@ impl Pending<'_> {
             len: (len - pos) as u64,
             truncated: false,
             reason: format!(
-                "not listed: the index lists at most {limit} frames ({} MiB of memory); the {} bytes from byte {pos} on are not read. To read them, copy them into a file of their own (tail -c +{} FILE > rest.dump) and open that",
-                (limit * 8) >> 20,
+                "not listed: the index lists at most {limit} frames ({} of memory); the {} bytes from byte {pos} on are not read. To read them, copy them into a file of their own (tail -c +{} FILE > rest.dump) and open that",
+                crate::fmt::bytes(limit as u64 * 8),
                 len - pos,
                 pos + 1
             ),

@@ -140,7 +140,7 @@ impl LazyDump {
         if let LazyDump::Pending { manifest, .. } = &mut self
             && !complete
         {
-            manifest.ended_at = Some(crate::dump::writer::now_text());
+            manifest.ended_at = Some(crate::time::now_rfc3339());
             return Ok(((**manifest).clone(), false));
         }
         self.open()?;

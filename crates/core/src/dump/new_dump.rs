@@ -1,7 +1,7 @@
 //! A dump written whole before it is put in place (an export, a sample): the frames and the
 //! manifest go to temp files beside the target, and only a finished dump replaces what was there
 //! (kept as `FILE.bak` and `FILE.manifest.json.bak`). A salvage is not written this way: its dump
-//! grows in place, where a resume finds it, and is never an existing file (see `jobs::salvage`).
+//! grows in place, where a resume finds it, and is never an existing file (see `walscope_ops::salvage::job`).
 //!
 //! Must never: leave a temp file behind (dropped uncommitted, both are removed), or touch the
 //! target before [`NewDump::commit`].

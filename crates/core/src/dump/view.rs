@@ -224,6 +224,10 @@ impl FrameDecoder {
     }
 
     fn summarize(&self, msg: &DynamicMessage, view: &mut FrameView) {
+        if let Some(summary) = crate::datasync::summary(msg) {
+            view.summary = summary;
+            return;
+        }
         let name = msg.descriptor().full_name().to_string();
         let immutable = match name.as_str() {
             "milvus.proto.milvus.DumpMessagesResponse" => {
@@ -241,10 +245,6 @@ impl FrameDecoder {
                 }
             }
             "milvus.proto.common.ImmutableMessage" => Some(msg.clone()),
-            n if n == crate::datasync::ADD_SYNC_TASK_REQUEST => {
-                view.summary = crate::datasync::summarize_add_sync_task(msg);
-                return;
-            }
             _ => None,
         };
         match immutable {
@@ -284,7 +284,7 @@ fn apply_wal(w: &WalMessage, view: &mut FrameView) {
 
 /// The view's columns from `f`; with `Detail::Counts` no summary and no formatted time.
 fn apply_facts(f: RowFacts, view: &mut FrameView, detail: Detail) {
-    let time = f.timetick.filter(|_| detail == Detail::Full).map(wal::format_timetick);
+    let time = f.timetick.filter(|_| detail == Detail::Full).map(crate::time::format_timetick);
     if detail == Detail::Full {
         view.summary = f.summary_at(time.as_deref());
     }

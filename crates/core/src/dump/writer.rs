@@ -70,7 +70,7 @@ impl Manifest {
             method: None,
             request,
             request_base64: None,
-            started_at: now_text(),
+            started_at: crate::time::now_rfc3339(),
             ended_at: None,
             frames: 0,
             bytes: 0,
@@ -91,10 +91,6 @@ pub fn manifest_path(dump: &Path) -> PathBuf {
     let mut name = dump.file_name().map(|n| n.to_os_string()).unwrap_or_default();
     name.push(".manifest.json");
     dump.with_file_name(name)
-}
-
-pub fn now_text() -> String {
-    chrono::Utc::now().format("%Y-%m-%dT%H:%M:%S%.3fZ").to_string()
 }
 
 /// When to fsync: after this many frames or this much time, whichever comes first, and on close.
@@ -340,7 +336,7 @@ impl DumpWriter {
     /// Syncs and closes; `complete` says the source had nothing more to give.
     pub fn finish(mut self, complete: bool) -> io::Result<Manifest> {
         self.manifest.complete = complete;
-        self.manifest.ended_at = Some(now_text());
+        self.manifest.ended_at = Some(crate::time::now_rfc3339());
         self.sync()?;
         self.disk.close()?;
         Ok(self.manifest.clone())

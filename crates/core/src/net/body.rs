@@ -3,120 +3,22 @@
 //! `milvus.proto.common.Status` in (or as) every reply; OpenMLDB puts a `GeneralResponse`
 //! (`code`, `msg`) in (or as) its replies.
 //!
-//! Owns: recognising those two shapes and saying what they mean. This is the one place that
-//! reads them; `datasync::general_result` asks here. Must never: call a reply an error
-//! because of a field it does not recognise, or fail on a reply of any other shape (that is
-//! simply not an error in the body).
+//! Owns: the one question the call path asks of every reply, answered by the protocols' own
+//! modules (the status shape is [`crate::wal::calls`]'s, the refusal [`crate::datasync::calls`]').
+//! Must never: call a reply an error because of a field it does not recognise, or fail on a
+//! reply of any other shape (that is simply not an error in the body).
 
-use prost_reflect::{DynamicMessage, Kind, ReflectMessage, Value};
-
-/// Milvus's status message.
-pub const MILVUS_STATUS: &str = "milvus.proto.common.Status";
+use prost_reflect::DynamicMessage;
 
 /// Words for an error carried in the body of a successful answer, or None when the body says
 /// nothing went wrong (or has neither shape).
 pub fn body_error(msg: &DynamicMessage) -> Option<String> {
-    if let Some(s) = milvus_status(msg) {
-        return milvus_status_error(&s);
+    if let Some(status) = crate::wal::calls::reply_status(msg) {
+        return status.err();
     }
-    if let Some(g) = general_response(msg) {
-        return general_error(g);
-    }
-    let inner = field_message(msg, "response")?;
-    general_error(general_response(&inner)?)
-}
-
-/// The Milvus status of a reply: the reply itself, or its `status` field (present or not: an
-/// absent status is the default, success).
-fn milvus_status(msg: &DynamicMessage) -> Option<DynamicMessage> {
-    if msg.descriptor().full_name() == MILVUS_STATUS {
-        return Some(msg.clone());
-    }
-    let fd = msg.descriptor().get_field_by_name("status")?;
-    match fd.kind() {
-        Kind::Message(m) if m.full_name() == MILVUS_STATUS && !fd.is_list() => {
-            msg.get_field(&fd).as_message().cloned()
-        }
-        _ => None,
-    }
-}
-
-fn milvus_status_error(s: &DynamicMessage) -> Option<String> {
-    let code = number(s, "code").unwrap_or(0);
-    let (error_code, error_name) = match s.descriptor().get_field_by_name("error_code") {
-        Some(fd) => {
-            let n = s.get_field(&fd).as_enum_number().unwrap_or(0);
-            let name = match fd.kind() {
-                Kind::Enum(e) => e.get_value(n).map_or_else(|| n.to_string(), |v| v.name().to_string()),
-                _ => n.to_string(),
-            };
-            (n, name)
-        }
-        None => (0, "Success".to_string()),
-    };
-    if code == 0 && error_code == 0 {
-        return None;
-    }
-    let reason = text(s, "reason").filter(|r| !r.is_empty());
-    let detail = text(s, "detail").filter(|d| !d.is_empty() && Some(d) != reason.as_ref());
-    let mut words = format!("Milvus answered with an error status: code {code}, error_code {error_name}");
-    match reason {
-        Some(r) => words.push_str(&format!(": {r}")),
-        None => words.push_str(" (no reason given)"),
-    }
-    if let Some(d) = detail {
-        words.push_str(&format!(" (detail: {d})"));
-    }
-    Some(words)
-}
-
-/// `code` and `msg` of an OpenMLDB `GeneralResponse`, or of any message of that shape (an
-/// integer `code` and a string `msg` field). None for other shapes.
-pub fn general_response(msg: &DynamicMessage) -> Option<(i32, String)> {
-    let d = msg.descriptor();
-    let code_fd = d.get_field_by_name("code")?;
-    let is_general = d.name() == "GeneralResponse"
-        || d.get_field_by_name("msg").is_some_and(|f| f.kind() == Kind::String && !f.is_list());
-    let integer = matches!(code_fd.kind(), Kind::Int32 | Kind::Sint32 | Kind::Sfixed32 | Kind::Int64);
-    if !is_general || !integer || code_fd.is_list() {
-        return None;
-    }
-    let code = i32::try_from(number(msg, "code").unwrap_or(0)).unwrap_or(i32::MIN);
-    Some((code, text(msg, "msg").unwrap_or_default()))
-}
-
-fn general_error((code, msg): (i32, String)) -> Option<String> {
-    (code != 0).then(|| {
-        let msg = if msg.is_empty() { "(no message)".to_string() } else { msg };
-        format!("the server refused: code {code}: {msg}")
-    })
-}
-
-fn field_message(msg: &DynamicMessage, name: &str) -> Option<DynamicMessage> {
-    let fd = msg.descriptor().get_field_by_name(name)?;
-    if fd.is_list() || !msg.has_field(&fd) {
-        return None;
-    }
-    msg.get_field(&fd).as_message().cloned()
-}
-
-fn number(msg: &DynamicMessage, name: &str) -> Option<i64> {
-    let v = msg.get_field_by_name(name)?;
-    match v.as_ref() {
-        Value::I32(n) => Some(i64::from(*n)),
-        Value::I64(n) => Some(*n),
-        Value::U32(n) => Some(i64::from(*n)),
-        Value::U64(n) => i64::try_from(*n).ok(),
-        Value::EnumNumber(n) => Some(i64::from(*n)),
-        // Some schemas carry the code as text.
-        Value::String(s) if s.is_empty() => Some(0),
-        Value::String(s) => Some(s.trim().parse().unwrap_or(-1)),
-        _ => None,
-    }
-}
-
-fn text(msg: &DynamicMessage, name: &str) -> Option<String> {
-    msg.get_field_by_name(name).and_then(|v| v.as_str().map(str::to_string))
+    let (code, msg) = crate::datasync::calls::refusal(msg)?;
+    let msg = if msg.is_empty() { "(no message)".to_string() } else { msg };
+    Some(format!("the server refused: code {code}: {msg}"))
 }
 
 #[cfg(test)]
@@ -144,17 +46,18 @@ mod tests {
             "Milvus answered with an error status: code 800, error_code UnexpectedError: database not found[database=x]"
         );
         // Only the legacy error_code set, and a bare Status.
-        let legacy = msg(MILVUS_STATUS, r#"{"error_code": "PermissionDenied"}"#);
+        let legacy = msg(crate::wal::calls::MILVUS_STATUS, r#"{"error_code": "PermissionDenied"}"#);
         assert_eq!(
             body_error(&legacy).unwrap(),
             "Milvus answered with an error status: code 0, error_code PermissionDenied (no reason given)"
         );
-        let code_only = msg(MILVUS_STATUS, r#"{"code": 65535, "reason": "r", "detail": "d"}"#);
+        let code_only =
+            msg(crate::wal::calls::MILVUS_STATUS, r#"{"code": 65535, "reason": "r", "detail": "d"}"#);
         assert_eq!(
             body_error(&code_only).unwrap(),
             "Milvus answered with an error status: code 65535, error_code Success: r (detail: d)"
         );
-        assert_eq!(body_error(&msg(MILVUS_STATUS, "{}")), None);
+        assert_eq!(body_error(&msg(crate::wal::calls::MILVUS_STATUS, "{}")), None);
     }
 
     #[test]

@@ -47,11 +47,10 @@ pub fn find_method(pool: &DescriptorPool, spec: &str) -> Result<MethodDescriptor
         return Err(bad());
     }
     let svc = find_service(pool, service)?;
-    let found = svc.methods().find(|m| m.name() == method).or_else(|| {
-        svc.methods().find(|m| {
-            crate::net::brpc::wire_method_name(m.name()) == crate::net::brpc::wire_method_name(method)
-        })
-    });
+    let found = svc
+        .methods()
+        .find(|m| m.name() == method)
+        .or_else(|| svc.methods().find(|m| crate::datasync::calls::method_matches(m.name(), method)));
     found.ok_or_else(|| {
         let names: Vec<String> = svc.methods().map(|m| m.name().to_string()).collect();
         let close = close_names(method, names.iter().map(String::as_str));

@@ -1,5 +1,6 @@
 //! From a connection profile to a transport: the one place that turns a [`ConnectionProfile`]
-//! into a gRPC, brpc or HTTP/JSON [`Transport`]. The CLI, the jobs and the app all come
+//! into a gRPC, brpc or HTTP/JSON [`Transport`], and into gRPC settings ([`grpc_settings`], for
+//! the jobs that hold a [`GrpcTransport`] of their own). The CLI, the jobs and the app all come
 //! through here, so a profile means the same thing everywhere.
 //!
 //! Owns: reading the profile's secret (once, at connect), TLS and client certificates, the
@@ -24,6 +25,20 @@ pub struct ConnectOptions {
     pub max_message_bytes: usize,
     /// How long to wait for the connection (gRPC: TCP + TLS + HTTP/2; brpc: TCP).
     pub connect_timeout: Duration,
+    /// gRPC: where the profile's `dbname` and extra headers go.
+    pub metadata: ProfileMetadata,
+}
+
+/// Where a profile's `dbname` and extra headers go on a gRPC connection.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum ProfileMetadata {
+    /// With each call, from [`ConnectionProfile::call_options`] (the CLI's `call`, the
+    /// composer: a history entry records them and a re-send repeats them).
+    #[default]
+    EachCall,
+    /// On the connection, so every call over it carries them: for the calls made without the
+    /// profile at hand (a salvage's and a replay's Milvus calls, schema reflection).
+    Connection,
 }
 
 impl Default for ConnectOptions {
@@ -31,6 +46,7 @@ impl Default for ConnectOptions {
         ConnectOptions {
             max_message_bytes: super::grpc::DEFAULT_MAX_MESSAGE_BYTES,
             connect_timeout: Duration::from_secs(5),
+            metadata: ProfileMetadata::EachCall,
         }
     }
 }
@@ -69,7 +85,9 @@ pub async fn connect_grpc(
     GrpcTransport::connect(&grpc_settings(profile, options)?).await
 }
 
-/// The settings [`connect_grpc`] uses, with the secret read now.
+/// The gRPC settings of a profile, the one way: its endpoint (refused with user info in it), TLS,
+/// client certificate, credentials with the secret read now, the options' message-size limit
+/// and connect timeout, and, when the options say so, its `dbname` and extra headers.
 pub fn grpc_settings(
     profile: &ConnectionProfile,
     options: &ConnectOptions,
@@ -83,5 +101,9 @@ pub fn grpc_settings(
         .map_err(|e| NetError::Profile { profile: profile.name.clone(), reason: e.to_string() })?;
     s.max_message_bytes = options.max_message_bytes;
     s.connect_timeout = options.connect_timeout;
+    if options.metadata == ProfileMetadata::Connection {
+        s.db_name = profile.db_name.clone();
+        s.headers = profile.headers.clone();
+    }
     Ok(s)
 }

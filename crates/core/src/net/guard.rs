@@ -3,12 +3,16 @@
 //! all: `TaskStatus{clear_all}` deletes every sync task, `UpdateReplicateConfiguration` with
 //! `force_promote` makes a secondary a primary).
 //!
-//! Owns: the list of such methods (OpenMLDB SyncTool and DataCollector, Milvus's writing
-//! methods, and whatever a profile marks). Must never: call a reading method destructive (an
-//! operator who is asked to confirm every call stops reading the question), or let a marked
-//! method through unasked.
+//! Owns: the one question asked before a call, and the methods a profile marks. Which methods
+//! of a protocol change what is the protocol's own knowledge: OpenMLDB's SyncTool and
+//! DataCollector in [`crate::datasync::calls`], Milvus in [`crate::wal::calls`]. Must never:
+//! call a reading method destructive (an operator who is asked to confirm every call stops
+//! reading the question), or let a marked method through unasked.
 
-use prost_reflect::{DynamicMessage, MethodDescriptor, Value};
+use prost_reflect::{DynamicMessage, MethodDescriptor};
+
+pub use crate::datasync::calls::CLEAR_ALL_WORD;
+pub use crate::wal::calls::FORCE_PROMOTE_WORD;
 
 /// What a call will change, and the word to type when a click is not enough.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -16,29 +20,6 @@ pub struct Guard {
     pub what: String,
     pub typed_word: Option<&'static str>,
 }
-
-/// The words to type for the two calls that cannot be undone.
-pub const CLEAR_ALL_WORD: &str = "clear all";
-pub const FORCE_PROMOTE_WORD: &str = "force promote";
-
-/// Milvus methods that only read (everything else on MilvusService writes something).
-const MILVUS_READING: &[&str] = &[
-    "Get",
-    "Describe",
-    "Show",
-    "List",
-    "Has",
-    "Query",
-    "Search",
-    "HybridSearch",
-    "Check",
-    "Dump",
-    "Connect",
-    "Select",
-    "Calc",
-    "Run",
-    "AllocTimestamp",
-];
 
 /// What calling `method` with `request` on `endpoint` will change, if anything. `marked` are
 /// the methods the profile asks a confirmation for (`Name` or `pkg.Service/Name`).
@@ -48,77 +29,18 @@ pub fn assess(
     endpoint: &str,
     marked: &[String],
 ) -> Option<Guard> {
+    if let Some(c) = crate::datasync::calls::change_of(method, request) {
+        return Some(Guard { what: c.words(endpoint), typed_word: c.typed_word() });
+    }
+    if let Some(c) = crate::wal::calls::change_of(method, request) {
+        return Some(Guard { what: c.words(endpoint), typed_word: c.typed_word() });
+    }
     let name = method.name();
-    let service = method.parent_service().full_name();
-    let text = |f: &str| {
-        request.get_field_by_name(f).and_then(|v| v.as_str().map(str::to_string)).unwrap_or_default()
-    };
-    let flag = |f: &str| request.get_field_by_name(f).is_some_and(|v| matches!(*v, Value::Bool(true)));
-    let table = || format!("{}.{}", text("db"), text("name"));
-    let guard = |what: String, typed_word| Some(Guard { what, typed_word });
-    if service.starts_with("openmldb.datasync.") {
-        match name {
-            "DeleteSyncTask" | "DelelteSyncTask" => {
-                return guard(
-                    format!(
-                        "deletes the sync task of table {} on {endpoint}: its partitions stop syncing",
-                        table()
-                    ),
-                    None,
-                );
-            }
-            "TaskStatus" if flag("clear_all") => {
-                return guard(
-                    format!("deletes EVERY sync task on {endpoint} (clear_all); nothing keeps syncing"),
-                    Some(CLEAR_ALL_WORD),
-                );
-            }
-            "CreateSyncTask" => {
-                return guard(
-                    format!(
-                        "creates a sync task for table {} on {endpoint}, writing to {}",
-                        table(),
-                        text("dest")
-                    ),
-                    None,
-                );
-            }
-            "SendData" => {
-                return guard(
-                    format!(
-                        "sends rows to the sync task on {endpoint}: they are written to its destination and its sync point moves"
-                    ),
-                    None,
-                );
-            }
-            "AddSyncTask" => {
-                return guard(format!("assigns a sync task to the DataCollector at {endpoint}"), None);
-            }
-            _ => {}
-        }
-    }
-    if service == "milvus.proto.milvus.MilvusService" {
-        if name == "UpdateReplicateConfiguration" {
-            return if flag("force_promote") {
-                guard(
-                    format!(
-                        "FORCE-PROMOTES the cluster at {endpoint} to a primary and replaces its replicate configuration; the old primary's unreplicated writes are left behind"
-                    ),
-                    Some(FORCE_PROMOTE_WORD),
-                )
-            } else {
-                guard(format!("replaces the replicate configuration of the cluster at {endpoint}"), None)
-            };
-        }
-        if !MILVUS_READING.iter().any(|p| name.starts_with(p)) {
-            return guard(format!("{name} changes the cluster at {endpoint}"), None);
-        }
-    }
-    let full = format!("{service}/{name}");
-    if marked.iter().any(|m| m == name || *m == full) {
-        return guard(format!("the connection profile asks a confirmation for {name} on {endpoint}"), None);
-    }
-    None
+    let full = format!("{}/{name}", method.parent_service().full_name());
+    marked.iter().any(|m| m == name || *m == full).then(|| Guard {
+        what: format!("the connection profile asks a confirmation for {name} on {endpoint}"),
+        typed_word: None,
+    })
 }
 
 #[cfg(test)]

@@ -93,7 +93,7 @@ impl HistoryEntry {
     ) -> HistoryEntry {
         HistoryEntry {
             id: 0,
-            time_ms: now_ms(),
+            time_ms: crate::time::now_ms(),
             profile: profile.map(str::to_string),
             endpoint: endpoint.to_string(),
             transport,
@@ -169,10 +169,6 @@ fn transport_error(e: &NetError) -> HistoryOutcome {
 
 fn ms(d: std::time::Duration) -> u64 {
     u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
-}
-
-fn now_ms() -> u64 {
-    u64::try_from(chrono::Utc::now().timestamp_millis()).unwrap_or(0)
 }
 
 /// Metadata keys that carry credentials; never written to the history.

@@ -150,7 +150,7 @@ impl Transport for HttpJsonTransport {
                 ));
             }
             let started = Instant::now();
-            let name = super::brpc::wire_method_name(method.name());
+            let name = crate::datasync::calls::wire_method_name(method.name());
             let path = format!("/{}/{name}", method.parent_service().full_name());
             let json = crate::codec::to_json(request, false);
             let timeout = opts.timeout.unwrap_or(super::brpc::DEFAULT_TIMEOUT);

@@ -5,13 +5,15 @@
 //! Owns: the [`Transport`] trait and its implementations (gRPC through tonic, brpc baidu_std
 //! over TCP, HTTP/1.1 + JSON); building one from a profile ([`connect()`]); the generic call path
 //! ([`call`]: method lookup, exact-bytes requests, outcomes, errors in the body); failures in
-//! words ([`failure`]); the connection test ([`probe`]); and the call history on disk
-//! ([`history`]). Must never: block a thread while waiting on the network, retry a call that may
-//! have had an effect, or reach an address the user did not give.
+//! words ([`failure`]); the connection test ([`probe`]); the call history on disk
+//! ([`history`]); and the SyncTool client ([`synctool`]). Must never: block a thread while
+//! waiting on the network, retry a call that may have had an effect, or reach an address the
+//! user did not give.
 //!
-//! `net` knows nothing of the modules above it: `datasync` (the SyncTool client) and `jobs` use
-//! it, never the other way round. The few body shapes it must recognise (Milvus `Status`,
-//! OpenMLDB `GeneralResponse`) are read in [`body`], the one place that does.
+//! What a protocol's calls mean is the protocol's own module's: `net` asks `wal::calls`
+//! (Milvus) and `datasync::calls` (OpenMLDB) for the method rules and name quirks ([`guard`],
+//! the transports) and the errors in a reply's body ([`body`]); neither knows of `net`. The
+//! jobs above it use it, never the other way round.
 
 pub mod body;
 pub mod brpc;
@@ -28,6 +30,7 @@ pub mod probe;
 pub mod profile;
 mod profile_errors;
 pub mod reflection;
+pub mod synctool;
 mod tls;
 pub mod tls_failure;
 
@@ -36,9 +39,10 @@ pub use call::{
     CallError, CallOutcome, CallRequest, MessageSink, StreamEnd, StreamSummary, call_server_stream,
     call_unary, find_method,
 };
-pub use connect::{ConnectOptions, connect, connect_with};
+pub use connect::{ConnectOptions, ProfileMetadata, connect, connect_with, grpc_settings};
 pub use failure::FailureKind;
 pub use probe::{ProbeReport, test_connection};
+pub use synctool::{SyncToolClient, SyncToolError};
 
 use bytes::Bytes;
 use futures::future::BoxFuture;

@@ -111,19 +111,6 @@ impl ConnectionProfile {
         }
     }
 
-    /// The profile as gRPC settings (TLS, client certificate, credentials with the secret read
-    /// now, headers, a 5 s connect timeout).
-    pub fn grpc_settings(&self) -> Result<super::grpc::GrpcSettings, String> {
-        let mut s = super::grpc::GrpcSettings::new(self.endpoint.clone());
-        s.tls = self.tls_mode();
-        s.client_cert = self.client_cert.clone();
-        s.auth = self.grpc_auth().map_err(|e| e.to_string())?;
-        s.db_name = self.db_name.clone();
-        s.headers = self.headers.clone();
-        s.connect_timeout = std::time::Duration::from_secs(5);
-        Ok(s)
-    }
-
     /// Per-call settings for calls over a transport made by [`super::connect()`]: the `dbname`
     /// header and the extra headers (metadata that goes with each call, so a history entry
     /// records it and a re-send repeats it), and the profile's timeout as the deadline. The

@@ -83,8 +83,8 @@ const INSECURE: &str = "--insecure skips the check: the traffic is still encrypt
 fn utc(secs: u64) -> String {
     i64::try_from(secs)
         .ok()
-        .and_then(|s| chrono::DateTime::from_timestamp(s, 0))
-        .map_or_else(|| format!("{secs} (UNIX seconds)"), |t| t.format("%Y-%m-%d %H:%M:%S UTC").to_string())
+        .and_then(crate::time::format_secs_utc)
+        .map_or_else(|| format!("{secs} (UNIX seconds)"), |t| format!("{t} UTC"))
 }
 
 /// The failure in words with the next step. `self_signed` is what [`self_signed`] found (for

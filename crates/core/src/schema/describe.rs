@@ -74,6 +74,16 @@ fn syntax(m: &MessageDescriptor) -> &'static str {
     }
 }
 
+/// A field type in words: `int64`, `enum SyncType`, or a message's full name (the typed tree's
+/// node types and the `.proto`-like rendering both say it so).
+pub fn type_label(kind: &Kind) -> String {
+    match kind {
+        Kind::Message(m) => m.full_name().to_string(),
+        Kind::Enum(e) => format!("enum {}", e.name()),
+        k => format!("{k:?}").to_ascii_lowercase(),
+    }
+}
+
 fn origin(set: &SchemaSet, file: &str) -> String {
     set.origin_of_file(file).map(|o| o.to_string()).unwrap_or_default()
 }
@@ -81,11 +91,11 @@ fn origin(set: &SchemaSet, file: &str) -> String {
 fn field_line(f: &FieldDescriptor) -> String {
     let ty = match f.kind() {
         Kind::Message(m) if f.is_map() => {
-            let k = crate::codec::tree::type_label(&m.map_entry_key_field().kind());
-            let v = crate::codec::tree::type_label(&m.map_entry_value_field().kind());
+            let k = type_label(&m.map_entry_key_field().kind());
+            let v = type_label(&m.map_entry_value_field().kind());
             return format!("map<{k}, {}> {} = {};", v.trim_start_matches("enum "), f.name(), f.number());
         }
-        k => crate::codec::tree::type_label(&k).trim_start_matches("enum ").to_string(),
+        k => type_label(&k).trim_start_matches("enum ").to_string(),
     };
     let label = match f.cardinality() {
         Cardinality::Repeated => "repeated ",

@@ -12,7 +12,7 @@ mod load;
 mod merge;
 mod sources;
 
-pub use describe::describe;
+pub use describe::{describe, type_label};
 pub use error::SchemaError;
 pub use merge::{BuiltinFileStatus, BuiltinUse, LinkBreak, SetAsideReason};
 

@@ -6,8 +6,8 @@
 //! reading the rest. Must never: panic or give up on outside data, call an encrypted payload
 //! corrupt, or guess a body type for a legacy message or an unknown type.
 
+use super::base36::{parse_base36_i64, parse_base36_u64};
 use super::message_id::{RenderedId, WalBackend, render_message_id};
-use super::timetick::{parse_base36_i64, parse_base36_u64};
 use super::types::{expected_version, header_body_types, message_type_name};
 use crate::codec;
 use base64::Engine;

@@ -6,7 +6,7 @@
 //! dump or a user, or accept an id it could not fully interpret (a bad id sent back to a proxy
 //! could crash older servers, milvus#50341).
 
-use super::timetick::{parse_base36_i64, to_base36_i64};
+use super::base36::{parse_base36_i64, to_base36_i64};
 use crate::wire::{self, WireContent, varint::write_varint};
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD as BASE64;

@@ -1,16 +1,19 @@
-//! Milvus WAL semantics on top of the typed codec: message ids per WAL backend, timeticks,
-//! message types with their header and body types, and the analysis of one dumped
-//! `common.ImmutableMessage` into what an operator needs to see.
+//! Milvus WAL semantics on top of the typed codec: message ids per WAL backend, timeticks (their
+//! base-36 text; their wall time is [`crate::time`]'s), message types with their header and
+//! body types, and the analysis of one dumped `common.ImmutableMessage` into what an operator
+//! needs to see.
 //!
 //! Owns: the meaning of the `ImmutableMessage` property map and ids (reference
-//! `milvus-wal.md` §3–§5). Must never: panic on dumped data, treat an encrypted or legacy payload
-//! as corruption, or talk to a server (that is the network layer's job).
+//! `milvus-wal.md` §3–§5), and Milvus's calls as `net` must know them ([`calls`]: which methods
+//! write, what a reply's status says). Must never: panic on dumped data, treat an encrypted or
+//! legacy payload as corruption, or talk to a server (that is the network layer's job).
 
 pub mod analyze;
+pub mod base36;
+pub mod calls;
 pub mod fast;
 pub mod message_id;
 mod summary;
-pub mod timetick;
 pub mod types;
 pub mod versions;
 
@@ -18,12 +21,12 @@ pub mod versions;
 mod tests;
 
 pub use analyze::{Encryption, WalMessage, analyze, analyze_bytes, analyze_row};
+pub use base36::{parse_base36_u64, to_base36};
 pub use fast::{Detail, SummaryReader};
 pub use message_id::{
     MessageIdParts, RenderedId, WalBackend, compare_message_ids, display_message_id, encode_message_id,
     message_id_parts, render_message_id,
 };
 pub use summary::RowFacts;
-pub use timetick::{format_timetick, parse_base36_u64, timetick_to_millis, to_base36};
 pub use types::{header_body_types, is_dumped_type, message_type_name};
 pub use versions::MilvusVersion;

@@ -6,7 +6,7 @@
 //! legacy, of an unknown type, or has problems.
 
 use super::analyze::WalMessage;
-use super::timetick::format_timetick;
+use crate::time::format_timetick;
 use prost_reflect::Value;
 use std::fmt::Write;
 

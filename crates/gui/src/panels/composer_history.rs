@@ -36,7 +36,7 @@ pub fn show(st: &mut ComposerState, pool: &DescriptorPool, ui: &mut egui::Ui, ou
                 egui::ScrollArea::vertical().id_salt(("history", st.id)).max_height(180.0).show(ui, |ui| {
                     egui::Grid::new(("history_grid", st.id)).striped(true).show(ui, |ui| {
                         for e in entries.iter().rev().take(200) {
-                            ui.monospace(crate::wal::timetick::format_millis_utc(e.time_ms));
+                            ui.monospace(walscope_core::time::format_millis_utc(e.time_ms));
                             ui.monospace(e.method.rsplit('.').next().unwrap_or(&e.method));
                             ui.label(e.profile.clone().unwrap_or_else(|| e.endpoint.clone()));
                             ui.label(e.outcome.words());

@@ -13,7 +13,7 @@ use crate::command::AppCommand;
 use crate::net::profile::ConnectionProfile;
 use crate::replay::{ReplayState, Stage, explain};
 use eframe::egui;
-use walscope_ops::jobs::replay::{ApplyState, Verification};
+use walscope_ops::replay::apply::{ApplyState, Verification};
 use walscope_ops::replay::plan::{AutoIdChoice, Policy};
 
 /// What each policy does, for its hover and the confirmation.

@@ -8,9 +8,9 @@
 //! Must never: change the plan or the pane's state (it only draws), or draw every skipped frame
 //! of a long list (rows outside the view are not laid out).
 
-use crate::wal::format_timetick;
 use eframe::egui;
-use walscope_ops::jobs::replay::Planned;
+use walscope_core::time::format_timetick;
+use walscope_ops::replay::apply::Planned;
 use walscope_ops::replay::plan::CollectionPlan;
 use walscope_ops::replay::units::{SkipReason, Skipped};
 

@@ -75,7 +75,7 @@ pub fn show(
         )
         .labelled_by(l.id);
         match st.end_timetick() {
-            Ok(Some(t)) => ui.weak(format!("timetick {t} = {} UTC", crate::wal::format_timetick(t))),
+            Ok(Some(t)) => ui.weak(format!("timetick {t} = {} UTC", walscope_core::time::format_timetick(t))),
             Ok(None) => ui.weak("runs until stopped"),
             Err(e) => ui.colored_label(ui.visuals().error_fg_color, e),
         };

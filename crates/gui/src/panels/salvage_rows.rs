@@ -8,7 +8,7 @@
 use crate::command::AppCommand;
 use crate::salvage::SalvageState;
 use eframe::egui;
-use walscope_ops::jobs::salvage::SalvageState as JobState;
+use walscope_ops::salvage::job::SalvageState as JobState;
 
 pub fn show(st: &mut SalvageState, ui: &mut egui::Ui, out: &mut Vec<AppCommand>) {
     let live = st.live_dumps();
@@ -54,7 +54,7 @@ pub fn show(st: &mut SalvageState, ui: &mut egui::Ui, out: &mut Vec<AppCommand>)
             }
             ui.label(text);
             if p.last_timetick > 0 {
-                ui.weak(format!("at {} UTC", crate::wal::format_timetick(p.last_timetick)));
+                ui.weak(format!("at {} UTC", walscope_core::time::format_timetick(p.last_timetick)));
             }
             let state = match &p.state {
                 JobState::Checkpoint => "reading the checkpoint".to_string(),

@@ -104,7 +104,7 @@ impl TasksState {
             } else {
                 let tt = crate::dump::filter::parse_time(t, false)?
                     .ok_or("mode 1 needs a start time: rows older than it are skipped")?;
-                crate::wal::timetick_to_millis(tt)
+                walscope_core::time::timetick_to_millis(tt)
             };
             req["start_ts"] = serde_json::json!(ms.to_string());
         }
@@ -184,7 +184,7 @@ fn status_line(board: &TaskBoard, ui: &mut egui::Ui) {
         match board.updated_ms {
             Some(ms) => ui.label(format!(
                 "last good poll {} UTC ({} polls, every {} s{})",
-                crate::wal::timetick::format_millis_utc(ms),
+                walscope_core::time::format_millis_utc(ms),
                 board.polls,
                 board.interval.as_secs(),
                 if board.paused { ", paused" } else { "" }

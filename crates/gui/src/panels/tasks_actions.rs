@@ -123,15 +123,9 @@ fn start_time(st: &mut TasksState, ui: &mut egui::Ui) {
     st.start_time = format!("{date} {h:02}:{m:02}:{s:02}");
 }
 
-fn parse(text: &str) -> (jiff::civil::Date, i8, i8, i8) {
+fn parse(text: &str) -> (walscope_core::time::Date, i8, i8, i8) {
     let (d, t) = text.trim().split_once(' ').unwrap_or((text.trim(), "00:00:00"));
-    let date = d.parse::<jiff::civil::Date>().unwrap_or_else(|_| {
-        let ms = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|x| x.as_millis() as u64)
-            .unwrap_or(0);
-        crate::wal::timetick::format_millis_utc(ms)[..10].parse().unwrap_or_default()
-    });
+    let date = walscope_core::time::parse_date(d).unwrap_or_else(walscope_core::time::today);
     let mut parts = t.split(':').map(|p| p.parse::<i8>().unwrap_or(0));
     (date, parts.next().unwrap_or(0), parts.next().unwrap_or(0), parts.next().unwrap_or(0))
 }

@@ -9,11 +9,12 @@
 
 use crate::datasync::health::{HealthConfig, HealthSummary, SubTaskHealth, SyncHealth};
 use crate::datasync::status::{SubTaskRow, SyncTaskHistory};
-use crate::datasync::{SyncToolClient, TableNames, Trends};
+use crate::datasync::{TableNames, Trends};
+use crate::net::SyncToolClient;
 use crate::net::{CallOptions, Transport};
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 use tokio::sync::{mpsc, watch};
 
 /// What the dashboard shows.
@@ -77,10 +78,6 @@ pub struct TaskPoller {
     task: tokio::task::JoinHandle<()>,
 }
 
-fn now_ms() -> u64 {
-    SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_millis() as u64).unwrap_or(0)
-}
-
 impl TaskPoller {
     /// Starts polling `transport` (a SyncTool) every `every` on `rt`.
     pub fn spawn(
@@ -127,7 +124,7 @@ impl TaskPoller {
                     let result =
                         sync_tool.task_status().await.map(|(rows, _)| rows).map_err(|e| e.to_string());
                     polls += 1;
-                    let now = now_ms();
+                    let now = crate::time::now_ms();
                     board.polls = polls;
                     match result {
                         Ok(r) => {

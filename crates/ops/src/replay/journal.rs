@@ -144,7 +144,7 @@ impl Journal {
                 journal: 1,
                 plan: plan.fingerprint.clone(),
                 endpoint: plan.endpoint.clone(),
-                at: crate::dump::writer::now_text(),
+                at: crate::time::now_rfc3339(),
             })?;
         }
         Ok(j)
@@ -160,13 +160,13 @@ impl Journal {
     pub fn start(&mut self, unit: &str, batch: usize) -> Result<(), ReplayError> {
         self.write(&Entry::Start {
             unit: unit.to_string(),
-            at: crate::dump::writer::now_text(),
+            at: crate::time::now_rfc3339(),
             batch: Some(batch),
         })
     }
 
     pub fn done(&mut self, unit: &str, calls: u64, rows: u64) -> Result<(), ReplayError> {
-        self.write(&Entry::Done { unit: unit.to_string(), calls, rows, at: crate::dump::writer::now_text() })
+        self.write(&Entry::Done { unit: unit.to_string(), calls, rows, at: crate::time::now_rfc3339() })
     }
 }
 

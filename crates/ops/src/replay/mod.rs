@@ -6,15 +6,19 @@
 //!
 //! Owns: the replay rules (which WAL message becomes which public call, and why one is
 //! skipped), the conversion of WAL bodies into public requests, the plan, the journal and the
-//! verification. The job that runs the calls is `jobs::replay`.
+//! verification, and the job that runs the calls ([`apply`]: plan, apply under the journal,
+//! verify; behind [`crate::jobs::handle`]). The salvage is read through [`crate::salvage`]'s
+//! on-disk format.
 //! Must never: send anything while planning (planning only reads: DescribeCollection, Query),
 //! replay a message at or below its pchannel's checkpoint, split a transaction, or hold a
 //! salvage's bodies in memory (units point at frames; bodies are read again when sent).
 
+pub mod apply;
 pub mod convert;
 pub mod journal;
 pub mod plan;
 pub mod schema_check;
+mod send;
 pub mod simulate;
 pub mod source;
 pub mod target;

@@ -201,7 +201,7 @@ pub async fn build_plan(
     let mut plan = Plan {
         endpoint: target.endpoint().to_string(),
         db: target.db().to_string(),
-        created_at: crate::dump::writer::now_text(),
+        created_at: crate::time::now_rfc3339(),
         options: options.clone(),
         dumps: salvage
             .dumps

@@ -12,14 +12,13 @@
 use super::ReplayError;
 use crate::dump::framing::{HeaderFault, read_header};
 use crate::dump::{Framing, Manifest, manifest_path};
-use crate::jobs::salvage::SalvageRecord;
-use crate::jobs::salvage_folder::FolderManifest;
+use crate::salvage::{FolderManifest, SalvageRecord};
 use crate::schema::SchemaSet;
 use crate::wal::{Encryption, analyze, analyze_row};
 use prost_reflect::{DynamicMessage, MapKey, MessageDescriptor, Value};
 use std::path::{Path, PathBuf};
 
-const RESPONSE_TYPE: &str = crate::jobs::salvage::RESPONSE_TYPE;
+const RESPONSE_TYPE: &str = crate::salvage::RESPONSE_TYPE;
 
 /// One dump of the salvage.
 pub struct Dump {

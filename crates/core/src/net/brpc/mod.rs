@@ -41,11 +41,6 @@ pub(crate) fn connect_words(e: &std::io::Error) -> String {
     }
 }
 
-/// The method name to put on the wire.
-pub fn wire_method_name(name: &str) -> &str {
-    if name.eq_ignore_ascii_case("DelelteSyncTask") { "DeleteSyncTask" } else { name }
-}
-
 type Waiters = Mutex<HashMap<i64, oneshot::Sender<Result<Packet, NetError>>>>;
 
 struct Connection {
@@ -159,7 +154,7 @@ impl BrpcTransport {
         let meta = RpcMeta {
             request: Some(RequestMeta {
                 service_name: service.to_string(),
-                method_name: wire_method_name(method).to_string(),
+                method_name: crate::datasync::calls::wire_method_name(method).to_string(),
                 log_id: Some(id),
                 timeout_ms: i32::try_from(timeout.as_millis()).ok(),
             }),

@@ -14,9 +14,9 @@ mod short_base64;
 mod types;
 
 use super::analyze::IMMUTABLE_MESSAGE;
+use super::base36::{parse_base36_i64, parse_base36_u64};
 use super::message_id::{WalBackend, display_message_id, message_id_parts};
 use super::summary::RowFacts;
-use super::timetick::{parse_base36_i64, parse_base36_u64};
 use super::types::{MESSAGE_TYPE_ENUM, expected_version, header_body_types};
 use crate::wire::scan::{self, Rules, TypeId, Value};
 use base64::Engine;

@@ -6,8 +6,8 @@
 //! pchannels someone reads cost memory. Must never: panic on a request (every bad field becomes
 //! a status), or send a self-controlled type (TimeTick, CreateSegment, Flush) or RollbackTxn.
 
-use super::{GeneratedMessage, WalGenConfig, WalGenerator};
 use crate::wal::{MessageIdParts, WalBackend, is_dumped_type, render_message_id};
+use crate::{GeneratedMessage, WalGenConfig, WalGenerator};
 use bytes::Bytes;
 use prost_reflect::DescriptorPool;
 use std::collections::HashMap;
@@ -60,7 +60,7 @@ pub struct DemoWal {
     pool: DescriptorPool,
     config: WalGenConfig,
     channels: HashMap<String, Arc<Mutex<Option<ChannelWal>>>>,
-    /// See [`super::milvus::MilvusDemoConfig::wal_cycle`].
+    /// See [`super::MilvusDemoConfig::wal_cycle`].
     cycle: Option<usize>,
 }
 

@@ -12,11 +12,11 @@
 //! Must never: read anything but the demo's own WAL, or panic (a WAL message it cannot read is
 //! skipped).
 
-use super::milvus_config::MilvusDemoConfig;
-use super::milvus_dml::DmlTypes;
-use super::milvus_rows::{Mode, column, rows};
-use super::milvus_store::{Cell, Key, Row, Store, messages, text};
-use super::milvus_wal::{DemoWal, Entry, PCHANNELS};
+use super::config::MilvusDemoConfig;
+use super::demo_wal::{DemoWal, Entry, PCHANNELS};
+use super::dml::DmlTypes;
+use super::rows::{Mode, column, rows};
+use super::store::{Cell, Key, Row, Store, messages, text};
 use crate::wire::scan::{Value as W, fields};
 use prost_reflect::{DescriptorPool, DynamicMessage, MapKey, MessageDescriptor, Value};
 

@@ -1,10 +1,10 @@
 //! The demo Milvus's tonic plumbing without generated code: a tower service that routes by the
 //! request path, DumpMessages as a server stream and every other method as a unary call into
-//! [`super::milvus`]'s state, with raw (pre-encoded) bytes both ways.
+//! [`super`]'s state, with raw (pre-encoded) bytes both ways.
 //!
 //! Must never: decode or judge a request itself (the state does), or panic.
 
-use super::milvus::{SERVICE, State};
+use super::{SERVICE, State};
 use crate::net::grpc::RawCodec;
 use bytes::Bytes;
 use futures::FutureExt;

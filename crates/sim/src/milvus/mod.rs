@@ -1,7 +1,7 @@
 //! A demo Milvus on 127.0.0.1: `milvus.proto.milvus.MilvusService` with Connect, GetVersion,
 //! CheckHealth, GetReplicateConfiguration, GetReplicateInfo and DumpMessages over the synthetic
-//! WAL, and the collection rpcs (CreateCollection ... Query, [`super::milvus_dml`]) over real
-//! in-memory collections ([`super::milvus_store`], seeded by [`StoreSeed`]), served by tonic without generated code (a service that routes by path and sends
+//! WAL, and the collection rpcs (CreateCollection ... Query, [`dml`]) over real
+//! in-memory collections ([`store`], seeded by [`StoreSeed`]), served by tonic without generated code (a service that routes by path and sends
 //! pre-encoded bytes). Every other method answers UNIMPLEMENTED naming the method.
 //!
 //! Connect answers as the proxy does, so SDKs that register on connect (pymilvus's
@@ -12,7 +12,7 @@
 //!
 //! Alone (the default config) it plays both roles of a salvage: the new primary `by-dev` (it
 //! knows a salvage checkpoint for the old cluster `by-dev-old` on each of its pchannels) and the
-//! old primary (it dumps its WAL). [`super::milvus_pair`] starts two, an old and a new primary
+//! old primary (it dumps its WAL). [`pair`] starts two, an old and a new primary
 //! with their own cluster ids and a force-failover replicate configuration, over the same WAL.
 //! A wrong source cluster id gets an empty checkpoint, as on the real server.
 //!
@@ -24,12 +24,22 @@
 //! Must never: listen on anything but the address it was given (tests use 127.0.0.1:0), or
 //! panic on a request.
 
-pub use super::milvus_config::{Faults, MilvusDemoConfig, OwnWrite, StoreSeed};
-use super::milvus_dml::DmlTypes;
-use super::milvus_store::Store;
-use super::milvus_wal::{DemoWal, DumpCursor, DumpRequest, PCHANNELS, Step, opaque_txn};
+pub mod config;
+pub mod demo_wal;
+mod dml;
+pub mod expr;
+pub mod pair;
+mod rows;
+mod schema_check;
+mod seed;
+mod service;
+pub mod store;
+
 use crate::schema::SchemaSet;
 use bytes::Bytes;
+pub use config::{Faults, MilvusDemoConfig, OwnWrite, StoreSeed};
+use demo_wal::{DemoWal, DumpCursor, DumpRequest, PCHANNELS, Step, opaque_txn};
+use dml::DmlTypes;
 use futures::stream::BoxStream;
 use futures::{FutureExt, StreamExt};
 use prost_reflect::{DescriptorPool, DynamicMessage, MessageDescriptor};
@@ -39,6 +49,7 @@ use std::sync::Arc;
 use std::sync::RwLock;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
+use store::Store;
 use tonic::transport::server::TcpIncoming;
 use tonic::transport::{Identity, Server, ServerTlsConfig};
 use tonic::{Request, Response, Status};
@@ -50,7 +61,7 @@ pub const NEW_CLUSTER_ID: &str = "by-dev";
 /// The `identifier` every Connect gets. The proxy hands out a fresh TSO timestamp per
 /// connection; the demo gives the hybrid timestamp at the start of its synthetic WAL, so the
 /// value is nonzero, TSO-shaped and the same on every run.
-pub const SESSION_IDENTIFIER: i64 = (super::walgen::START_MS << 18) as i64;
+pub const SESSION_IDENTIFIER: i64 = crate::time::millis_to_timetick(crate::walgen::START_MS) as i64;
 /// The only database the demo has (Milvus's default one).
 const DEFAULT_DB: &str = "default";
 pub(super) const SERVICE: &str = "milvus.proto.milvus.MilvusService";
@@ -103,7 +114,7 @@ impl MilvusDemo {
             (None, None)
         };
         let router = builder
-            .add_service(super::milvus_service::MilvusService { state: state.clone() })
+            .add_service(service::MilvusService { state: state.clone() })
             .add_optional_service(v1)
             .add_optional_service(v1alpha);
         let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
@@ -206,7 +217,7 @@ impl State {
         let wal = Arc::new(DemoWal::new(pool, config.wal.clone()).cycling(config.wal_cycle));
         let dml = DmlTypes::new(pool).map_err(DemoError::Setup)?;
         let store = Store::new(SESSION_IDENTIFIER as u64);
-        let own_writes = super::milvus_seed::seed(&store, &dml, pool, &wal, config);
+        let own_writes = seed::seed(&store, &dml, pool, &wal, config);
         Ok(State {
             store,
             dml,
@@ -321,7 +332,7 @@ impl State {
                     .await?;
                 Self::encode(&self.types.info, reply)?
             }
-            other => match super::milvus_dml::dispatch(&self.store, &self.dml, other, db.as_deref(), &body) {
+            other => match dml::dispatch(&self.store, &self.dml, other, db.as_deref(), &body) {
                 Some(reply) => reply?,
                 None => return Err(Status::unimplemented(format!("unknown method {SERVICE}/{other}"))),
             },

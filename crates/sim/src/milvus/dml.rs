@@ -1,4 +1,4 @@
-//! The demo Milvus's collection rpcs over [`super::milvus_store`]: CreateCollection,
+//! The demo Milvus's collection rpcs over [`super::store`]: CreateCollection,
 //! DropCollection, HasCollection, DescribeCollection, CreatePartition, Insert, Delete, Upsert and
 //! Query, answered as the proxy answers them: a refusal is the reply's `status` (code, legacy
 //! error_code, reason), never a gRPC error; only bytes that are not the request message are
@@ -7,11 +7,9 @@
 //! Must never: panic on a request, or hand out vectors (the store has none; asking for one is a
 //! refusal that says so).
 
-use super::milvus_expr::{Operand, parse};
-use super::milvus_rows::{Mode, column, rows};
-use super::milvus_store::{
-    Cell, Collection, DEFAULT_DB, Key, Refusal, Row, Store, dt, flag, number, pairs, text,
-};
+use super::expr::{Operand, parse};
+use super::rows::{Mode, column, rows};
+use super::store::{Cell, Collection, DEFAULT_DB, Key, Refusal, Row, Store, dt, flag, number, pairs, text};
 use crate::wire::scan::{Value as W, fields};
 use crate::wire::varint::write_varint;
 use bytes::Bytes;
@@ -464,7 +462,7 @@ fn field_data(name: &str, id: i64, data_type: i32, nullable: bool, values: &[Cel
             "json_data",
             values
                 .iter()
-                .map(|v| json!(if let Cell::Bytes(b) = v { super::walgen::b64(b) } else { String::new() }))
+                .map(|v| json!(if let Cell::Bytes(b) = v { crate::walgen::b64(b) } else { String::new() }))
                 .collect(),
         ),
         _ => (

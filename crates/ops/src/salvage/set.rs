@@ -1,4 +1,4 @@
-//! Salvage of several pchannels at once into one folder (see [`super::salvage_folder`]): the
+//! Salvage of several pchannels at once into one folder (see [`super::folder`]): the
 //! checkpoints fetched in parallel from the new primary, then one salvage job per pchannel that
 //! has one, all running in parallel, each with its own progress, cancel and result. A folder
 //! is resumed whole ([`resume`]) or a dump at a time ([`resume_one`]) after a cancel, a failure
@@ -8,14 +8,13 @@
 //! The app and the CLI both start sets here. Must never: start over a folder that already holds
 //! a salvage (resume it instead), or reach a server but the two profiles given.
 
-use super::checkpoint::{Checkpoints, fetch_checkpoints, settings_of};
-use super::salvage::{self, SalvageError, SalvageHandle, SalvageOptions, SalvageSpec};
-use super::salvage_folder::{
+use super::checkpoint::{Checkpoints, fetch_checkpoints, settings};
+use super::folder::{
     ClusterRef, FOLDER_FORMAT_VERSION, FolderEntry, FolderManifest, Unfinished, dump_file_name,
     find_unfinished,
 };
+use super::job::{self as salvage, SalvageError, SalvageHandle, SalvageOptions, SalvageSpec};
 use crate::dump::SyncPolicy;
-use crate::dump::writer::now_text;
 use crate::net::ConnectOptions;
 use crate::net::grpc::GrpcSettings;
 use crate::net::profile::ConnectionProfile;
@@ -139,7 +138,7 @@ fn cluster_ref(p: &ConnectionProfile, version: Option<String>) -> ClusterRef {
 }
 
 fn grpc(profile: &ConnectionProfile, run: &RunOptions) -> Result<GrpcSettings, SalvageError> {
-    Ok(settings_of(profile, &run.connect)?)
+    Ok(settings(profile, &run.connect)?)
 }
 
 /// Fetches every checkpoint, writes `salvage.json`, and starts one job per pchannel that has a
@@ -191,8 +190,8 @@ pub async fn start(spec: SalvageSetSpec) -> Result<SalvageSetRun, SalvageError> 
     let manifest = FolderManifest {
         format_version: FOLDER_FORMAT_VERSION,
         walscope_version: env!("CARGO_PKG_VERSION").into(),
-        created_at: now_text(),
-        updated_at: now_text(),
+        created_at: crate::time::now_rfc3339(),
+        updated_at: crate::time::now_rfc3339(),
         new_primary: cluster_ref(&spec.new_primary, checkpoints.new_primary_version.clone()),
         old_primary: cluster_ref(&spec.old_primary, None),
         source_cluster_id: spec.source_cluster_id.clone(),

@@ -1,77 +1,9 @@
-//! Timeticks and the base-36 integers Milvus uses in WAL properties (`_tt`, `_btt`, `_wt`) and in
-//! RocksMQ/Kafka message ids.
+//! The base-36 integers Milvus uses in WAL properties (`_tt`, `_btt`, `_wt`) and in
+//! RocksMQ/Kafka message ids (what a timetick means in wall time is [`crate::time`]'s).
 //!
-//! Owns: the hybrid-TSO split (`physical_ms << 18 | logical`) and base-36 text in both directions,
-//! with Go's `strconv` rules (no sign for unsigned, either letter case, no empty string). Must
-//! never: panic or wrap around on outside text; overflow is an error, not a smaller number.
-
-/// Bits of a hybrid timestamp that hold the logical counter (`pkg/util/tsoutil`, `logicalBits`).
-pub const LOGICAL_BITS: u32 = 18;
-
-/// Wall-clock milliseconds since the Unix epoch of a hybrid timetick.
-pub fn timetick_to_millis(tt: u64) -> u64 {
-    tt >> LOGICAL_BITS
-}
-
-/// The logical counter of a hybrid timetick.
-pub fn timetick_logical(tt: u64) -> u64 {
-    tt & ((1 << LOGICAL_BITS) - 1)
-}
-
-/// UTC wall-clock time of a timetick: `"2025-11-30 00:12:01.123"`.
-pub fn format_timetick(tt: u64) -> String {
-    format_millis_utc(timetick_to_millis(tt))
-}
-
-/// UTC time of Unix milliseconds, `YYYY-MM-DD hh:mm:ss.mmm`. Done by hand (no date crate): a
-/// timetick never predates 1970, so only the proleptic Gregorian forward direction is needed.
-pub fn format_millis_utc(ms: u64) -> String {
-    let secs = ms / 1000;
-    let days = secs / 86_400;
-    let rem = secs % 86_400;
-    let (y, m, d) = civil_from_days(days);
-    if y > 9999 {
-        return format!(
-            "{y:04}-{m:02}-{d:02} {:02}:{:02}:{:02}.{:03}",
-            rem / 3600,
-            (rem % 3600) / 60,
-            rem % 60,
-            ms % 1000
-        );
-    }
-    // Digits by hand: list rows format one of these per frame, and `format!` is most of that.
-    let mut out = *b"0000-00-00 00:00:00.000";
-    let mut put = |at: usize, width: usize, mut v: u64| {
-        for i in (at..at + width).rev() {
-            out[i] = b'0' + (v % 10) as u8;
-            v /= 10;
-        }
-    };
-    put(0, 4, y);
-    put(5, 2, m);
-    put(8, 2, d);
-    put(11, 2, rem / 3600);
-    put(14, 2, (rem % 3600) / 60);
-    put(17, 2, rem % 60);
-    put(20, 3, ms % 1000);
-    out.iter().map(|&b| b as char).collect()
-}
-
-/// Year, month (1..=12) and day (1..=31) of a count of days since 1970-01-01 (Howard Hinnant's
-/// `civil_from_days`, restricted to non-negative day counts). Any `u64 / 86_400_000` day count
-/// is far too small to overflow the arithmetic below.
-fn civil_from_days(days: u64) -> (u64, u64, u64) {
-    let z = days + 719_468; // days since 0000-03-01
-    let era = z / 146_097;
-    let doe = z - era * 146_097; // [0, 146096]
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365; // [0, 399]
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100); // [0, 365], year starting in March
-    let mp = (5 * doy + 2) / 153; // [0, 11], March = 0
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    let y = yoe + era * 400 + u64::from(m <= 2);
-    (y, m, d)
-}
+//! Owns: base-36 text in both directions, with Go's `strconv` rules (no sign for unsigned,
+//! either letter case, no empty string). Must never: panic or wrap around on outside text;
+//! overflow is an error, not a smaller number.
 
 fn digit36(c: char) -> Option<u64> {
     c.to_digit(36).map(u64::from)
@@ -162,22 +94,6 @@ pub fn to_base36_i64(v: i64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn formats_a_hand_computed_timetick() {
-        // 1764461521 s = 20422 days + 721 s; day 20422 is 2025-11-30 (2025-01-01 is day 20089,
-        // 333 days later, Jan..Oct = 304 days, so November 30th); 721 s = 00:12:01.
-        let tt = (1_764_461_521_123u64 << 18) | 5;
-        assert_eq!(timetick_to_millis(tt), 1_764_461_521_123);
-        assert_eq!(timetick_logical(tt), 5);
-        assert_eq!(format_timetick(tt), "2025-11-30 00:12:01.123");
-        assert_eq!(format_timetick(0), "1970-01-01 00:00:00.000");
-        // Leap day: 2024-02-29 00:00:00 UTC = 1709164800 s.
-        assert_eq!(format_millis_utc(1_709_164_800_000), "2024-02-29 00:00:00.000");
-        assert_eq!(format_millis_utc(1_709_164_799_999), "2024-02-28 23:59:59.999");
-        // The largest timetick still formats, without overflow: 2^46 - 1 ms.
-        assert_eq!(format_timetick(u64::MAX), "4199-11-24 01:22:57.663");
-    }
 
     #[test]
     fn base36_round_trips_and_matches_go() {

@@ -1,38 +1,18 @@
 //! One SyncTool client: TaskStatus, CreateSyncTask, DeleteSyncTask and `clear_all` over any
 //! [`Transport`] (brpc baidu_std or HTTP/JSON), with SyncTool's refusals (a `GeneralResponse`
-//! with a non-zero code, in or as the reply) turned into typed errors. The CLI's `tasks`, the
-//! sync-task poller and the app's dashboard all call SyncTool through this.
+//! with a non-zero code, in or as the reply: [`crate::datasync::calls::refusal`]) turned into
+//! typed errors, and the replies read into rows by [`crate::datasync::status`]. The CLI's
+//! `tasks`, the sync-task poller and the app's dashboard all call SyncTool through this.
 //!
 //! Must never: send `clear_all` except from [`SyncToolClient::clear_all`] (it deletes every
 //! task), send the delete RPC under the released proto's typo (the transports send
 //! `DeleteSyncTask` either way), or retry a create or a delete.
 
-use super::status::{SubTaskRow, rows};
+use crate::datasync::SyncMode;
+use crate::datasync::status::{SubTaskRow, rows};
 use crate::net::{CallOptions, NetError, Transport};
 use prost_reflect::{DynamicMessage, MethodDescriptor, ReflectMessage, Value};
 use std::sync::Arc;
-
-/// CreateSyncTask's `mode`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum SyncMode {
-    /// Snapshot, then the binlog up to its current end; then the task finishes.
-    Full = 0,
-    /// Like `FullAndContinuous`, skipping rows older than `start_ts`.
-    IncrementalByTimestamp = 1,
-    /// Snapshot, then follow the binlog forever.
-    FullAndContinuous = 2,
-}
-
-impl SyncMode {
-    pub fn from_number(n: u8) -> Option<SyncMode> {
-        match n {
-            0 => Some(SyncMode::Full),
-            1 => Some(SyncMode::IncrementalByTimestamp),
-            2 => Some(SyncMode::FullAndContinuous),
-            _ => None,
-        }
-    }
-}
 
 #[derive(Debug, Clone, thiserror::Error)]
 pub enum SyncToolError {
@@ -125,7 +105,7 @@ impl SyncToolClient {
         method: &'static str,
         fill: impl FnOnce(&mut DynamicMessage) -> Result<(), SyncToolError>,
     ) -> Result<DynamicMessage, SyncToolError> {
-        let m: MethodDescriptor = super::synctool_method(method).map_err(SyncToolError::Schema)?;
+        let m: MethodDescriptor = crate::datasync::synctool_method(method).map_err(SyncToolError::Schema)?;
         let mut req = DynamicMessage::new(m.input());
         fill(&mut req)?;
         let reply = self.transport.call_unary(&m, &req, &self.opts).await.map_err(|source| {
@@ -147,14 +127,8 @@ fn set(m: &mut DynamicMessage, field: &str, v: Value) -> Result<(), SyncToolErro
 
 /// A `GeneralResponse` with a non-zero code, as the reply or as its `response` field.
 fn refusal(method: &'static str, reply: &DynamicMessage) -> Result<(), SyncToolError> {
-    let inner = reply
-        .get_field_by_name("response")
-        .filter(|_| reply.has_field_by_name("response"))
-        .and_then(|v| v.as_message().cloned());
-    for m in std::iter::once(reply).chain(inner.as_ref()) {
-        if let Err((code, msg)) = super::general_result(m) {
-            return Err(SyncToolError::Refused { method, code, msg });
-        }
+    match crate::datasync::calls::refusal(reply) {
+        Some((code, msg)) => Err(SyncToolError::Refused { method, code, msg }),
+        None => Ok(()),
     }
-    Ok(())
 }

@@ -4,8 +4,10 @@
 //! Deletes by primary key, Create/Drop Collection, ManualFlush, transactions (BeginTxn, bodies
 //! carrying `_tx`, CommitTxn) and encrypted payloads (`_ch`).
 
-use super::rng::SimRng;
+mod bodies;
+mod book;
 use crate::codec;
+use crate::rng::SimRng;
 use crate::wal::{MessageIdParts, WalBackend, encode_message_id, to_base36};
 use base64::Engine;
 use prost_reflect::{DescriptorPool, DynamicMessage, MessageDescriptor, Value};
@@ -31,7 +33,7 @@ pub struct WalGenConfig {
     /// second transaction is an upsert (BeginTxn, Insert of existing keys, Delete of the same
     /// keys at the Insert's timetick, CommitTxn). Off: the stream is byte for byte what it was.
     pub rehearsal: bool,
-    /// Also what DumpMessages never sends ([`super::walbook`]): TimeTick, CreateSegment, Flush
+    /// Also what DumpMessages never sends ([`book`]): TimeTick, CreateSegment, Flush
     /// and rolled-back transactions, in place of some ManualFlushes. Off: the stream is byte
     /// for byte what it was.
     pub bookkeeping: bool,
@@ -177,8 +179,8 @@ impl WalGenerator {
 
     pub(super) fn tick(&mut self) -> u64 {
         self.now_ms += self.rng.range(0, 3);
-        self.logical = (self.logical + 1) % (1 << 18);
-        (self.now_ms << 18) | self.logical
+        self.logical = (self.logical + 1) % (1 << crate::time::LOGICAL_BITS);
+        crate::time::millis_to_timetick(self.now_ms) | self.logical
     }
 
     fn next_id(&mut self, p: usize) -> (String, WalBackend) {

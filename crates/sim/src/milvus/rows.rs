@@ -6,7 +6,7 @@
 //!
 //! Must never: panic on request bytes, or keep a vector (one digest per row is all).
 
-use super::milvus_store::{Cell, Collection, Field, Key, Refusal, Row, dt};
+use super::store::{Cell, Collection, Field, Key, Refusal, Row, dt};
 use crate::wire::scan::{Value as W, fields};
 use prost_reflect::{DynamicMessage, MessageDescriptor, Value};
 

@@ -7,11 +7,12 @@
 //! Must never: call a failure retriable when the server answered about the request itself.
 
 use super::checkpoint::{Checkpoint, CheckpointProblem, Milvus, diagnose};
-use super::salvage::{SalvageError, SalvageSpec};
+use super::job::{SalvageError, SalvageSpec};
 use crate::dump::ResumePoint;
 use crate::net::grpc::GrpcTransport;
 use crate::net::{NetError, Transport};
-use crate::wal::{WalBackend, format_timetick, parse_base36_u64};
+use crate::time::format_timetick;
+use crate::wal::{WalBackend, parse_base36_u64};
 use crate::wire::scan::{self, Rules, TypeId};
 use prost_reflect::{DynamicMessage, MessageDescriptor, Value};
 use serde_json::json;

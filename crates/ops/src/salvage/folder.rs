@@ -11,9 +11,8 @@
 //! place.
 
 use super::checkpoint::Checkpoint;
-use super::salvage::{SalvageError, SalvageRecord};
+use super::job::{SalvageError, SalvageRecord};
 use crate::dump::save::atomic_write;
-use crate::dump::writer::now_text;
 use crate::dump::{Manifest, manifest_path};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
@@ -104,7 +103,7 @@ impl FolderManifest {
                 Err(_) => (e.complete, e.frames, e.bytes) = (false, 0, 0),
             }
         }
-        self.updated_at = now_text();
+        self.updated_at = crate::time::now_rfc3339();
     }
 }
 

@@ -9,10 +9,10 @@
 //! `walscope demo` and the app's demo start a pair with [`MilvusPair::start`]. Must never: listen
 //! beyond the addresses given.
 
-use super::WalGenConfig;
-use super::milvus::{DemoError, MilvusDemo, NEW_CLUSTER_ID, OLD_CLUSTER_ID};
-use super::milvus_config::{Faults, MilvusDemoConfig, StoreSeed};
-use super::milvus_wal::PCHANNELS;
+use super::config::{Faults, MilvusDemoConfig, StoreSeed};
+use super::demo_wal::PCHANNELS;
+use super::{DemoError, MilvusDemo, NEW_CLUSTER_ID, OLD_CLUSTER_ID};
+use crate::WalGenConfig;
 use std::net::SocketAddr;
 
 #[derive(Debug, Clone)]

@@ -4,7 +4,7 @@
 //!
 //! Must never: panic on a schema, or accept one the demo could not store rows for.
 
-use super::milvus_store::{Field, Refusal, dt, flag, messages, number, pairs, text};
+use super::store::{Field, Refusal, dt, flag, messages, number, pairs, text};
 use prost_reflect::{DynamicMessage, Value};
 
 /// The proxy's and root coordinator's checks of a new schema; the schema with field ids.

@@ -21,12 +21,12 @@
 //! (no id or timetick), or retry in a way that could duplicate a frame.
 
 use super::checkpoint::{Checkpoint, CheckpointProblem};
-use super::handle::{JobHandle, JobStopped};
-use super::salvage_wire::{
+use super::wire::{
     FramePlacer, explain_dump, fetch_checkpoint, json_u64, restart_request, retriable, wal_number,
 };
 use crate::dump::lazy::{LazyDump, exists_words, holds_dump};
 use crate::dump::{DumpWriter, Framing, Manifest, ResumePoint, SyncPolicy};
+use crate::jobs::handle::{JobHandle, JobStopped};
 use crate::net::grpc::{GrpcSettings, GrpcTransport};
 use crate::net::{CallOptions, FailureKind, NetError, Transport};
 use crate::schema::SchemaSet;
@@ -227,14 +227,14 @@ impl SalvageError {
     }
 }
 
-/// A running salvage (see [`super::handle`]).
+/// A running salvage (see [`crate::jobs::handle`]).
 pub type SalvageHandle = JobHandle<SalvageProgress, SalvageOutcome, SalvageError>;
 
 /// The job's result from its joined task (a panicked or aborted task is a `Task` error).
 pub fn outcome_of(
     joined: Result<Result<SalvageOutcome, SalvageError>, tokio::task::JoinError>,
 ) -> Result<SalvageOutcome, SalvageError> {
-    super::handle::outcome(joined)
+    crate::jobs::handle::outcome(joined)
 }
 
 /// Starts the job on the current runtime, skipping what the new primary already has.
@@ -264,7 +264,7 @@ pub fn spawn_with(spec: SalvageSpec, options: SalvageOptions) -> SalvageHandle {
         }
         if let Some(dir) = &options.folder {
             let error = result.as_ref().err().map(|e| e.to_string());
-            super::salvage_folder::record_run(dir, &spec.out, error).await;
+            super::folder::record_run(dir, &spec.out, error).await;
         }
         result
     })
@@ -507,11 +507,9 @@ pub async fn run_with(
     // A server reaching the end closes the stream without sending the message past it, so a
     // normal end looks like any OK end; only an end time still in the future proves the server
     // closed the stream before it (its scanner or channel closed).
-    let now_ms = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_millis() as u64);
-    let ended_before_end =
-        !cancelled && end_timetick != 0 && crate::wal::timetick_to_millis(end_timetick) > now_ms;
+    let ended_before_end = !cancelled
+        && end_timetick != 0
+        && crate::time::timetick_to_millis(end_timetick) > crate::time::now_ms();
     if ended_before_end != record.ended_before_end {
         record.ended_before_end = ended_before_end;
         writer.set_job(serde_json::to_value(&record).ok());

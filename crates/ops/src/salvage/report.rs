@@ -9,11 +9,12 @@
 //! give up on a damaged frame (it is counted and named, and reading goes on where the framing
 //! allows).
 
-use super::salvage::{RESPONSE_TYPE, SalvageError, SalvageRecord};
+use super::job::{RESPONSE_TYPE, SalvageError, SalvageRecord};
 use crate::dump::framing::{HeaderFault, read_header};
 use crate::dump::{Framing, Manifest, manifest_path};
 use crate::schema::SchemaSet;
-use crate::wal::{format_timetick, message_type_name, parse_base36_u64, timetick_to_millis};
+use crate::time::{format_timetick, timetick_to_millis};
+use crate::wal::{message_type_name, parse_base36_u64};
 use prost_reflect::{DynamicMessage, MapKey, Value};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -189,9 +190,9 @@ pub fn analyze_dump(path: &Path, options: AnalyzeOptions) -> Result<DumpReport, 
 fn notes(r: &DumpReport, options: AnalyzeOptions) -> Vec<String> {
     let mut out = Vec::new();
     if let (Some(a), Some(b)) = (r.first_utc(), r.last_utc()) {
-        out.push(format!("{} frames, {} bytes, from {a} to {b}", r.frames, r.bytes));
+        out.push(format!("{} frames, {}, from {a} to {b}", r.frames, crate::fmt::bytes_exact(r.bytes)));
     } else {
-        out.push(format!("{} frames, {} bytes", r.frames, r.bytes));
+        out.push(format!("{} frames, {}", r.frames, crate::fmt::bytes_exact(r.bytes)));
     }
     if !r.opaque_txn_frames.is_empty() {
         out.push(format!(

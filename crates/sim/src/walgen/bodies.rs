@@ -1,7 +1,7 @@
 //! The message kinds the WAL generator emits, each with the header and body the reference
 //! names for its type and version.
 
-use super::walgen::{DIM, GeneratedMessage, WalGenerator};
+use super::{DIM, GeneratedMessage, WalGenerator};
 use prost_reflect::{DynamicMessage, Value};
 use serde_json::json;
 
@@ -42,7 +42,7 @@ impl WalGenerator {
         let titles: Vec<String> =
             pks.iter().map(|pk| format!("{} #{pk}", TITLES[(*pk as usize) % TITLES.len()])).collect();
         let segment = cid * 1000 + 7;
-        let mut body = super::walgen::build(
+        let mut body = super::build(
             &self.types.insert,
             json!({
                 "base": {"msg_type": "Insert", "msgID": tt.to_string(), "timestamp": tt.to_string(), "sourceID": "3"},
@@ -73,12 +73,12 @@ impl WalGenerator {
             extra.push(("_lc", lc.to_string()));
         }
         let payload = if encrypted {
-            let safe_key = super::walgen::b64(&self.rng.bytes(32));
+            let safe_key = super::b64(&self.rng.bytes(32));
             let cipher = self.header(
                 "CipherHeader",
                 json!({"ez_id": "9", "collection_id": cid.to_string(), "safe_key": safe_key, "payload_bytes": payload.len().to_string()}),
             );
-            extra.push(("_ch", super::walgen::b64(&crate::codec::encode(&cipher))));
+            extra.push(("_ch", super::b64(&crate::codec::encode(&cipher))));
             // Ciphertext: as long as the plaintext plus a tag, and as random.
             self.rng.bytes(payload.len() + 16)
         } else {
@@ -190,7 +190,7 @@ impl WalGenerator {
     pub(super) fn txn_context(&self, id: i64) -> String {
         let ctx =
             self.header("TxnContext", json!({"txn_id": id.to_string(), "keepalive_milliseconds": "10000"}));
-        super::walgen::b64(&crate::codec::encode(&ctx))
+        super::b64(&crate::codec::encode(&ctx))
     }
 
     /// BeginTxn, `n` Inserts carrying `_tx`, CommitTxn, on one vchannel; the bodies point their

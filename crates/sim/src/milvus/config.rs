@@ -5,9 +5,9 @@
 //!
 //! Must never: hold a default that makes the demo reach beyond 127.0.0.1.
 
-use super::WalGenConfig;
-use super::milvus::{NEW_CLUSTER_ID, OLD_CLUSTER_ID};
-pub use super::milvus_seed::{OwnWrite, StoreSeed};
+pub use super::seed::{OwnWrite, StoreSeed};
+use super::{NEW_CLUSTER_ID, OLD_CLUSTER_ID};
+use crate::WalGenConfig;
 use crate::net::grpc::Auth;
 use std::net::SocketAddr;
 use std::time::Duration;

@@ -3,7 +3,7 @@
 //! bookkeeping) and transactions that end in RollbackTxn. They let tests prove the demo's
 //! DumpMessages filters them as the server does (reference `milvus-replay.md` §3).
 
-use super::walgen::{GeneratedMessage, WalGenerator};
+use super::{GeneratedMessage, WalGenerator};
 use serde_json::json;
 
 impl WalGenerator {

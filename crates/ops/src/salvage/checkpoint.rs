@@ -14,10 +14,11 @@
 
 use crate::net::grpc::{GrpcSettings, GrpcTransport};
 use crate::net::profile::ConnectionProfile;
-use crate::net::{CallOptions, ConnectOptions, NetError, Transport};
+use crate::net::{CallOptions, ConnectOptions, NetError, ProfileMetadata, Transport};
 use crate::schema::SchemaSet;
+use crate::time::format_timetick;
 use crate::wal::versions::{MilvusVersion, SALVAGE_API_SINCE};
-use crate::wal::{WalBackend, format_timetick, render_message_id};
+use crate::wal::{WalBackend, render_message_id};
 use prost_reflect::{DynamicMessage, MethodDescriptor, Value};
 use serde::{Deserialize, Serialize};
 use serde_json::json;
@@ -143,13 +144,13 @@ impl ReplicateConfig {
     }
 }
 
-/// The gRPC settings of a profile for a salvage: TLS, credentials (the secret read now),
-/// database and extra headers on every call.
-pub fn settings_of(profile: &ConnectionProfile, connect: &ConnectOptions) -> Result<GrpcSettings, NetError> {
-    let mut s = crate::net::connect::grpc_settings(profile, connect)?;
-    s.db_name = profile.db_name.clone();
-    s.headers = profile.headers.clone();
-    Ok(s)
+/// The gRPC settings of a profile for a salvage's Milvus calls, which are made without the
+/// profile at hand: its database and extra headers go on the connection.
+pub(super) fn settings(
+    profile: &ConnectionProfile,
+    connect: &ConnectOptions,
+) -> Result<GrpcSettings, NetError> {
+    crate::net::grpc_settings(profile, &ConnectOptions { metadata: ProfileMetadata::Connection, ..*connect })
 }
 
 /// The read-only Milvus calls a salvage makes, on one connection.
@@ -410,7 +411,7 @@ pub async fn fetch_checkpoints(
     connect: &ConnectOptions,
     timeout: Duration,
 ) -> Result<Checkpoints, NetError> {
-    let new = Milvus::connect(&settings_of(new_primary, connect)?, timeout).await?;
+    let new = Milvus::connect(&settings(new_primary, connect)?, timeout).await?;
     let answers =
         futures::future::join_all(pchannels.iter().map(|p| new.checkpoint(source_cluster_id, p))).await;
     let mut old = None;
@@ -421,7 +422,7 @@ pub async fn fetch_checkpoints(
         {
             if old.is_none()
                 && let Some(profile) = old_primary
-                && let Ok(s) = settings_of(profile, connect)
+                && let Ok(s) = settings(profile, connect)
             {
                 old = Some(Milvus::connect(&s, timeout).await.ok());
             }
@@ -438,7 +439,7 @@ pub async fn replicate_configuration(
     connect: &ConnectOptions,
     timeout: Duration,
 ) -> Result<ReplicateConfig, NetError> {
-    Milvus::connect(&settings_of(profile, connect)?, timeout).await?.replicate_configuration().await
+    Milvus::connect(&settings(profile, connect)?, timeout).await?.replicate_configuration().await
 }
 
 /// The pchannels of `cluster_id` (the old primary's id) as the old primary's replicate

@@ -9,8 +9,8 @@
 //! CreatePartition is accepted again (a different one is refused), DropCollection of an
 //! unknown name succeeds. Where a real server would do more (vectors, indexes, search, partition
 //! key bucketing into `_default_N`), the demo says so in the status instead of pretending.
-//! The rpcs live in [`super::milvus_dml`], the schema checks in [`super::milvus_schema`], the
-//! expressions in [`super::milvus_expr`].
+//! The rpcs live in [`super::dml`], the schema checks in [`super::schema_check`], the
+//! expressions in [`super::expr`].
 //!
 //! Must never: panic on request data (every defect is a [`Refusal`]), or keep vectors.
 
@@ -313,7 +313,7 @@ impl Store {
         consistency_level: i32,
         at: Option<u64>,
     ) -> Result<(), Refusal> {
-        let (schema, fields, dynamic) = super::milvus_schema::checked_schema(name, schema)?;
+        let (schema, fields, dynamic) = super::schema_check::checked_schema(name, schema)?;
         let mut g = self.lock();
         if let Some(old) = g.collections.get(name) {
             // The root coordinator accepts an identical request again.
