@@ -1,7 +1,7 @@
 //! `walscope call --history`, `history list|show|resend` and `call --save-dump`, the binary
 //! against in-process demo servers on 127.0.0.1, each run with its own config directory.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 use std::process::Output;

@@ -2,7 +2,7 @@
 //! method, several calls in flight on one connection, the real rules, HTTP/JSON, and malformed
 //! frames ending in errors, never hangs.
 
-mod common;
+use crate::common;
 
 use bytes::Bytes;
 use prost_reflect::DynamicMessage;

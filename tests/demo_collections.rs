@@ -3,7 +3,7 @@
 //! and the rehearsal pair's new primary seeded with what it had at the promotion plus its own
 //! writes (a schema difference in `audit`, conflicting keys in `orders`).
 
-mod common;
+use crate::common;
 
 use base64::Engine;
 use prost_reflect::{DynamicMessage, SerializeOptions};

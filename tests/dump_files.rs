@@ -1,6 +1,6 @@
 //! Dump reading against the corrupt-file catalogue, framing detection, and the writer.
 
-mod common;
+use crate::common;
 
 use walscope::codec;
 use walscope::dump::{DumpFile, Framing, OpenOptions, TextEncoding};

@@ -1,14 +1,39 @@
 //! The memory a million-frame index really takes, measured by the kernel rather than by the
 //! index's own accounting: the process's anonymous memory (`/proc/self/smaps_rollup`) before and
 //! after indexing; and the index's bound (a file with more frames than the index may list costs
-//! the bound and no more; a file of zeros costs nothing beyond its own mapped pages). Alone in its
-//! test binary, and its tests one at a time ([`ONE_AT_A_TIME`]), so nothing else allocates meanwhile.
+//! the bound and no more; a file of zeros costs nothing beyond its own mapped pages). The
+//! measurements are of the whole process, so they run alone: the test below starts this test
+//! binary again with only [`measured_alone`] selected, and that runs them one after the other.
 #![cfg(target_os = "linux")]
 
 use walscope::dump::{DumpFile, Framing, IndexCache, OpenOptions};
 
-/// The measurements are of the whole process: taken one at a time.
-static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
+/// Runs [`measured_alone`] in a process of its own (this binary, that test only), so no other
+/// test allocates while memory is measured.
+#[test]
+fn the_index_memory_as_the_kernel_counts_it() {
+    let exe = std::env::current_exe().expect("the test binary");
+    let out = std::process::Command::new(exe)
+        .args(["index_memory::measured_alone", "--exact", "--ignored", "--nocapture", "--test-threads=1"])
+        .env("WALSCOPE_MEASURE_ALONE", "1")
+        .output()
+        .expect("run the measurement");
+    let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert!(out.status.success(), "{text}");
+    assert!(text.contains("1 passed"), "the measurement did not run: {text}");
+}
+
+/// Both measurements, one after the other, in a process running nothing else (started by
+/// [`the_index_memory_as_the_kernel_counts_it`]; on its own it does nothing).
+#[test]
+#[ignore = "run alone by the_index_memory_as_the_kernel_counts_it"]
+fn measured_alone() {
+    if std::env::var_os("WALSCOPE_MEASURE_ALONE").is_none() {
+        return;
+    }
+    a_million_frame_index_takes_what_it_says_and_under_64_mib();
+    the_index_holds_no_more_than_its_bound_and_nothing_for_zeros();
+}
 
 /// Anonymous (heap and stack, not file-backed) memory of this process, in bytes.
 fn anonymous_bytes() -> u64 {
@@ -22,9 +47,7 @@ fn anonymous_bytes() -> u64 {
     kb * 1024
 }
 
-#[test]
 fn a_million_frame_index_takes_what_it_says_and_under_64_mib() {
-    let _alone = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
     let frame = [0x08u8, 0x0a, 0x02, 0x08, 0x01, 0x12, 0x02, b'o', b'k'];
     let mut bytes = Vec::with_capacity(frame.len() * 1_000_000);
     for _ in 0..1_000_000 {
@@ -47,9 +70,7 @@ fn a_million_frame_index_takes_what_it_says_and_under_64_mib() {
     assert!(grown <= claimed * 2 + (4 << 20), "the kernel saw {grown} bytes, the index says {claimed}");
 }
 
-#[test]
 fn the_index_holds_no_more_than_its_bound_and_nothing_for_zeros() {
-    let _alone = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
     // A million frames, indexed with a bound of 100,000: the index holds 100,000 offsets, says
     // where it stopped, and grows memory by about 800 KB (the million would take 8 MB).
     let frame = [0x08u8, 0x0a, 0x02, 0x08, 0x01, 0x12, 0x02, b'o', b'k'];

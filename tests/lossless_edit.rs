@@ -1,7 +1,7 @@
 //! Lossless edits: a changed leaf rewrites only its own bytes and the length prefixes of the
 //! messages above it; unknown fields, field order and non-canonical encodings survive.
 
-mod common;
+use crate::common;
 
 use common::hex;
 use walscope::codec::{self, Edit};

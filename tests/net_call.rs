@@ -3,7 +3,7 @@
 //! HTTP/JSON says it cannot; `net::connect` with a profile's TLS, credentials and database;
 //! server streams to a sink, cancelled mid-way.
 
-mod common;
+use crate::common;
 
 use bytes::Bytes;
 use std::time::Duration;

@@ -3,7 +3,7 @@
 //! wrong, an unknown method, a deadline; each error's text and its [`FailureKind`] (run with
 //! `--nocapture` to see the texts).
 
-mod common;
+use crate::common;
 
 use rcgen::{BasicConstraints, CertificateParams, IsCa, Issuer, KeyPair};
 use std::time::Duration;

@@ -2,7 +2,7 @@
 //! on and off), the demo SyncTool (brpc and HTTP) and DataCollector, a dead port, TLS against a
 //! plaintext server, the wrong protocol, and credentials refused.
 
-mod common;
+use crate::common;
 
 use std::time::Duration;
 use walscope::net::grpc::Auth;

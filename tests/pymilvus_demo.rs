@@ -8,7 +8,7 @@
 //! Needs the venv python (`WALSCOPE_PYTHON`, else scripts/python-env.sh, which installs from
 //! PyPI the first time); without it these tests fail, they never pass silently.
 
-mod common;
+use crate::common;
 
 use prost_reflect::{DescriptorPool, MessageDescriptor};
 use std::path::{Path, PathBuf};

@@ -3,7 +3,7 @@
 //! The user's definitions win, the built-in files they replace are set aside, the WAL types are
 //! re-linked to the user's, and every sample dump decodes exactly as it does without them.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 use walscope::schema::{BuiltinUse, SchemaSet, SetAsideReason};

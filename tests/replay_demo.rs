@@ -4,7 +4,7 @@
 //! upsert transactions kept, deletes applied, the new primary's own rows kept), a second apply
 //! that sends nothing, a kill in the middle of an apply and a resume to the same final state.
 
-mod common;
+use crate::common;
 
 use common::rehearsal::{self, COLLECTIONS, pair, salvage, state, walscope};
 use std::collections::HashMap;

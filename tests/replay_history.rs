@@ -4,7 +4,7 @@
 //! written in the plan's database), and an apply into an auto-id collection killed in the
 //! middle of an Insert whose keys the new primary chose (resumed without a duplicate row).
 
-mod common;
+use crate::common;
 
 use common::rehearsal::{self, salvage, state, walscope};
 use std::collections::HashMap;

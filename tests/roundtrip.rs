@@ -1,7 +1,7 @@
 //! Every built-in message type: generated instances survive bytes -> DynamicMessage -> bytes
 //! byte-for-byte, and JSON and text format back to equal messages.
 
-mod common;
+use crate::common;
 
 use common::{Rng, random_message};
 use proptest::prelude::*;

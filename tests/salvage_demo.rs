@@ -2,7 +2,7 @@
 //! (count, order, bytes), also after a dropped stream (automatic reconnect, or a later resume
 //! from the manifest), and a cancelled run leaves a file its manifest describes.
 
-mod common;
+use crate::common;
 
 use common::salvage::{demo, expected, spec};
 use walscope::dump::{Manifest, manifest_path};

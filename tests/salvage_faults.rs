@@ -6,7 +6,7 @@
 //! duplicate and no gap, byte for byte an uninterrupted run. A killed save leaves the original
 //! or the new file, never a mix.
 
-mod common;
+use crate::common;
 
 use common::salvage::{PCHANNEL, demo, demo_at, expected, spec};
 use std::path::Path;

@@ -5,7 +5,7 @@
 //! generator's transactions do not straddle a checkpoint, so the per-transaction judging is
 //! computed here but not put to a test of its own.)
 
-mod common;
+use crate::common;
 
 use common::salvage::spec;
 use std::collections::HashMap;

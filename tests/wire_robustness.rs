@@ -1,7 +1,7 @@
 //! The wire decoder against hostile input: random and mutated bytes never panic, spans always
 //! stay inside the buffer, and absurd nesting is an error rather than a stack overflow.
 
-mod common;
+use crate::common;
 
 use common::{Rng, random_message};
 use walscope::codec;

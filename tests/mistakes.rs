@@ -5,8 +5,7 @@
 //!
 //! One module per part of the catalogue; `util` holds the shared checks.
 
-#[path = "../common/mod.rs"]
-mod common;
+use crate::common;
 
 mod absurd;
 mod edges;

@@ -1,0 +1,48 @@
+//! The integration tests: one binary (ripgrep's `tests/tests.rs` pattern), one module per
+//! subject, the shared helpers in `common` and the fixtures in `tests/fixtures/` and
+//! `assets/samples/`. They run the real `walscope` binary, real files and real servers on
+//! 127.0.0.1 across the crates; each crate's own unit tests sit beside its code
+//! (`cargo test -p walscope-core`, ...).
+
+mod common;
+
+mod call_stream_job;
+mod claims;
+mod cli;
+mod cli_demo;
+mod cli_dump;
+mod cli_grpc;
+mod cli_history;
+mod cli_salvage;
+mod cli_tasks;
+mod datasync_demo;
+mod datasync_health;
+mod demo_collections;
+mod dump_files;
+mod dump_writer;
+mod edit_session;
+mod fast_summaries;
+mod fuzz_regressions;
+mod grpc_demo;
+mod grpc_reflection;
+mod grpc_security;
+mod house;
+mod index_memory;
+mod lossless_edit;
+mod mistakes;
+mod net_call;
+mod net_failures;
+mod net_probe;
+mod pymilvus_demo;
+mod readme_examples;
+mod real_schemas;
+mod replay_demo;
+mod replay_history;
+mod roundtrip;
+mod salvage_demo;
+mod salvage_faults;
+mod salvage_set;
+mod salvage_window;
+mod samples;
+mod schema_loading;
+mod wire_robustness;
