@@ -1,7 +1,6 @@
 //! The headless CLI end to end: decode in every format, encode back to the same bytes, edit
 //! one field and nothing else, and clear failures for a wrong type or a truncated file.
 
-
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
 use walscope::codec;
