@@ -8,19 +8,11 @@
 
 use walscope::dump::{DumpFile, Framing, IndexCache, OpenOptions};
 
-/// Runs [`measured_alone`] in a process of its own (this binary, that test only), so no other
-/// test allocates while memory is measured.
+/// Runs [`measured_alone`] in a process of its own, so no other test allocates while memory is
+/// measured.
 #[test]
 fn the_index_memory_as_the_kernel_counts_it() {
-    let exe = std::env::current_exe().expect("the test binary");
-    let out = std::process::Command::new(exe)
-        .args(["index_memory::measured_alone", "--exact", "--ignored", "--nocapture", "--test-threads=1"])
-        .env("WALSCOPE_MEASURE_ALONE", "1")
-        .output()
-        .expect("run the measurement");
-    let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
-    assert!(out.status.success(), "{text}");
-    assert!(text.contains("1 passed"), "the measurement did not run: {text}");
+    crate::common::run_alone("index_memory::measured_alone");
 }
 
 /// Both measurements, one after the other, in a process running nothing else (started by
@@ -28,7 +20,7 @@ fn the_index_memory_as_the_kernel_counts_it() {
 #[test]
 #[ignore = "run alone by the_index_memory_as_the_kernel_counts_it"]
 fn measured_alone() {
-    if std::env::var_os("WALSCOPE_MEASURE_ALONE").is_none() {
+    if !crate::common::alone() {
         return;
     }
     a_million_frame_index_takes_what_it_says_and_under_64_mib();

@@ -282,3 +282,28 @@ pub fn refused_address() -> (tokio::net::TcpSocket, std::net::SocketAddr) {
     let addr = socket.local_addr().expect("bound address");
     (socket, addr)
 }
+
+/// The environment variable that tells a test it was started by [`run_alone`].
+const ALONE: &str = "WALSCOPE_RUN_ALONE";
+
+/// Runs the ignored test `path` (`module::name`) in a process of its own: this test binary
+/// again, with only that test selected. A test that measures the whole process (its memory,
+/// or a child's peak resident memory, which Linux counts from the spawning process's pages
+/// too) must not share the process with the rest of the suite.
+pub fn run_alone(path: &str) {
+    let exe = std::env::current_exe().expect("the test binary");
+    let out = std::process::Command::new(exe)
+        .args([path, "--exact", "--ignored", "--nocapture", "--test-threads=1"])
+        .env(ALONE, "1")
+        .output()
+        .expect("run the test alone");
+    let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert!(out.status.success(), "{text}");
+    assert!(text.contains("1 passed"), "{path} did not run: {text}");
+}
+
+/// True in the process [`run_alone`] started; an ignored test run by hand without it does
+/// nothing.
+pub fn alone() -> bool {
+    std::env::var_os(ALONE).is_some()
+}

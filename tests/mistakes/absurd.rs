@@ -53,9 +53,24 @@ fn size_of_tree(dir: &Path) -> u64 {
 /// is the file's own pages and little more, with nothing large written into the cache, and an
 /// exit that says nothing could be read. (Before: about 54 million "ok" empty gRPC frames, an
 /// index of over 400 MB in memory and in the cache.)
+///
+/// The child's peak resident memory counts the pages of the process that spawned it, so the
+/// measurement runs in a test process of its own ([`zeros_measured_alone`]).
 #[cfg(target_os = "linux")]
 #[test]
 fn a_file_of_zeros_is_no_frames_in_bounded_memory_and_cache() {
+    crate::common::run_alone("mistakes::absurd::zeros_measured_alone");
+}
+
+/// The measurement of [`a_file_of_zeros_is_no_frames_in_bounded_memory_and_cache`], in a
+/// process that runs nothing else (on its own it does nothing).
+#[cfg(target_os = "linux")]
+#[test]
+#[ignore = "run alone by a_file_of_zeros_is_no_frames_in_bounded_memory_and_cache"]
+fn zeros_measured_alone() {
+    if !crate::common::alone() {
+        return;
+    }
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
     let len: u64 = 256 << 20;
