@@ -42,16 +42,7 @@ pub fn build(desc: Option<&MessageDescriptor>, buf: &[u8], wire: &WireMessage) -
         }
     }
     if let Some(tail) = &wire.raw_tail {
-        out.push(TypedNode {
-            label: "(unparsed)".into(),
-            type_name: "raw bytes".into(),
-            value: Some(hex_preview(&buf[tail.clone()])),
-            key: None,
-            len_prefix: None,
-            value_span: tail.clone(),
-            known: false,
-            children: Vec::new(),
-        });
+        out.push(unparsed(buf, tail));
     }
     out
 }
@@ -131,7 +122,49 @@ fn known_field(
     out.push(node);
 }
 
+/// The wire view: every field as its bytes say it is (number, wire type, raw value), from a
+/// schema-less decode `wire`, named where `desc` knows the field number (`#2 sync_point`, the
+/// schema's type beside the wire type) and, inside a nested message, by that field's message
+/// type. Unlike [`build`], no value is read as the schema's type: this is what is on the wire.
+pub fn wire_view(desc: Option<&MessageDescriptor>, buf: &[u8], wire: &WireMessage) -> Vec<TypedNode> {
+    let mut out: Vec<TypedNode> = wire
+        .fields
+        .iter()
+        .map(|f| {
+            let Some(fd) = desc.and_then(|d| d.get_field(f.number)) else { return unknown_field(buf, f) };
+            let kind = fd.kind();
+            let mut node = raw_field(buf, f, kind.as_message());
+            node.label = format!("#{} {}", f.number, fd.name());
+            node.type_name = format!("{}, schema: {}", node.type_name, type_label(&kind));
+            node.known = true;
+            node
+        })
+        .collect();
+    if let Some(tail) = &wire.raw_tail {
+        out.push(unparsed(buf, tail));
+    }
+    out
+}
+
+fn unparsed(buf: &[u8], tail: &Span) -> TypedNode {
+    TypedNode {
+        label: "(unparsed)".into(),
+        type_name: "raw bytes".into(),
+        value: Some(hex_preview(&buf[tail.clone()])),
+        key: None,
+        len_prefix: None,
+        value_span: tail.clone(),
+        known: false,
+        children: Vec::new(),
+    }
+}
+
 fn unknown_field(buf: &[u8], f: &WireField) -> TypedNode {
+    raw_field(buf, f, None)
+}
+
+/// One field as its bytes say; a nested message's fields named by `nested` when it is known.
+fn raw_field(buf: &[u8], f: &WireField, nested: Option<&MessageDescriptor>) -> TypedNode {
     let (type_name, value, children) = match &f.content {
         WireContent::Varint(v) => ("varint".to_string(), Some(v.to_string()), Vec::new()),
         WireContent::Fixed32(v) => {
@@ -144,9 +177,9 @@ fn unknown_field(buf: &[u8], f: &WireField) -> TypedNode {
         WireContent::Bytes => ("bytes".into(), Some(hex_preview(&buf[f.value.clone()])), Vec::new()),
         WireContent::Message { message, guessed } => {
             let t = if *guessed { "message?" } else { "message" };
-            (t.into(), None, build(None, buf, message))
+            (t.into(), None, wire_view(nested, buf, message))
         }
-        WireContent::Group { message, .. } => ("group".into(), None, build(None, buf, message)),
+        WireContent::Group { message, .. } => ("group".into(), None, wire_view(nested, buf, message)),
         WireContent::Packed(p) => {
             let items: Vec<String> = match p {
                 PackedValues::Varint(v) => v.iter().map(|(_, x)| x.to_string()).collect(),
@@ -273,5 +306,52 @@ pub fn scalar_value_text(v: &prost_reflect::Value) -> String {
         Value::Message(m) => prost_reflect::ReflectMessage::descriptor(m).full_name().to_string(),
         Value::List(l) => format!("[{} values]", l.len()),
         Value::Map(m) => format!("{{{} entries}}", m.len()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::schema::SchemaSet;
+
+    fn find<'a>(nodes: &'a [TypedNode], label: &str) -> &'a TypedNode {
+        nodes.iter().find(|n| n.label == label).unwrap_or_else(|| {
+            panic!("no node {label} in {:?}", nodes.iter().map(|n| &n.label).collect::<Vec<_>>())
+        })
+    }
+
+    /// The wire view names what the schema knows, at every depth, keeps the wire's own reading
+    /// of each value, and leaves a field the schema lacks as its number.
+    #[test]
+    fn the_wire_view_names_known_fields_and_keeps_the_wire_reading() {
+        let set = SchemaSet::builtin();
+        let task = set.message("openmldb.datasync.Task").expect("Task");
+        let msg = crate::codec::from_json(
+            &task,
+            r#"{"progress": {"tid": 7, "sync_point": {"type": "kBINLOG", "offset": 42}}, "status": "RUNNING"}"#,
+        )
+        .expect("a Task");
+        let mut bytes = prost::Message::encode_to_vec(&msg);
+        bytes.extend_from_slice(&[0xb8, 0x3e, 0x05]); // field 999, varint 5: not in the schema
+        let plain = crate::wire::decode(&bytes);
+        let nodes = wire_view(Some(&task), &bytes, &plain.root);
+
+        let status = find(&nodes, "#4 status");
+        assert!(status.known && status.type_name.ends_with("schema: string"), "{status:?}");
+        let progress = find(&nodes, "#1 progress");
+        let tid = find(&progress.children, "#1 tid");
+        assert_eq!((tid.type_name.as_str(), tid.value.as_deref()), ("varint, schema: uint32", Some("7")));
+        let sync_point =
+            progress.children.iter().find(|n| n.label.ends_with(" sync_point")).expect("sync_point");
+        let offset = find(&sync_point.children, "#4 offset");
+        assert_eq!(offset.value.as_deref(), Some("42"));
+        // An enum on the wire is its number, not its name.
+        assert_eq!(find(&sync_point.children, "#1 type").value.as_deref(), Some("1"));
+        let unknown = find(&nodes, "#999");
+        assert!(!unknown.known && unknown.value.as_deref() == Some("5"), "{unknown:?}");
+        // Without a schema, only numbers: the view a file of unknown type gets.
+        let bare = wire_view(None, &bytes, &plain.root);
+        assert!(bare.iter().all(|n| !n.known && n.label.starts_with('#') && !n.label.contains(' ')));
+        assert_eq!(bare, build(None, &bytes, &plain.root));
     }
 }

@@ -21,8 +21,15 @@ use std::time::Duration;
 pub struct HealthConfig {
     /// INIT longer than this is trouble.
     pub init_after: Duration,
-    /// No rows and no sync-point move for this long is a stall.
+    /// No rows and no sync-point move for this long, while the collector still reports, is a
+    /// stall.
     pub stall_after: Duration,
+    /// The longest a working DataCollector goes between two reports (SendData rounds come 1 s
+    /// apart with data, 5 s apart at the binlog's end or after an RPC failure, and a round
+    /// with no rows is still sent: reference §3.1). A RUNNING sub-task with no report (no rows,
+    /// no sync-point move, no lastUpdateTime move) for longer than this, over two polls or
+    /// more, is silent: flagged at once, not after `stall_after`.
+    pub report_every: Duration,
     /// SyncTool's `sync_task.check_period` (10 s by default): a RUNNING sub-task silent for
     /// twice this is reassigned.
     pub check_period: Duration,
@@ -37,6 +44,7 @@ impl Default for HealthConfig {
         HealthConfig {
             init_after: Duration::from_secs(60),
             stall_after: Duration::from_secs(60),
+            report_every: Duration::from_secs(5),
             check_period: Duration::from_secs(10),
             reset_shown_for: Duration::from_secs(600),
             trend_points: 512,
@@ -201,6 +209,8 @@ struct Track {
     moved_at: u64,
     last_update_ms: Option<u64>,
     update_moved_at: u64,
+    /// Polls in a row in which nothing moved (count, sync point, lastUpdateTime, status).
+    quiet_polls: u32,
     token: String,
     reassignments: u32,
     restarts: u32,
@@ -232,6 +242,7 @@ impl SyncHealth {
         self.tracks.retain(|k, _| rows.iter().any(|r| (r.tid, r.pid) == *k));
         let mut out = Vec::with_capacity(rows.len());
         for r in rows {
+            let first_seen = !self.tracks.contains_key(&(r.tid, r.pid));
             let t = self.tracks.entry((r.tid, r.pid)).or_insert_with(|| Track {
                 status: r.status.clone(),
                 status_since: now_ms,
@@ -240,13 +251,16 @@ impl SyncHealth {
                 moved_at: now_ms,
                 last_update_ms: r.last_update_ms,
                 update_moved_at: now_ms,
+                quiet_polls: 0,
                 token: r.token.clone(),
                 reassignments: 0,
                 restarts: 0,
                 reset: None,
                 carried: 0,
             });
-            step(t, r, now_ms);
+            if !first_seen {
+                step(t, r, now_ms);
+            }
             let troubles = troubles(t, r, now_ms, &self.config);
             out.push(SubTaskHealth {
                 tid: r.tid,
@@ -273,6 +287,11 @@ impl SyncHealth {
 
 /// Folds one poll's row into the track.
 fn step(t: &mut Track, r: &SubTaskRow, now: u64) {
+    let moved = r.count != t.count
+        || r.sync_point != t.sync_point
+        || r.last_update_ms != t.last_update_ms
+        || r.status != t.status;
+    t.quiet_polls = if moved { 0 } else { t.quiet_polls.saturating_add(1) };
     if r.token != t.token {
         t.reassignments += 1;
         t.token = r.token.clone();
@@ -306,7 +325,12 @@ fn troubles(t: &Track, r: &SubTaskRow, now: u64, c: &HealthConfig) -> Vec<Troubl
         }
         "RUNNING" => {
             let still = now.saturating_sub(t.moved_at.max(t.status_since));
-            if still >= ms(c.stall_after) {
+            // Measured on walscope's clock (when a move was seen), never SyncTool's, which
+            // may be set differently.
+            let silent = now.saturating_sub(t.update_moved_at.max(t.moved_at).max(t.status_since));
+            if t.quiet_polls >= 2 && silent > ms(c.report_every) {
+                out.push(Trouble::Stalled { for_ms: silent, heartbeat: false });
+            } else if still >= ms(c.stall_after) {
                 let heartbeat = t.update_moved_at > t.moved_at.max(t.status_since);
                 out.push(Trouble::Stalled { for_ms: still, heartbeat });
             }
@@ -353,4 +377,74 @@ fn summarize(rows: &[SubTaskHealth]) -> HealthSummary {
         text.push_str("; SyncTool restarted (counts reset)");
     }
     HealthSummary { partitions: n, stalled, failed, reassigned, restarted, text }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(pid: u32, count: u64, last_update_ms: u64) -> SubTaskRow {
+        SubTaskRow {
+            tid: 3,
+            pid,
+            status: "RUNNING".into(),
+            count,
+            sync_point: format!("binlog offset={count}"),
+            last_update_ms: Some(last_update_ms),
+            ..Default::default()
+        }
+    }
+
+    /// Polls every 2 s: partition 0 keeps moving, partition 1's collector goes quiet at 10 s,
+    /// partition 2 sends zero-row heartbeats only. The quiet one is flagged within two polls
+    /// of the report it missed, and from that poll on the summary says what its row says; the
+    /// heartbeat one only after `stall_after`; the moving one never.
+    #[test]
+    fn a_silent_partition_is_flagged_within_two_polls_and_the_summary_agrees() {
+        let mut h = SyncHealth::new(HealthConfig::default(), TableNames::default());
+        let mut first_flagged = None;
+        for poll in 0..=20u64 {
+            let now = 1_000_000 + poll * 2_000;
+            let quiet_from = 1_000_000 + 10_000;
+            let rows = [
+                row(0, poll * 40, now - 500),
+                row(1, (now.min(quiet_from) - 1_000_000) / 50, now.min(quiet_from) - 500),
+                row(2, 7, now - 700),
+            ];
+            let (health, summary) = h.observe(&rows, now);
+            let silent =
+                health[1].troubles.iter().any(|t| matches!(t, Trouble::Stalled { heartbeat: false, .. }));
+            if silent && first_flagged.is_none() {
+                first_flagged = Some(now);
+            }
+            assert!(health[0].troubles.is_empty(), "poll {poll}: {:?}", health[0].troubles);
+            assert!(
+                health[2].troubles.is_empty(),
+                "poll {poll}: a heartbeat before stall_after is no trouble"
+            );
+            // The summary never contradicts a row.
+            let troubled = health.iter().filter(|x| x.troubles.iter().any(Trouble::is_stall)).count();
+            assert_eq!(summary.stalled, troubled, "poll {poll}: {}", summary.text);
+            if troubled > 0 {
+                assert!(summary.text.contains("of 3 partitions stalled"), "{}", summary.text);
+            } else {
+                assert_eq!(summary.text, "all 3 partitions moving");
+            }
+        }
+        // Last report seen at 10 s; silent once more than report_every (5 s) has passed with two
+        // quiet polls: the poll at 16 s, well before the 60 s stall_after.
+        let flagged = first_flagged.expect("the quiet partition is flagged") - 1_000_000;
+        assert!((15_000..=18_000).contains(&flagged), "flagged at {flagged} ms");
+    }
+
+    /// One quiet poll is never enough, however long the gap: two polls are needed to know.
+    #[test]
+    fn one_quiet_poll_alone_is_no_trouble() {
+        let mut h = SyncHealth::new(HealthConfig::default(), TableNames::default());
+        h.observe(&[row(0, 10, 1_000)], 1_000);
+        let (health, _) = h.observe(&[row(0, 10, 1_000)], 30_000);
+        assert!(health[0].troubles.is_empty(), "{:?}", health[0].troubles);
+        let (health, _) = h.observe(&[row(0, 10, 1_000)], 32_000);
+        assert!(matches!(health[0].troubles[..], [Trouble::Stalled { heartbeat: false, .. }]));
+    }
 }

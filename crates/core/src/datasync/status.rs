@@ -6,7 +6,7 @@ use super::progress::sync_point_text;
 use prost_reflect::{DynamicMessage, ReflectMessage, Value};
 use std::collections::{HashMap, VecDeque};
 
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct SubTaskRow {
     pub tid: u32,
     pub pid: u32,
@@ -87,6 +87,9 @@ pub fn rows(response: &DynamicMessage) -> Vec<SubTaskRow> {
     out
 }
 
+/// The span a rate is measured over: short enough that a stop shows within a few polls.
+pub const RATE_WINDOW_MS: u64 = 10_000;
+
 /// Recent (time, count) samples per sub-task, for rates.
 #[derive(Debug, Default)]
 pub struct SyncTaskHistory {
@@ -115,12 +118,31 @@ impl SyncTaskHistory {
         }
     }
 
-    /// Rows per second over the kept window; None until two samples exist.
+    /// Rows per second over the last [`RATE_WINDOW_MS`] of samples (or the last two samples,
+    /// when polls are further apart), so a sub-task that stops shows it within the window, not
+    /// after the whole kept history; None until two samples exist.
     pub fn rate(&self, tid: u32, pid: u32) -> Option<f64> {
         let q = self.samples.get(&(tid, pid))?;
-        let (t0, c0) = q.front()?;
-        let (t1, c1) = q.back()?;
-        (t1 > t0).then(|| (c1 - c0) as f64 * 1000.0 / (t1 - t0) as f64)
+        let (t1, c1) = *q.back()?;
+        let newest_first = q.iter().rev().skip(1);
+        let mut start = None;
+        for &(t, c) in newest_first {
+            if start.is_some() && t1.saturating_sub(t) > RATE_WINDOW_MS {
+                break;
+            }
+            start = Some((t, c));
+        }
+        let (t0, c0) = start?;
+        (t1 > t0).then(|| c1.saturating_sub(c0) as f64 * 1000.0 / (t1 - t0) as f64)
+    }
+
+    /// The rate the dashboard shows for `row`: none for a sub-task that no longer moves by its
+    /// status (FAILED is never retried, SUCCESS is done), whatever its last samples say.
+    pub fn shown_rate(&self, row: &SubTaskRow) -> Option<f64> {
+        match row.status.as_str() {
+            "FAILED" | "SUCCESS" => None,
+            _ => self.rate(row.tid, row.pid),
+        }
     }
 
     /// The kept counts of one sub-task, oldest first (for sparklines).
@@ -161,5 +183,36 @@ mod tests {
         later[1].count = 5;
         h.record(&later, 3000);
         assert_eq!(h.rate(2, 1), None, "a restart resets the history");
+    }
+
+    /// A sub-task that stops shows 0 rows/s once the window has passed, not an average over
+    /// the whole history; a FAILED one shows no rate at all.
+    #[test]
+    fn rates_follow_the_recent_window_and_failed_has_none() {
+        let row = |count: u64, status: &str| SubTaskRow {
+            tid: 1,
+            pid: 0,
+            count,
+            status: status.to_string(),
+            ..Default::default()
+        };
+        let mut h = SyncTaskHistory::new(100);
+        for i in 0..=30u64 {
+            h.record(&[row(i * 20, "RUNNING")], i * 1000);
+        }
+        assert_eq!(h.rate(1, 0), Some(20.0));
+        // Stopped at 600 rows: after the window, 0 (the whole history would still say ~14).
+        for i in 31..=41u64 {
+            h.record(&[row(600, "RUNNING")], i * 1000);
+        }
+        assert_eq!(h.rate(1, 0), Some(0.0));
+        h.record(&[row(600, "FAILED")], 42_000);
+        assert_eq!(h.shown_rate(&row(600, "FAILED")), None);
+        assert_eq!(h.shown_rate(&row(600, "RUNNING")), Some(0.0));
+        // Polls further apart than the window: the last two samples.
+        let mut sparse = SyncTaskHistory::new(10);
+        sparse.record(&[row(0, "RUNNING")], 0);
+        sparse.record(&[row(300, "RUNNING")], 30_000);
+        assert_eq!(sparse.rate(1, 0), Some(10.0));
     }
 }

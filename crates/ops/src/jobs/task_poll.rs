@@ -135,7 +135,7 @@ impl TaskPoller {
                                 save_names(&config.names_file, &health.names);
                             }
                             board.trends = health.trends().clone();
-                            board.rates = r.iter().map(|x| history.rate(x.tid, x.pid)).collect();
+                            board.rates = r.iter().map(|x| history.shown_rate(x)).collect();
                             board.history = r.iter().map(|x| history.counts(x.tid, x.pid)).collect();
                             board.rows = r;
                             board.updated_ms = Some(now);
