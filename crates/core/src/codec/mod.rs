@@ -141,6 +141,21 @@ pub fn to_json_value(msg: &DynamicMessage) -> Result<serde_json::Value, serde_js
     Ok(value)
 }
 
+/// The JSON tree of `msg` keyed by the `.proto` file's own field names (`num_rows`, not
+/// `numRows`), as scripts over WAL readings address them (`jq '.body.num_rows'`); otherwise
+/// the proto3 mapping of [`to_json_value`]. A message the mapping refuses gives
+/// `{"error": "..."}`.
+pub fn to_json_value_proto_names(msg: &DynamicMessage) -> serde_json::Value {
+    let opts = SerializeOptions::new().use_proto_field_name(true);
+    match msg.serialize_with_options(serde_json::value::Serializer, &opts) {
+        Ok(mut value) => {
+            sort_maps_keyed(&mut value, &msg.descriptor(), true);
+            value
+        }
+        Err(e) => serde_json::json!({ "error": e.to_string() }),
+    }
+}
+
 /// [`to_json_value`], or, for a message the JSON mapping refuses (a FieldMask path with no
 /// lowerCamelCase form, a Timestamp out of range), `{"error": "..."}` with the reason: the
 /// tree [`to_json`]'s text holds either way, for a row of a JSON-lines listing.
@@ -164,13 +179,19 @@ pub fn write_json(msg: &DynamicMessage, pretty: bool, out: &mut impl std::io::Wr
 
 /// Sorts the entries of every map field (prost-reflect keeps maps in hash order).
 fn sort_maps(value: &mut serde_json::Value, desc: &MessageDescriptor) {
+    sort_maps_keyed(value, desc, false)
+}
+
+/// [`sort_maps`] over JSON keyed by the proto field names (`proto_names`) or the JSON names.
+fn sort_maps_keyed(value: &mut serde_json::Value, desc: &MessageDescriptor, proto_names: bool) {
     use prost_reflect::Kind;
     if desc.full_name().starts_with("google.protobuf.") {
         return; // well-known types have their own JSON shapes
     }
     let Some(obj) = value.as_object_mut() else { return };
     for fd in desc.fields() {
-        let Some(v) = obj.get_mut(fd.json_name()) else { continue };
+        let key = if proto_names { fd.name() } else { fd.json_name() };
+        let Some(v) = obj.get_mut(key) else { continue };
         let Kind::Message(m) = fd.kind() else { continue };
         if fd.is_map() {
             let numeric = !matches!(m.map_entry_key_field().kind(), Kind::String | Kind::Bool);
@@ -184,14 +205,14 @@ fn sort_maps(value: &mut serde_json::Value, desc: &MessageDescriptor) {
             let vd = m.map_entry_value_field();
             for (k, mut e) in entries {
                 if let Kind::Message(vm) = vd.kind() {
-                    sort_maps(&mut e, &vm);
+                    sort_maps_keyed(&mut e, &vm, proto_names);
                 }
                 map.insert(k, e);
             }
         } else if let Some(items) = v.as_array_mut() {
-            items.iter_mut().for_each(|i| sort_maps(i, &m));
+            items.iter_mut().for_each(|i| sort_maps_keyed(i, &m, proto_names));
         } else {
-            sort_maps(v, &m);
+            sort_maps_keyed(v, &m, proto_names);
         }
     }
 }

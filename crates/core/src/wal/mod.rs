@@ -13,6 +13,7 @@ pub mod base36;
 pub mod calls;
 pub mod fast;
 pub mod message_id;
+pub mod reading;
 mod summary;
 pub mod types;
 pub mod versions;
@@ -27,6 +28,7 @@ pub use message_id::{
     MessageIdParts, RenderedId, WalBackend, compare_message_ids, display_message_id, encode_message_id,
     message_id_parts, render_message_id,
 };
+pub use reading::reading_json;
 pub use summary::RowFacts;
 pub use types::{header_body_types, is_dumped_type, message_type_name};
 pub use versions::MilvusVersion;
