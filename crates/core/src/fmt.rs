@@ -1,7 +1,8 @@
 //! Numbers as an operator reads them, one way for the CLI, the window and every message: byte
 //! sizes in binary units (`18.7 MiB`: [`bytes`]), with the exact count beside them where both
 //! help (`18.7 MiB (19,561,295 bytes)`: [`bytes_exact`]), and counts with thousands separators
-//! ([`count`]). Times are [`crate::time`]'s.
+//! ([`count`]), and a count with its noun in the right number (`1 partition`, `2,048 frames`:
+//! [`counted`]), so no message says "partition(s)". Times are [`crate::time`]'s.
 //!
 //! Must never: round a size to a unit it does not reach (below 1 KiB a size is in bytes), or
 //! print a decimal a size does not have (an exact 512 MiB is `512 MiB`).
@@ -45,9 +46,30 @@ pub fn count(n: u64) -> String {
     out
 }
 
+/// A count and its noun, singular for exactly one: `1 partition`, `0 partitions`, `2,048
+/// frames`. `noun` is the singular; nouns whose plural is not `+s` give theirs with
+/// [`counted_as`].
+pub fn counted(n: u64, noun: &str) -> String {
+    if n == 1 { format!("1 {noun}") } else { format!("{} {noun}s", count(n)) }
+}
+
+/// [`counted`] with the plural given: `counted_as(2, "entry", "entries")` is `2 entries`.
+pub fn counted_as(n: u64, singular: &str, plural: &str) -> String {
+    if n == 1 { format!("1 {singular}") } else { format!("{} {plural}", count(n)) }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn counts_with_their_nouns() {
+        assert_eq!(counted(1, "partition"), "1 partition");
+        assert_eq!(counted(0, "partition"), "0 partitions");
+        assert_eq!(counted(2048, "frame"), "2,048 frames");
+        assert_eq!(counted_as(1, "entry", "entries"), "1 entry");
+        assert_eq!(counted_as(3, "entry", "entries"), "3 entries");
+    }
 
     #[test]
     fn sizes_short_and_exact() {

@@ -361,12 +361,13 @@ fn summarize(rows: &[SubTaskHealth]) -> HealthSummary {
             .into_iter()
             .filter(|(k, _)| *k > 0)
             .collect();
-    let partitions = if n == 1 { "partition" } else { "partitions" };
+    let partitions = crate::fmt::counted(n as u64, "partition");
     let mut text = match found.split_first() {
         _ if n == 0 => "no sync tasks".to_string(),
-        None => format!("all {n} {partitions} moving"),
+        None if n == 1 => "1 partition moving".to_string(),
+        None => format!("all {partitions} moving"),
         Some(((k, word), rest)) => {
-            let mut t = format!("{k} of {n} {partitions} {word}");
+            let mut t = format!("{k} of {partitions} {word}");
             for (k, word) in rest {
                 t.push_str(&format!(", {k} {word}"));
             }
