@@ -156,6 +156,14 @@ fn garbage_frame_in_the_middle_loses_no_intact_frame() {
         let p = d.problems();
         assert_eq!(p.len(), 1, "trial {trial}: {p:?}");
         assert_eq!((p[0].offset as usize, p[0].len as usize), (at, garbage.len()), "trial {trial}: {p:?}");
+        // The words name the range, and an offset outside it only with how the range was found
+        // from it (the list's damaged row once named a byte outside its own range, unexplained).
+        let (r, end) = (&p[0].reason, at + garbage.len());
+        assert!(r.starts_with(&format!("bytes {at}..{end} skipped")), "trial {trial}: {r}");
+        for named in r.split("byte ").skip(1).filter_map(|t| t.split(|c: char| !c.is_ascii_digit()).next()) {
+            let Ok(n) = named.parse::<usize>() else { continue };
+            assert!((at..=end).contains(&n) || r.contains("traced back to byte"), "trial {trial}: {r}");
+        }
     }
 }
 

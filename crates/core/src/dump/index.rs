@@ -510,14 +510,23 @@ fn walk<F: FrameFold>(
                 let end = next.unwrap_or(len);
                 let reason = if truncated {
                     format!("truncated tail at byte {bad}: {fault}; {} bytes kept unread", end - bad)
-                } else if next.is_some() {
-                    format!(
-                        "bytes {bad}..{end} skipped (damage noticed at byte {pos}: {fault}); resynchronised on the next valid frame"
-                    )
                 } else {
-                    format!(
-                        "bytes {bad}..{end} unreadable (damage noticed at byte {pos}: {fault}); no valid frame follows"
-                    )
+                    // The fault may lie past the range: a corrupt length at `bad` reads as a
+                    // frame that runs on, and only the next header, at `pos`, fails; then the
+                    // range is what was taken back, and the words say how it was found.
+                    let found = if (bad..end).contains(&pos) {
+                        format!("at byte {pos}: {fault}")
+                    } else {
+                        format!(
+                            "not a frame: read as frames, they run on to byte {pos}, where {fault}; traced back to byte {bad}"
+                        )
+                    };
+                    match next {
+                        Some(_) => format!(
+                            "bytes {bad}..{end} skipped ({found}); resynchronised on the next valid frame, at byte {end}"
+                        ),
+                        None => format!("bytes {bad}..{end} unreadable ({found}); no valid frame follows"),
+                    }
                 };
                 if let Ok(mut p) = shared.problems.write() {
                     p.push(Problem { offset: bad as u64, len: (end - bad) as u64, truncated, reason });
