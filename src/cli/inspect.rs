@@ -180,7 +180,7 @@ pub fn inspect(file: &Path, args: &DumpArgs, jsonl: bool, stats: bool, limit: Op
                 return Ok(ControlFlow::Break(()));
             }
             while let Some(p) = problems.next_if(|p| p.offset < v.offset) {
-                if o.filter.status != Some(crate::dump::filter::StatusFilter::Ok) {
+                if o.filter.keeps_damaged(&p.reason) {
                     print_problem(&mut out, &p, jsonl)?;
                 }
             }
@@ -216,7 +216,7 @@ pub fn inspect(file: &Path, args: &DumpArgs, jsonl: bool, stats: bool, limit: Op
     if let Some(e) = failed {
         return Err(e);
     }
-    for p in problems {
+    for p in problems.filter(|p| o.filter.keeps_damaged(&p.reason)) {
         print_problem(&mut out, &p, jsonl)?;
     }
     out.flush()?;

@@ -66,6 +66,15 @@ impl FrameFilter {
         Ok(f)
     }
 
+    /// Whether a damaged range (bytes that are no frame: no type, channel, time or collection)
+    /// is kept: with no filter, with `status=bad`, and with `text=` words its description holds.
+    pub fn keeps_damaged(&self, description: &str) -> bool {
+        let only_status_and_text = FrameFilter { status: None, text: None, ..self.clone() }.is_empty();
+        only_status_and_text
+            && self.status.is_none_or(|s| s == StatusFilter::Bad)
+            && self.text.as_ref().is_none_or(|t| description.to_ascii_lowercase().contains(t))
+    }
+
     /// What [`FrameFilter::matches`] needs of a view: the summary text only for `text=`.
     pub fn detail(&self) -> crate::wal::Detail {
         match self.text {
@@ -145,6 +154,15 @@ pub fn parse_time(s: &str, end: bool) -> Result<Option<u64>, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn damaged_ranges_are_kept_by_no_filter_status_bad_and_their_words() {
+        let why = "bytes 10..74 skipped (not a frame)";
+        let keeps = |spec: &str| FrameFilter::parse(spec).unwrap().keeps_damaged(why);
+        assert!(keeps("") && keeps("status=bad") && keeps("text=skipped") && keeps("status=bad,text=NOT A"));
+        assert!(!keeps("status=ok") && !keeps("status=encrypted") && !keeps("type=Insert"));
+        assert!(!keeps("status=bad,vchannel=dml_0") && !keeps("text=insert") && !keeps("collection=5"));
+    }
 
     #[test]
     fn parses_specs_and_times() {
