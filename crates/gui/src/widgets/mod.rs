@@ -1,4 +1,5 @@
 //! Reusable widgets.
 
 pub mod hex;
+pub mod look;
 pub mod sparkline;
