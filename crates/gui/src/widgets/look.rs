@@ -281,3 +281,48 @@ mod tests {
         assert_eq!(task_status_tone("whatever"), Tone::Neutral);
     }
 }
+
+#[cfg(test)]
+mod snapshots {
+    use super::*;
+    use egui_kittest::Harness;
+
+    /// Every piece of the visual language at a fixed size in both themes: a badge per tone,
+    /// the three buttons, a segmented choice, an empty state and a shortened long text.
+    #[test]
+    fn the_visual_language_in_both_themes() {
+        let mut results = egui_kittest::SnapshotResults::new();
+        for (theme, name) in [(egui::Theme::Dark, "look_dark"), (egui::Theme::Light, "look_light")] {
+            let mut h =
+                Harness::builder().with_size(egui::vec2(520.0, 220.0)).with_theme(theme).build_ui_state(
+                    |ui, choice: &mut u8| {
+                        ui.horizontal(|ui| {
+                            for s in ["RUNNING", "INIT", "SUCCESS", "REASSIGNING", "FAILED"] {
+                                badge(ui, task_status_tone(s), s);
+                            }
+                        });
+                        ui.horizontal(|ui| {
+                            primary(ui, "Send");
+                            secondary(ui, "Copy hex");
+                            danger(ui, "Delete the task");
+                        });
+                        segmented(
+                            ui,
+                            choice,
+                            &[(0, "0 full"), (1, "1 incremental"), (2, "2 full + continuous")],
+                        );
+                        empty_state(
+                            ui,
+                            "No sync tasks on this SyncTool.",
+                            "Create one below, or pick another SyncTool.",
+                        );
+                        long_text(ui, &"a long line of a header's JSON that does not fit ".repeat(4));
+                    },
+                    2u8,
+                );
+            h.run();
+            h.snapshot(name);
+            results.extend_harness(&mut h);
+        }
+    }
+}
