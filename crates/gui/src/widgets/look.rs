@@ -131,7 +131,7 @@ pub fn empty_state(ui: &mut Ui, what: &str, next: &str) {
 /// button that copies it.
 pub fn long_text(ui: &mut Ui, text: &str) {
     ui.horizontal(|ui| {
-        if ui.small_button("📋").on_hover_text("copy the whole text").clicked() {
+        if ui.small_button("copy").on_hover_text("copy the whole text").clicked() {
             ui.ctx().copy_text(text.to_string());
         }
         ui.add(egui::Label::new(text).truncate()).on_hover_text(text);
