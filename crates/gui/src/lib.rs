@@ -23,6 +23,7 @@ pub mod net_jobs;
 pub mod outcome;
 mod pane_ui;
 pub mod panels;
+pub mod path_complete;
 pub mod profile_form;
 pub mod recent;
 pub mod replay;
