@@ -3,22 +3,16 @@
 //! an error in an OK body flagged; a 100,000-message stream counted live, stopped, saved as a
 //! dump `walscope inspect` reads; the history re-sending the exact request bytes; "Send..." from
 //! a dump frame; the guard on calls that change a server.
-#![cfg(feature = "gui")]
 
-mod common;
-
-use common::gui::{settle, step_until};
+use crate::common::gui::{harness, settle, step_until};
 use egui_kittest::Harness;
 use egui_kittest::kittest::Queryable;
 use std::path::Path;
 use walscope::ui::WalscopeApp;
 use walscope::ui::composer::Response;
 
-fn harness(app: WalscopeApp) -> Harness<'static, WalscopeApp> {
-    Harness::builder()
-        .with_size(eframe::egui::Vec2::new(1600.0, 1400.0))
-        .build_ui_state(|ui, app: &mut WalscopeApp| app.ui(ui), app)
-}
+/// The window size these tests draw at.
+const SIZE: [f32; 2] = [1600.0, 1400.0];
 
 /// An app with the demo servers, keeping its profiles and history in `dir`.
 fn demo_app(dir: &Path) -> WalscopeApp {
@@ -64,7 +58,7 @@ fn wait_reply(h: &mut Harness<'static, WalscopeApp>) {
 #[test]
 fn get_version_and_a_form_built_get_replicate_info() {
     let dir = tempfile::tempdir().unwrap();
-    let mut h = harness(demo_app(dir.path()));
+    let mut h = harness(SIZE, demo_app(dir.path()));
     compose(&mut h, "demo-milvus", "GetVersion", "MilvusService/GetVersion");
     h.get_by_label("Send Ctrl+Enter").click();
     wait_reply(&mut h);
@@ -109,7 +103,7 @@ fn get_version_and_a_form_built_get_replicate_info() {
 #[test]
 fn an_error_in_an_ok_body_is_flagged() {
     let dir = tempfile::tempdir().unwrap();
-    let mut h = harness(demo_app(dir.path()));
+    let mut h = harness(SIZE, demo_app(dir.path()));
     compose(&mut h, "demo-milvus", "Connect", "MilvusService/Connect");
     // A database the demo does not have: gRPC OK, status code 800 in the body.
     h.state_mut().composers[0].metadata = "dbname: nope".into();
@@ -139,7 +133,7 @@ fn stream_counted_stopped_and_saved(n: u64) {
         walscope::net::profile::TransportKind::Grpc,
         endpoint.clone(),
     ));
-    let mut h = harness(app);
+    let mut h = harness(SIZE, app);
     compose(&mut h, "small-milvus", "DumpMessages", "MilvusService/DumpMessages (server stream)");
     // From the salvage checkpoint, with no end: it streams until stopped.
     let o = std::process::Command::new(env!("CARGO_BIN_EXE_walscope"))
@@ -225,7 +219,7 @@ fn a_hundred_thousand_message_stream_counted_stopped_and_saved() {
 #[test]
 fn history_resends_the_exact_request_bytes() {
     let dir = tempfile::tempdir().unwrap();
-    let mut h = harness(demo_app(dir.path()));
+    let mut h = harness(SIZE, demo_app(dir.path()));
     compose(&mut h, "demo-milvus", "GetReplicateInfo", "MilvusService/GetReplicateInfo");
     set_json(&mut h, r#"{"source_cluster_id": "by-dev-old", "target_pchannel": "by-dev-rootcoord-dml_2"}"#);
     let sent = composer(&h).request.clone();
@@ -274,7 +268,7 @@ fn send_from_a_dump_frame_preselects_the_method_and_keeps_the_bytes() {
             type_name: Some("milvus.proto.milvus.DumpMessagesRequest".into()),
         },
     );
-    let mut h = harness(app);
+    let mut h = harness(SIZE, app);
     step_until(&mut h, "the file", |h| {
         h.state().tabs.len() == 1 && h.state().tabs[0].dump.frame_count() == 1
     });
@@ -293,7 +287,7 @@ fn calls_that_change_a_server_wait_for_a_confirmation() {
     let dir = tempfile::tempdir().unwrap();
     let app = demo_app(dir.path());
     let synctool = app.connections.demo.iter().find(|p| p.name == "demo-synctool").unwrap().endpoint.clone();
-    let mut h = harness(app);
+    let mut h = harness(SIZE, app);
     // A task to delete, made through the library.
     let rt = tokio::runtime::Runtime::new().unwrap();
     let client = || {
@@ -379,7 +373,7 @@ fn connections_create_test_edit_and_delete() {
     let mut app = demo_app(dir.path());
     app.show_connections = true;
     let milvus = app.connections.demo.iter().find(|p| p.name == "demo-milvus").unwrap().endpoint.clone();
-    let mut h = harness(app);
+    let mut h = harness(SIZE, app);
     settle(&mut h);
     h.get_by_label("New profile").click();
     settle(&mut h);
@@ -416,7 +410,7 @@ fn connections_create_test_edit_and_delete() {
     h.get_by_label_contains("OK: Milvus v2.6.20-walscope-demo (GetVersion) in ");
 
     // Edit: a dead port, tested before saving, fails in words.
-    let (_held, dead) = common::refused_address();
+    let (_held, dead) = crate::common::refused_address();
     let dead_addr = dead.to_string();
     h.get_by_label("Edit primary").click();
     settle(&mut h);

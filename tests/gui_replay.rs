@@ -4,11 +4,9 @@
 //! tables and skip reasons shown, the confirmation opened without anything being sent, then
 //! applied and verified OK; the salvage pane's "Replay into the new primary..." opens the pane
 //! on its folder and new primary; a folder that is no salvage is explained in words.
-#![cfg(feature = "gui")]
 
-mod common;
-
-use common::gui::{settle, step_until};
+use crate::common::gui::{harness, settle, step_until};
+use crate::common::walgen::{small_wal, timetick_of_message};
 use egui_kittest::Harness;
 use egui_kittest::kittest::Queryable;
 use std::collections::BTreeMap;
@@ -24,41 +22,30 @@ use walscope::ui::replay::{ReplayState, Stage};
 
 /// Small messages, so the salvage and the replay are quick in a debug build; `events` is
 /// dropped and created again after the checkpoints, which the plan warns about.
-fn wal() -> walscope::sim::WalGenConfig {
+fn rehearsal_wal() -> walscope::sim::WalGenConfig {
     walscope::sim::WalGenConfig {
-        seed: 5,
-        rows: (1, 1),
         rehearsal: true,
         recreate_events_at: Some(walscope::sim::walgen::AUDIT_STEP + 30),
-        ..Default::default()
+        total: walscope::sim::WalGenConfig::default().total,
+        ..small_wal(5)
     }
 }
 
-fn harness(app: WalscopeApp) -> Harness<'static, WalscopeApp> {
-    Harness::builder()
-        .with_size(eframe::egui::Vec2::new(1600.0, 2400.0))
-        .build_ui_state(|ui, app: &mut WalscopeApp| app.ui(ui), app)
-}
+/// The window size these tests draw at.
+const SIZE: [f32; 2] = [1600.0, 2400.0];
 
 fn rehearsal(rt: &tokio::runtime::Runtime) -> MilvusPair {
     rt.block_on(MilvusDemo::start_pair(MilvusPairConfig {
-        wal: wal(),
+        wal: rehearsal_wal(),
         rehearsal: true,
         ..Default::default()
     }))
     .unwrap()
 }
 
-/// The timetick by which about `n` messages of the demo WAL have been written (all pchannels):
-/// well past the rehearsal's late `audit` collection.
-fn end_after(n: usize) -> u64 {
-    let set = walscope::schema::SchemaSet::builtin();
-    walscope::sim::WalGenerator::new(set.pool(), wal()).nth(n).unwrap().timetick
-}
-
 /// A finished salvage of every pchannel into `folder`, through the library.
 fn salvage(pair: &MilvusPair, rt: &tokio::runtime::Runtime, folder: &Path, end: u64) {
-    common::salvage::salvage_pair(pair, rt, folder, end);
+    crate::common::salvage::salvage_pair(pair, rt, folder, end);
 }
 
 /// An app that knows the pair's two profiles and keeps its files in `dir`.
@@ -68,7 +55,7 @@ fn app_with(pair: &MilvusPair, dir: &Path) -> Harness<'static, WalscopeApp> {
     for (name, addr) in [("demo-old-primary", pair.old_addr()), ("demo-new-primary", pair.new_addr())] {
         app.connections.demo.push(ConnectionProfile::plain(name, TransportKind::Grpc, addr.to_string()));
     }
-    let mut h = harness(app);
+    let mut h = harness(SIZE, app);
     h.step();
     h
 }
@@ -97,7 +84,7 @@ fn a_salvage_is_planned_confirmed_applied_and_verified() {
     let pair = rehearsal(&rt);
     let dir = tempfile::tempdir().unwrap();
     let folder = dir.path().join("salvage");
-    salvage(&pair, &rt, &folder, end_after(600));
+    salvage(&pair, &rt, &folder, timetick_of_message(rehearsal_wal(), 600));
     let mut h = app_with(&pair, dir.path());
     h.state_mut().new_replay(Some(folder.clone()), Some("demo-new-primary".into()));
     settle(&mut h);
