@@ -311,7 +311,7 @@ fn save_refused(h: &mut Harness<'static, WalscopeApp>, i: usize) -> String {
     tab.ask_save();
     tab.save_confirmed();
     let save = tab.take_work().into_iter().find_map(|w| match w {
-        walscope::ui::file_tab::TabWork::Save(s) => Some(s),
+        walscope::ui::panes::file::TabWork::Save(s) => Some(s),
         _ => None,
     });
     save.expect("a save").run().expect_err("the save is refused")

@@ -9,7 +9,7 @@ use egui_kittest::Harness;
 use egui_kittest::kittest::Queryable;
 use std::path::Path;
 use walscope::ui::WalscopeApp;
-use walscope::ui::composer::Response;
+use walscope::ui::panes::composer::Response;
 
 /// The window size these tests draw at.
 const SIZE: [f32; 2] = [1600.0, 1400.0];
@@ -35,7 +35,7 @@ fn compose(h: &mut Harness<'static, WalscopeApp>, profile: &str, search: &str, p
     id
 }
 
-fn composer<'a>(h: &'a Harness<'static, WalscopeApp>) -> &'a walscope::ui::composer::ComposerState {
+fn composer<'a>(h: &'a Harness<'static, WalscopeApp>) -> &'a walscope::ui::panes::composer::ComposerState {
     &h.state().composers[0]
 }
 
@@ -263,7 +263,7 @@ fn send_from_a_dump_frame_preselects_the_method_and_keeps_the_bytes() {
     let mut app = demo_app(dir.path());
     app.open_as(
         file.clone(),
-        walscope::ui::file_tab::ReadAs {
+        walscope::ui::panes::file::ReadAs {
             framing: Some(walscope::dump::Framing::Single),
             type_name: Some("milvus.proto.milvus.DumpMessagesRequest".into()),
         },
@@ -387,9 +387,9 @@ fn connections_create_test_edit_and_delete() {
     fill(&mut h, "Endpoint (host:port):", &milvus);
     {
         let f = h.state_mut().connections.form.as_mut().unwrap();
-        f.auth = walscope::ui::profile_form::AuthChoice::Token;
+        f.auth = walscope::ui::panes::connections::profile_form::AuthChoice::Token;
         f.secret_env = "WALSCOPE_TEST_TOKEN_UNSET".into();
-        f.auth = walscope::ui::profile_form::AuthChoice::None;
+        f.auth = walscope::ui::panes::connections::profile_form::AuthChoice::None;
     }
     settle(&mut h);
     h.get_by_label("Save profile").click();
@@ -403,7 +403,7 @@ fn connections_create_test_edit_and_delete() {
     step_until(&mut h, "the test", |h| {
         matches!(
             h.state().connections.result("primary"),
-            Some(walscope::ui::panels::connections::CheckResult::Done(_))
+            Some(walscope::ui::panes::connections::CheckResult::Done(_))
         )
     });
     settle(&mut h);
@@ -420,7 +420,7 @@ fn connections_create_test_edit_and_delete() {
     step_until(
         &mut h,
         "the failure",
-        |h| matches!(h.state().connections.result("primary"), Some(walscope::ui::panels::connections::CheckResult::Done(r)) if !r.ok()),
+        |h| matches!(h.state().connections.result("primary"), Some(walscope::ui::panes::connections::CheckResult::Done(r)) if !r.ok()),
     );
     settle(&mut h);
     let text = h.state().connections.result("primary").unwrap().text();

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use walscope::codec;
 use walscope::schema::SchemaSet;
 use walscope::ui::WalscopeApp;
-use walscope::ui::file_tab::ReadAs;
+use walscope::ui::panes::file::ReadAs;
 
 /// The window size these tests draw at.
 const SIZE: [f32; 2] = [1400.0, 900.0];

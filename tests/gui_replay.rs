@@ -18,7 +18,7 @@ use walscope::replay::{NewPrimary, SkipReason};
 use walscope::sim::milvus::MilvusDemo;
 use walscope::sim::milvus::pair::{MilvusPair, MilvusPairConfig};
 use walscope::ui::WalscopeApp;
-use walscope::ui::replay::{ReplayState, Stage};
+use walscope::ui::panes::replay::{ReplayState, Stage};
 
 /// Small messages, so the salvage and the replay are quick in a debug build; `events` is
 /// dropped and created again after the checkpoints, which the plan warns about.
@@ -192,7 +192,7 @@ fn the_salvage_pane_offers_the_replay_of_its_folder() {
     {
         let s = &mut h.state_mut().salvages[0];
         s.folder = folder.display().to_string();
-        s.ends.push(walscope::ui::salvage::DumpEnd {
+        s.ends.push(walscope::ui::panes::salvage::DumpEnd {
             pchannel: "by-dev-rootcoord-dml_0".into(),
             file: folder.join("dml_0.dump"),
             outcome: Ok("complete: 10 frames".into()),

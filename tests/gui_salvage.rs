@@ -46,7 +46,7 @@ fn app_with(pair: &MilvusPair, dir: &Path, folder: &Path) -> Harness<'static, Wa
     h
 }
 
-fn pane<'a>(h: &'a Harness<'static, WalscopeApp>) -> &'a walscope::ui::salvage::SalvageState {
+fn pane<'a>(h: &'a Harness<'static, WalscopeApp>) -> &'a walscope::ui::panes::salvage::SalvageState {
     &h.state().salvages[0]
 }
 

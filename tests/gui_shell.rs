@@ -221,7 +221,7 @@ fn demo_profiles_are_listed_and_checked_against_the_demo_servers() {
         ["demo-milvus", "demo-synctool", "demo-collector"].iter().all(|n| {
             !matches!(
                 h.state().connections.result(n),
-                None | Some(walscope::ui::panels::connections::CheckResult::Running)
+                None | Some(walscope::ui::panes::connections::CheckResult::Running)
             )
         })
     });

@@ -9,7 +9,6 @@
 //! Must never: block the UI thread (a frame only reads snapshots and `try_recv`s), or let a
 //! panel spawn work itself (panels send commands; the app starts jobs here).
 
-use super::outcome::{JobError, JobOutput};
 use crate::dump::background::Wake;
 use std::future::Future;
 use std::sync::Arc;
@@ -40,7 +39,35 @@ pub struct JobProgress {
     pub text: String,
 }
 
-pub type JobResult = Result<JobOutput, JobError>;
+/// A job's result: what it made (`T`, the window's typed outputs), or why it did not.
+pub type JobResult<T> = Result<T, JobError>;
+
+/// What a watched job (work the library runs itself) hands back when it is done: its last words.
+pub struct JobDone(pub String);
+
+/// Why a job did not do its work.
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum JobError {
+    #[error(transparent)]
+    Net(#[from] crate::net::NetError),
+    #[error(transparent)]
+    Schema(#[from] crate::schema::SchemaError),
+    #[error("{0}")]
+    Profile(String),
+    /// A file could not be opened, read or written.
+    #[error("{path}: {reason}")]
+    File { path: std::path::PathBuf, reason: String },
+    #[error("stopped")]
+    Cancelled,
+    #[error("{0}")]
+    Other(String),
+}
+
+impl From<crate::net::profile::ProfileError> for JobError {
+    fn from(e: crate::net::profile::ProfileError) -> Self {
+        JobError::Profile(e.to_string())
+    }
+}
 
 /// What a job's body gets: where to report progress, whether it is cancelled, how to wake the UI.
 #[derive(Clone)]
@@ -61,22 +88,22 @@ impl JobCtx {
 /// Progress of work the library runs itself, read each frame: (progress, done).
 pub type Probe = Box<dyn Fn() -> (JobProgress, bool) + Send>;
 
-enum Source {
-    Spawned { progress: watch::Receiver<JobProgress>, result: oneshot::Receiver<JobResult> },
+enum Source<T> {
+    Spawned { progress: watch::Receiver<JobProgress>, result: oneshot::Receiver<JobResult<T>> },
     Watched { probe: Probe, stop: Box<dyn Fn() + Send> },
 }
 
-pub struct Job {
+pub struct Job<T> {
     pub id: JobId,
     pub label: String,
     pub owner: JobOwner,
     pub cancel: CancellationToken,
     /// How often the window redraws while this job runs (its numbers move).
     pub repaint: Duration,
-    source: Source,
+    source: Source<T>,
 }
 
-impl Job {
+impl<T> Job<T> {
     /// The latest progress (never waits).
     pub fn progress(&self) -> JobProgress {
         match &self.source {
@@ -91,23 +118,24 @@ impl Job {
 }
 
 /// A finished job, handed to the app once.
-pub struct Finished {
+pub struct Finished<T> {
     pub id: JobId,
     pub label: String,
     pub owner: JobOwner,
-    pub result: JobResult,
+    pub result: JobResult<T>,
 }
 
-pub struct JobRegistry {
+/// The window's jobs; `T` is what a job hands back when it did its work.
+pub struct JobRegistry<T> {
     runtime: Option<Arc<tokio::runtime::Runtime>>,
     runtime_error: Option<String>,
-    jobs: Vec<Job>,
+    jobs: Vec<Job<T>>,
     next: JobId,
     wake: Wake,
 }
 
-impl JobRegistry {
-    pub fn new(wake: Wake) -> JobRegistry {
+impl<T: From<JobDone> + Send + 'static> JobRegistry<T> {
+    pub fn new(wake: Wake) -> JobRegistry<T> {
         JobRegistry { runtime: None, runtime_error: None, jobs: Vec::new(), next: 1, wake }
     }
 
@@ -148,7 +176,7 @@ impl JobRegistry {
     pub fn spawn<F, Fut>(&mut self, label: impl Into<String>, owner: JobOwner, body: F) -> JobId
     where
         F: FnOnce(JobCtx) -> Fut,
-        Fut: Future<Output = JobResult> + Send + 'static,
+        Fut: Future<Output = JobResult<T>> + Send + 'static,
     {
         self.spawn_with(label, owner, true, body)
     }
@@ -158,7 +186,7 @@ impl JobRegistry {
     pub fn spawn_graceful<F, Fut>(&mut self, label: impl Into<String>, owner: JobOwner, body: F) -> JobId
     where
         F: FnOnce(JobCtx) -> Fut,
-        Fut: Future<Output = JobResult> + Send + 'static,
+        Fut: Future<Output = JobResult<T>> + Send + 'static,
     {
         self.spawn_with(label, owner, false, body)
     }
@@ -166,7 +194,7 @@ impl JobRegistry {
     fn spawn_with<F, Fut>(&mut self, label: impl Into<String>, owner: JobOwner, abort: bool, body: F) -> JobId
     where
         F: FnOnce(JobCtx) -> Fut,
-        Fut: Future<Output = JobResult> + Send + 'static,
+        Fut: Future<Output = JobResult<T>> + Send + 'static,
     {
         let (ctx, progress, result_rx, result_tx) = self.parts();
         let id = self.ids();
@@ -208,7 +236,7 @@ impl JobRegistry {
     /// `ctx.cancel` itself where it can stop early.
     pub fn spawn_blocking<F>(&mut self, label: impl Into<String>, owner: JobOwner, body: F) -> JobId
     where
-        F: FnOnce(JobCtx) -> JobResult + Send + 'static,
+        F: FnOnce(JobCtx) -> JobResult<T> + Send + 'static,
     {
         let (ctx, progress, result_rx, result_tx) = self.parts();
         let id = self.ids();
@@ -268,7 +296,7 @@ impl JobRegistry {
     #[allow(clippy::type_complexity)]
     fn parts(
         &self,
-    ) -> (JobCtx, watch::Receiver<JobProgress>, oneshot::Receiver<JobResult>, oneshot::Sender<JobResult>)
+    ) -> (JobCtx, watch::Receiver<JobProgress>, oneshot::Receiver<JobResult<T>>, oneshot::Sender<JobResult<T>>)
     {
         let (ptx, prx) = watch::channel(JobProgress::default());
         let (rtx, rrx) = oneshot::channel();
@@ -305,11 +333,11 @@ impl JobRegistry {
     }
 
     /// The jobs still running, oldest first.
-    pub fn running(&self) -> &[Job] {
+    pub fn running(&self) -> &[Job<T>] {
         &self.jobs
     }
 
-    pub fn running_for(&self, owner: &JobOwner) -> impl Iterator<Item = &Job> {
+    pub fn running_for(&self, owner: &JobOwner) -> impl Iterator<Item = &Job<T>> {
         self.jobs.iter().filter(move |j| j.owner == *owner)
     }
 
@@ -318,7 +346,7 @@ impl JobRegistry {
     }
 
     /// Takes the jobs that have ended since the last call. Never waits.
-    pub fn finished(&mut self) -> Vec<Finished> {
+    pub fn finished(&mut self) -> Vec<Finished<T>> {
         let mut out = Vec::new();
         let mut i = 0;
         while i < self.jobs.len() {
@@ -332,7 +360,7 @@ impl JobRegistry {
                 },
                 Source::Watched { probe, .. } => {
                     let (p, done) = probe();
-                    done.then(|| Ok(JobOutput::Done(p.text)))
+                    done.then(|| Ok(T::from(JobDone(p.text))))
                 }
             };
             match done {
@@ -350,7 +378,7 @@ impl JobRegistry {
 /// How long the way out waits for what dropping the jobs sets off (see [`JobRegistry`]'s drop).
 const EXIT_GRACE: Duration = Duration::from_secs(2);
 
-impl Drop for JobRegistry {
+impl<T> Drop for JobRegistry<T> {
     /// Every job is cancelled and its task dropped where it waits: the network is never waited
     /// for. What dropping a task sets off still finishes, for up to [`EXIT_GRACE`]: a salvage's
     /// dump writer hands over the frames it holds and its thread writes them and closes the

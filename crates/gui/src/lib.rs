@@ -6,32 +6,17 @@
 //! more than the one selected message on it (rows are decoded by a background loader).
 
 pub mod app;
-mod call_jobs;
-pub mod command;
-pub mod composer;
 pub mod demo;
 pub mod demo_copy;
-pub mod detail;
-pub mod edit_plan;
 pub mod embedded;
-pub mod field_edit;
-pub mod file_save;
-pub mod file_tab;
 pub mod jobs;
 pub mod layout;
-pub mod net_jobs;
-pub mod outcome;
-mod pane_ui;
-pub mod panels;
-pub mod profile_form;
+pub mod panes;
 pub mod recent;
-pub mod replay;
-mod replay_jobs;
-pub mod row_order;
-pub mod salvage;
-mod salvage_jobs;
+pub mod shell;
 pub mod startup;
 pub mod widgets;
+pub mod work;
 
 pub use app::WalscopeApp;
 

@@ -6,7 +6,7 @@
 //! checked on a worker thread). Must never: read a file's contents, stat files on the UI thread,
 //! or fail start-up because the stored state is old or damaged (it is then ignored).
 
-use super::layout::Pane;
+use crate::layout::Pane;
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
 use std::path::PathBuf;

@@ -1,0 +1,406 @@
+//! What panels ask of the app. A panel draws its own state and pushes [`AppCommand`]s; the app
+//! applies them once per frame, after drawing ([`WalscopeApp::apply_commands`]), starting jobs
+//! where work is needed, and routes each finished job's result back ([`WalscopeApp::take_results`]).
+//! No panel reaches into another, builds a transport or spawns work.
+//!
+//! Must never: wait. Applying a command starts a job or changes plain state, nothing more.
+
+use crate::WalscopeApp;
+use crate::jobs::{JobCtx, JobOwner};
+use crate::panes::command::AppCommand;
+use crate::panes::file::{FileTab, ReadAs, TabWork};
+use crate::panes::outcome::{JobError, JobOutput, Notice};
+use std::path::PathBuf;
+use std::sync::Arc;
+
+impl WalscopeApp {
+    /// Queues a command (panels call this; it is applied after the frame is drawn).
+    pub fn send(&mut self, cmd: AppCommand) {
+        self.commands.push(cmd);
+    }
+
+    /// Applies what the panels asked for this frame, then the work the file tabs queued.
+    pub fn apply_commands(&mut self) {
+        for cmd in std::mem::take(&mut self.commands) {
+            self.apply(cmd);
+        }
+        for i in 0..self.tabs.len() {
+            for work in self.tabs[i].take_work() {
+                self.start_tab_work(i, work);
+            }
+        }
+    }
+
+    fn apply(&mut self, cmd: AppCommand) {
+        match cmd {
+            AppCommand::Open(path) => self.open(path),
+            AppCommand::OpenAs(path, read_as) => self.open_as(path, read_as),
+            AppCommand::OpenDemoCopy => self.open_demo_copy(),
+            AppCommand::PickFile => self.pick_file(),
+            AppCommand::CloseTab(i) => self.close_tab(i),
+            AppCommand::CancelJob(id) => self.jobs.cancel(id),
+            AppCommand::LoadSchemas { proto, descriptor_set } => self.load_schemas(proto, descriptor_set),
+            AppCommand::Reflect(target) => self.reflect(target),
+            AppCommand::RefreshRecent => self.refresh_recent(),
+            AppCommand::LoadProfiles => self.load_profiles(),
+            AppCommand::CheckProfile(p) => self.test_profile(p),
+            AppCommand::SaveProfile { original, profile } => self.save_profile(original, profile),
+            AppCommand::DeleteProfile(name) => self.delete_profile(name),
+            AppCommand::NewComposer { profile, method, request } => {
+                self.new_composer(profile, method, request, None);
+            }
+            AppCommand::SendMessage { type_name, bytes } => {
+                self.new_composer(None, None, bytes, Some(type_name));
+            }
+            AppCommand::CloseComposer(id) => {
+                self.jobs.cancel_owner(&JobOwner::Composer(id));
+                self.composers.retain(|c| c.id != id);
+            }
+            AppCommand::Call(spec) => self.call(*spec),
+            AppCommand::NewSalvage => {
+                self.new_salvage();
+            }
+            AppCommand::CloseSalvage(id) => {
+                self.jobs.cancel_owner(&JobOwner::Salvage(id));
+                self.salvages.retain(|s| s.id != id);
+            }
+            AppCommand::OfferPchannels(id) => self.offer_pchannels(id),
+            AppCommand::FetchCheckpoints(id) => self.fetch_checkpoints(id),
+            AppCommand::LookInFolder(id) => self.look_in_folder(id),
+            AppCommand::StartSalvage(id) => self.start_salvage(id),
+            AppCommand::ResumeSalvage { pane, pchannel } => self.resume_salvage(pane, pchannel),
+            AppCommand::NewReplay { folder, new_primary } => {
+                self.new_replay(folder, new_primary);
+            }
+            AppCommand::CloseReplay(id) => {
+                self.jobs.cancel_owner(&JobOwner::Replay(id));
+                self.replays.retain(|r| r.id != id);
+            }
+            AppCommand::PickReplayFolder(id) => self.pick_replay_folder(id),
+            AppCommand::PlanReplay(id) => self.plan_replay(id),
+            AppCommand::ApplyReplay(id) => self.apply_replay(id),
+            AppCommand::CancelReplay(id) => self.cancel_replay(id),
+            AppCommand::VerifyReplay(id) => self.verify_replay(id),
+            AppCommand::LoadHistory { composer, search } => self.load_history(composer, search),
+            AppCommand::SaveStream { composer, from, to, replace } => {
+                self.copy_stream(composer, from, to, replace)
+            }
+            AppCommand::WatchTasks(id) => self.watch_tasks(id),
+            AppCommand::TaskCall { dashboard, method, request } => self.task_call(dashboard, method, request),
+            AppCommand::DemoFault(f) => self.demo_fault(f),
+            AppCommand::NewDashboard => {
+                self.new_dashboard();
+            }
+            AppCommand::CloseDashboard(id) => {
+                self.jobs.cancel_owner(&JobOwner::Tasks(id));
+                if id == crate::panes::tasks::TASKS_DASHBOARD {
+                    self.tasks.poller = None;
+                } else {
+                    self.dashboards.retain(|d| d.id != id);
+                }
+            }
+            AppCommand::Notify(n) => self.notice = Some(n),
+        }
+    }
+
+    /// Opens `path` in a new tab, on the job runtime.
+    pub fn open(&mut self, path: PathBuf) {
+        self.open_as(path, ReadAs::default());
+    }
+
+    /// Opens `path` reading it as chosen (framing, type), on the job runtime.
+    pub fn open_as(&mut self, path: PathBuf, read_as: ReadAs) {
+        // Absolute, so recent and restored files still work from another directory.
+        let path = std::path::absolute(&path).unwrap_or(path);
+        // A file already open is shown, not opened twice.
+        if let Some(i) = self.tabs.iter().position(|t| t.path == path) {
+            self.active = i;
+            return;
+        }
+        if self.opening.contains(&path) {
+            return;
+        }
+        self.opening.push(path.clone());
+        let (set, wake) = (self.schemas.clone(), self.wake());
+        let label = format!("opening {}", path.display());
+        self.jobs.spawn_blocking(label, JobOwner::File(path.clone()), move |_| {
+            open_job(path, read_as, &set, wake)
+        });
+    }
+
+    /// Shows the system's file dialog off the UI thread (it blocks while open); the chosen file
+    /// opens like any other. No dialog available (no portal, no zenity) means no file.
+    pub fn pick_file(&mut self) {
+        let (set, wake) = (self.schemas.clone(), self.wake());
+        self.jobs.spawn_blocking("choosing a file", JobOwner::App, move |_| {
+            match rfd::FileDialog::new().set_title("Open a dump or message file").pick_file() {
+                Some(path) => open_job(path, ReadAs::default(), &set, wake),
+                None => Err(JobError::Cancelled),
+            }
+        });
+    }
+
+    fn load_schemas(&mut self, proto: Option<(PathBuf, Vec<PathBuf>)>, descriptor_set: Option<PathBuf>) {
+        let base = self.schemas.clone();
+        let what = match (&proto, &descriptor_set) {
+            (Some((f, _)), _) => f.display().to_string(),
+            (None, Some(d)) => d.display().to_string(),
+            (None, None) => return,
+        };
+        self.schemas_state.last_load = None;
+        self.jobs.spawn_blocking(format!("loading {what}"), JobOwner::Schemas, move |_| {
+            let mut next = (*base).clone();
+            match (proto, descriptor_set) {
+                (Some((file, includes)), _) => next.add_proto_files(&includes, &[file])?,
+                (None, Some(path)) => next.add_descriptor_set(&path)?,
+                (None, None) => 0,
+            };
+            Ok(JobOutput::Schemas { set: Box::new(next), summary: "loaded".into() })
+        });
+    }
+
+    fn reflect(&mut self, target: String) {
+        let profile = self.connections.profiles().into_iter().map(|(p, _)| p).find(|p| p.name == target);
+        // An address (not a profile's name) with a password in it is never connected to, nor
+        // shown in the job's label.
+        if profile.is_none()
+            && let Err(words) = crate::net::edges::check_endpoint(&target)
+        {
+            self.schemas_state.last_load = Some(Err(words));
+            return;
+        }
+        let settings = match profile {
+            Some(p) => crate::net::grpc_settings(
+                &p,
+                &crate::net::ConnectOptions {
+                    metadata: crate::net::ProfileMetadata::Connection,
+                    ..Default::default()
+                },
+            ),
+            None => Ok(crate::net::grpc::GrpcSettings::new(target.clone())),
+        };
+        let settings = match settings {
+            Ok(s) => s,
+            Err(e) => {
+                self.schemas_state.last_load = Some(Err(e.to_string()));
+                return;
+            }
+        };
+        self.schemas_state.last_load = None;
+        let base = self.schemas.clone();
+        self.jobs.spawn(format!("reflection from {target}"), JobOwner::Schemas, move |_| async move {
+            let fetch = async {
+                let t = crate::net::grpc::GrpcTransport::connect(&settings).await?;
+                let mut next = (*base).clone();
+                let services = crate::net::reflection::load(&t, &mut next)
+                    .await
+                    .map_err(|e| JobError::Other(e.to_string()))?;
+                let summary = format!("server reflection at {}: {}", settings.endpoint, services.join(", "));
+                Ok::<_, JobError>(JobOutput::Schemas { set: Box::new(next), summary })
+            };
+            tokio::time::timeout(std::time::Duration::from_secs(20), fetch).await.unwrap_or_else(|_| {
+                Err(JobError::Other(format!("{}: no answer within 20 s", settings.endpoint)))
+            })
+        });
+    }
+
+    fn refresh_recent(&mut self) {
+        if let Some(check) = self.recent.start_check() {
+            self.jobs.spawn_blocking("checking recent files", JobOwner::App, move |_| {
+                check();
+                Ok(JobOutput::Done(String::new()))
+            });
+        }
+    }
+
+    /// Runs what a file tab queued (a save, a size sort) as a job.
+    fn start_tab_work(&mut self, i: usize, work: TabWork) {
+        let tab = &self.tabs[i];
+        let path = tab.path.clone();
+        match work {
+            TabWork::Save(save) => {
+                let label = format!("saving {}", save.target.display());
+                let (set, wake) = (self.schemas.clone(), self.wake());
+                self.jobs.spawn_blocking(label, JobOwner::File(path.clone()), move |_| {
+                    let target = save.target.clone();
+                    let outcome =
+                        save.run().map_err(|reason| JobError::File { path: target.clone(), reason })?;
+                    // Read back from disk, so what is shown is what was written.
+                    let reopened = save
+                        .needs_reopen(&outcome)
+                        .then(|| FileTab::open_as(&target, &set, wake, &save.read_as).map(Box::new));
+                    Ok(JobOutput::Saved { tab: path, target, outcome, reopened })
+                });
+            }
+            TabWork::WatchScan(scan) => {
+                let (dump, stop) = (tab.dump.clone(), scan.clone());
+                let probe = Box::new(move || {
+                    let total = dump.frame_count().max(1);
+                    let progress = crate::jobs::JobProgress {
+                        fraction: Some(scan.scanned() as f32 / total as f32),
+                        text: format!("filtering: {} matches", scan.match_count()),
+                    };
+                    (progress, scan.is_done())
+                });
+                let every = std::time::Duration::from_millis(100);
+                self.jobs.watch(
+                    "filter scan",
+                    JobOwner::File(path),
+                    every,
+                    probe,
+                    Box::new(move || stop.cancel()),
+                );
+            }
+            TabWork::Sort(sort) => {
+                self.jobs.spawn_blocking("sorting by size", JobOwner::File(path), move |_: JobCtx| {
+                    sort();
+                    Ok(JobOutput::Done(String::new()))
+                });
+            }
+        }
+    }
+
+    /// Takes in finished jobs and applies their results. Never waits.
+    pub fn take_results(&mut self) {
+        for f in self.jobs.finished() {
+            match (f.owner, f.result) {
+                (JobOwner::File(path), Ok(JobOutput::Opened { tab, .. })) => {
+                    self.opening.retain(|p| *p != path);
+                    self.recent.push(path.clone());
+                    self.watch_indexing(&tab);
+                    match self.tabs.iter().position(|t| t.path == path) {
+                        Some(i) => self.active = i,
+                        None => {
+                            self.tabs.push(*tab);
+                            self.active = self.tabs.len() - 1;
+                        }
+                    }
+                }
+                (_, Ok(JobOutput::Opened { path, tab })) => {
+                    // From the file dialog: the path was not known when the job started.
+                    if !self.tabs.iter().any(|t| t.path == path) {
+                        self.recent.push(path.clone());
+                        self.watch_indexing(&tab);
+                        self.tabs.push(*tab);
+                        self.active = self.tabs.len() - 1;
+                    }
+                }
+                (_, Ok(JobOutput::Saved { tab, target, outcome, reopened })) => {
+                    self.saved(tab, target, outcome, reopened)
+                }
+                (JobOwner::Schemas, Ok(JobOutput::Schemas { set, summary })) => {
+                    self.schemas_state.last_load =
+                        Some(Ok(crate::panes::schemas::loaded(&self.schemas, &set, &summary)));
+                    self.schemas = Arc::new(*set);
+                }
+                (JobOwner::Schemas, Err(e)) => self.schemas_state.last_load = Some(Err(e.to_string())),
+                (JobOwner::Connections, r) => self.connections.take(r),
+                (JobOwner::Composer(id), r) => self.composer_result(id, f.id, r),
+                (JobOwner::Salvage(id), r) => self.salvage_result(id, r),
+                (JobOwner::Replay(id), r) => self.replay_result(id, &f.label, r),
+                (JobOwner::Tasks(id), r) => {
+                    let watching = matches!(r, Ok(JobOutput::Watching(_)));
+                    if let Some(d) = self.dashboard_mut(id) {
+                        d.take(r);
+                    }
+                    if watching {
+                        self.watching(id);
+                    }
+                }
+                (_, Ok(JobOutput::Done(text))) => {
+                    if !text.is_empty() {
+                        self.notice = Some(Notice::info(text));
+                    }
+                }
+                (owner, Err(JobError::Cancelled)) => {
+                    if let JobOwner::File(p) = owner {
+                        self.opening.retain(|x| *x != p);
+                        self.tab_job_ended(&p);
+                    }
+                }
+                (owner, Err(e)) => {
+                    if let JobOwner::File(p) = &owner {
+                        self.opening.retain(|x| x != p);
+                        self.tab_job_ended(p);
+                    }
+                    self.notice = Some(Notice::error(format!("{}: {e}", f.label)));
+                }
+                (_, Ok(other)) => self.notice = Some(Notice::info(format!("{}: {other:?}", f.label))),
+            }
+        }
+    }
+
+    /// A file's save or sort job ended without its result: the tab may edit again.
+    fn tab_job_ended(&mut self, path: &std::path::Path) {
+        if let Some(t) = self.tabs.iter_mut().find(|t| t.path == path) {
+            t.saving = None;
+        }
+    }
+
+    /// Shows the new file's indexing in the status bar, with a cancel.
+    fn watch_indexing(&mut self, tab: &FileTab) {
+        let dump = tab.dump.clone();
+        if dump.index().is_done() {
+            return;
+        }
+        let (d, stop) = (dump.clone(), dump.clone());
+        let probe = Box::new(move || {
+            let idx = d.index();
+            let fraction = idx.scanned_bytes() as f32 / d.len().max(1) as f32;
+            let progress = crate::jobs::JobProgress {
+                fraction: Some(fraction),
+                text: format!("indexing {} frames", d.frame_count()),
+            };
+            (progress, idx.is_done())
+        });
+        let label = format!("indexing {}", tab.title());
+        let owner = JobOwner::File(tab.path.clone());
+        let every = std::time::Duration::from_millis(100);
+        self.jobs.watch(label, owner, every, probe, Box::new(move || stop.index().cancel()));
+    }
+
+    /// A save finished: the status bar says what it did (written, with the backup; or nothing,
+    /// when no byte changed). The tab is replaced by the file read again from disk (after a
+    /// save-as, by the copy; the original was not touched), keeping its filter, selection,
+    /// order and scroll.
+    fn saved(
+        &mut self,
+        tab_path: PathBuf,
+        target: PathBuf,
+        outcome: crate::atomic::Saved,
+        reopened: Option<Result<Box<FileTab>, String>>,
+    ) {
+        let words = crate::panes::file::save::outcome_words(&tab_path, &target, &outcome);
+        self.notice = Some(Notice::info(&words));
+        let Some(i) = self.tabs.iter().position(|t| t.path == tab_path) else { return };
+        self.tabs[i].saving = None;
+        match reopened {
+            None => {}
+            Some(Ok(mut tab)) => {
+                tab.keep_view_of(&self.tabs[i]);
+                if target != tab_path {
+                    self.recent.push(target.clone());
+                }
+                self.watch_indexing(&tab);
+                self.tabs[i] = *tab;
+            }
+            Some(Err(e)) => {
+                // Written, but not readable as before: the old view would show what is gone.
+                self.discard_tab(i);
+                self.notice = Some(Notice::error(format!("{words}; reading it again failed: {e}")));
+            }
+        }
+    }
+}
+
+/// Opens a file tab (reads at most the detection sample; indexing goes on in the background).
+pub(crate) fn open_job(
+    path: PathBuf,
+    read_as: ReadAs,
+    set: &crate::schema::SchemaSet,
+    wake: crate::dump::background::Wake,
+) -> crate::panes::outcome::JobResult {
+    // The reason names the file already.
+    let tab = FileTab::open_as(&path, set, wake, &read_as).map_err(JobError::Other)?;
+    Ok(JobOutput::Opened { path, tab: Box::new(tab) })
+}
