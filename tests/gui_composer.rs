@@ -9,7 +9,7 @@ use egui_kittest::Harness;
 use egui_kittest::kittest::Queryable;
 use std::path::Path;
 use walscope::ui::WalscopeApp;
-use walscope::ui::panes::composer::Response;
+use walscope::ui::panes::composer::{ComposerState, Response};
 
 /// The window size these tests draw at.
 const SIZE: [f32; 2] = [1600.0, 1400.0];
@@ -36,12 +36,12 @@ fn compose(h: &mut Harness<'static, WalscopeApp>, profile: &str, search: &str, p
 }
 
 fn composer<'a>(h: &'a Harness<'static, WalscopeApp>) -> &'a walscope::ui::panes::composer::ComposerState {
-    &h.state().composers[0]
+    h.state().panes.first::<ComposerState>().unwrap()
 }
 
 fn set_json(h: &mut Harness<'static, WalscopeApp>, json: &str) {
     let pool = h.state().schemas.pool().clone();
-    let c = &mut h.state_mut().composers[0];
+    let c = h.state_mut().panes.first_mut::<ComposerState>().unwrap();
     c.json = json.to_string();
     c.json_changed(&pool);
     assert!(c.json_error.is_none(), "{:?}", c.json_error);
@@ -67,7 +67,7 @@ fn get_version_and_a_form_built_get_replicate_info() {
     h.get_by_label_contains("v2.6.20-walscope-demo");
 
     // GetReplicateInfo, its request built field by field in the form.
-    h.state_mut().composers.clear();
+    h.state_mut().panes.clear::<ComposerState>();
     settle(&mut h);
     compose(&mut h, "demo-milvus", "GetReplicateInfo", "MilvusService/GetReplicateInfo");
     for (field, value) in [("source_cluster_id", "by-dev-old"), ("target_pchannel", "by-dev-rootcoord-dml_0")]
@@ -76,7 +76,15 @@ fn get_version_and_a_form_built_get_replicate_info() {
         settle(&mut h);
         {
             // The drop-down and the value box, as the operator would fill them.
-            let ed = &mut h.state_mut().composers[0].request_detail.as_mut().unwrap().editor;
+            let ed = &mut h
+                .state_mut()
+                .panes
+                .first_mut::<ComposerState>()
+                .unwrap()
+                .request_detail
+                .as_mut()
+                .unwrap()
+                .editor;
             ed.add_field = field.into();
             ed.add_value = value.into();
         }
@@ -106,7 +114,7 @@ fn an_error_in_an_ok_body_is_flagged() {
     let mut h = harness(SIZE, demo_app(dir.path()));
     compose(&mut h, "demo-milvus", "Connect", "MilvusService/Connect");
     // A database the demo does not have: gRPC OK, status code 800 in the body.
-    h.state_mut().composers[0].metadata = "dbname: nope".into();
+    h.state_mut().panes.first_mut::<ComposerState>().unwrap().metadata = "dbname: nope".into();
     h.step();
     h.get_by_label("Send Ctrl+Enter").click();
     wait_reply(&mut h);
@@ -185,7 +193,7 @@ fn stream_counted_stopped_and_saved(n: u64) {
     assert!(count >= n);
     // Save a copy, and read it as `walscope inspect` would.
     let copy = dir.path().join("saved.dump");
-    if let Response::Stream(s) = &mut h.state_mut().composers[0].response {
+    if let Response::Stream(s) = &mut h.state_mut().panes.first_mut::<ComposerState>().unwrap().response {
         s.save_as = copy.display().to_string();
     }
     settle(&mut h);
@@ -226,7 +234,7 @@ fn history_resends_the_exact_request_bytes() {
     h.get_by_label("Send Ctrl+Enter").click();
     wait_reply(&mut h);
     // A new composer, the call opened from the history, re-sent.
-    h.state_mut().composers.clear();
+    h.state_mut().panes.clear::<ComposerState>();
     settle(&mut h);
     compose(&mut h, "demo-milvus", "GetVersion", "MilvusService/GetVersion");
     h.get_by_label("History").click();
@@ -275,7 +283,7 @@ fn send_from_a_dump_frame_preselects_the_method_and_keeps_the_bytes() {
     h.state_mut().tabs[0].select(0);
     settle(&mut h);
     h.get_by_label("Send...").click();
-    step_until(&mut h, "a composer", |h| !h.state().composers.is_empty());
+    step_until(&mut h, "a composer", |h| !h.state().panes.first::<ComposerState>().is_none());
     settle(&mut h);
     let c = composer(&h);
     assert_eq!(c.method.as_deref(), Some("milvus.proto.milvus.MilvusService.DumpMessages"));
@@ -343,7 +351,7 @@ fn calls_that_change_a_server_wait_for_a_confirmation() {
         "/tmp/walscope-test/orders",
     ))
     .unwrap();
-    h.state_mut().composers.clear();
+    h.state_mut().panes.clear::<ComposerState>();
     settle(&mut h);
     compose(&mut h, "demo-synctool", "TaskStatus", "SyncTool/TaskStatus");
     set_json(&mut h, r#"{"clear_all": true}"#);

@@ -19,6 +19,7 @@ use walscope::sim::milvus::MilvusDemo;
 use walscope::sim::milvus::pair::{MilvusPair, MilvusPairConfig};
 use walscope::ui::WalscopeApp;
 use walscope::ui::panes::replay::{ReplayState, Stage};
+use walscope::ui::panes::salvage::SalvageState;
 
 /// Small messages, so the salvage and the replay are quick in a debug build; `events` is
 /// dropped and created again after the checkpoints, which the plan warns about.
@@ -61,7 +62,7 @@ fn app_with(pair: &MilvusPair, dir: &Path) -> Harness<'static, WalscopeApp> {
 }
 
 fn pane<'a>(h: &'a Harness<'static, WalscopeApp>) -> &'a ReplayState {
-    &h.state().replays[0]
+    h.state().panes.first::<ReplayState>().unwrap()
 }
 
 /// Row counts of the collections on the new primary, read over the wire.
@@ -190,7 +191,7 @@ fn the_salvage_pane_offers_the_replay_of_its_folder() {
     let folder = dir.path().join("salvage-x");
     h.state_mut().new_salvage();
     {
-        let s = &mut h.state_mut().salvages[0];
+        let s = &mut h.state_mut().panes.first_mut::<SalvageState>().unwrap();
         s.folder = folder.display().to_string();
         s.ends.push(walscope::ui::panes::salvage::DumpEnd {
             pchannel: "by-dev-rootcoord-dml_0".into(),
@@ -202,7 +203,7 @@ fn the_salvage_pane_offers_the_replay_of_its_folder() {
     }
     settle(&mut h);
     h.get_by_label("Replay into the new primary...").click();
-    step_until(&mut h, "the replay pane", |h| !h.state().replays.is_empty());
+    step_until(&mut h, "the replay pane", |h| !h.state().panes.first::<ReplayState>().is_none());
     settle(&mut h);
     assert_eq!(pane(&h).folder, folder.display().to_string());
     assert_eq!(pane(&h).new_primary, "demo-new-primary");

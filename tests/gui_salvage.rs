@@ -13,6 +13,7 @@ use walscope::net::profile::{ConnectionProfile, TransportKind};
 use walscope::sim::milvus::Faults;
 use walscope::sim::milvus::pair::{MilvusPair, MilvusPairConfig};
 use walscope::ui::WalscopeApp;
+use walscope::ui::panes::salvage::SalvageState;
 
 /// The window size these tests draw at.
 const SIZE: [f32; 2] = [1600.0, 1600.0];
@@ -41,13 +42,13 @@ fn app_with(pair: &MilvusPair, dir: &Path, folder: &Path) -> Harness<'static, Wa
     let mut h = harness(SIZE, app);
     h.step();
     h.state_mut().new_salvage();
-    h.state_mut().salvages[0].folder = folder.display().to_string();
+    h.state_mut().panes.first_mut::<SalvageState>().unwrap().folder = folder.display().to_string();
     settle(&mut h);
     h
 }
 
-fn pane<'a>(h: &'a Harness<'static, WalscopeApp>) -> &'a walscope::ui::panes::salvage::SalvageState {
-    &h.state().salvages[0]
+fn pane<'a>(h: &'a Harness<'static, WalscopeApp>) -> &'a SalvageState {
+    h.state().panes.first::<SalvageState>().unwrap()
 }
 
 /// Offers the pchannels from the old primary and fetches every checkpoint.
@@ -57,7 +58,7 @@ fn prepare(h: &mut Harness<'static, WalscopeApp>, end: u64) {
     settle(h);
     h.get_by_label("Fetch checkpoints").click();
     step_until(h, "the checkpoints", |h| pane(h).ready_pchannels().len() == 4);
-    h.state_mut().salvages[0].end_time = end.to_string();
+    h.state_mut().panes.first_mut::<SalvageState>().unwrap().end_time = end.to_string();
     settle(h);
 }
 
@@ -225,7 +226,7 @@ fn a_server_without_the_salvage_api_is_explained() {
     let pair = pair(&rt, Faults::default(), Faults::old_server());
     let dir = tempfile::tempdir().unwrap();
     let mut h = app_with(&pair, dir.path(), &dir.path().join("salvage"));
-    h.state_mut().salvages[0].pchannels = "by-dev-rootcoord-dml_0".into();
+    h.state_mut().panes.first_mut::<SalvageState>().unwrap().pchannels = "by-dev-rootcoord-dml_0".into();
     settle(&mut h);
     h.get_by_label("Fetch checkpoints").click();
     step_until(&mut h, "the answer", |h| pane(h).checkpoints.is_some());

@@ -8,7 +8,7 @@ use egui_kittest::Harness;
 use egui_kittest::kittest::{NodeT, Queryable};
 use std::path::{Path, PathBuf};
 use walscope::ui::WalscopeApp;
-use walscope::ui::layout::Pane;
+use walscope::ui::panes::PaneId as Pane;
 use walscope::ui::recent::{PersistedState, RECENT_MAX, RecentFiles, Theme};
 
 /// The window size these tests draw at.

@@ -25,10 +25,8 @@ pub enum JobOwner {
     File(std::path::PathBuf),
     Schemas,
     Connections,
-    Composer(u64),
-    Salvage(u64),
-    Replay(u64),
-    Tasks(u64),
+    /// A pane opened by number (a composer, a salvage, a replay, a dashboard: `PaneId::number`).
+    Pane(u64),
 }
 
 /// How far a job is, in numbers and words.

@@ -7,6 +7,7 @@
 
 use crate::WalscopeApp;
 use crate::jobs::{JobCtx, JobOwner};
+use crate::panes::Pane;
 use crate::panes::command::AppCommand;
 use crate::panes::file::{FileTab, ReadAs, TabWork};
 use crate::panes::outcome::{JobError, JobOutput, Notice};
@@ -14,14 +15,33 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 impl WalscopeApp {
-    /// Queues a command (panels call this; it is applied after the frame is drawn).
+    /// Queues a command (it is applied after the frame is drawn).
     pub fn send(&mut self, cmd: AppCommand) {
-        self.commands.push(cmd);
+        self.commands.send(cmd);
+    }
+
+    /// A sender for what panes and the shell ask (cloneable; drained once per frame).
+    pub fn sender(&self) -> crate::panes::command::CommandSender {
+        self.commands.clone()
+    }
+
+    /// What a pane may read of the app while it draws; `profiles` is the profile list it shows.
+    pub(crate) fn view<'a>(
+        &'a self,
+        profiles: &'a [(crate::net::profile::ConnectionProfile, bool)],
+    ) -> crate::panes::AppView<'a> {
+        crate::panes::AppView {
+            schemas: &self.schemas,
+            profiles,
+            focused_composer: self.focused_composer,
+            jobs: self.jobs.running(),
+            ended: &self.ended_jobs,
+        }
     }
 
     /// Applies what the panels asked for this frame, then the work the file tabs queued.
     pub fn apply_commands(&mut self) {
-        for cmd in std::mem::take(&mut self.commands) {
+        for cmd in self.commands.drain() {
             self.apply(cmd);
         }
         for i in 0..self.tabs.len() {
@@ -52,17 +72,12 @@ impl WalscopeApp {
             AppCommand::SendMessage { type_name, bytes } => {
                 self.new_composer(None, None, bytes, Some(type_name));
             }
-            AppCommand::CloseComposer(id) => {
-                self.jobs.cancel_owner(&JobOwner::Composer(id));
-                self.composers.retain(|c| c.id != id);
-            }
+            AppCommand::FocusComposer(id) => self.focused_composer = Some(id),
+            AppCommand::OpenPane(id) => self.open_pane(id),
+            AppCommand::ClosePane(id) => self.close_pane(id),
             AppCommand::Call(spec) => self.call(*spec),
             AppCommand::NewSalvage => {
                 self.new_salvage();
-            }
-            AppCommand::CloseSalvage(id) => {
-                self.jobs.cancel_owner(&JobOwner::Salvage(id));
-                self.salvages.retain(|s| s.id != id);
             }
             AppCommand::OfferPchannels(id) => self.offer_pchannels(id),
             AppCommand::FetchCheckpoints(id) => self.fetch_checkpoints(id),
@@ -71,10 +86,6 @@ impl WalscopeApp {
             AppCommand::ResumeSalvage { pane, pchannel } => self.resume_salvage(pane, pchannel),
             AppCommand::NewReplay { folder, new_primary } => {
                 self.new_replay(folder, new_primary);
-            }
-            AppCommand::CloseReplay(id) => {
-                self.jobs.cancel_owner(&JobOwner::Replay(id));
-                self.replays.retain(|r| r.id != id);
             }
             AppCommand::PickReplayFolder(id) => self.pick_replay_folder(id),
             AppCommand::PlanReplay(id) => self.plan_replay(id),
@@ -91,16 +102,31 @@ impl WalscopeApp {
             AppCommand::NewDashboard => {
                 self.new_dashboard();
             }
-            AppCommand::CloseDashboard(id) => {
-                self.jobs.cancel_owner(&JobOwner::Tasks(id));
-                if id == crate::panes::tasks::TASKS_DASHBOARD {
-                    self.tasks.poller = None;
-                } else {
-                    self.dashboards.retain(|d| d.id != id);
-                }
-            }
             AppCommand::Notify(n) => self.notice = Some(n),
         }
+    }
+
+    /// Opens a pane of a kind registered in [`crate::panes::openable`] (or shows it when open).
+    fn open_pane(&mut self, id: crate::panes::PaneId) {
+        if !self.panes.contains(&id)
+            && let Some((_, _, new)) = crate::panes::openable().into_iter().find(|(_, p, _)| *p == id)
+        {
+            self.panes.insert(id.clone(), new());
+        }
+        self.layout.show_pane(id);
+    }
+
+    /// A pane's tab was closed: its jobs stop (a salvage's dumps stay resumable, a replay's
+    /// journal keeps the rest) and its state goes.
+    fn close_pane(&mut self, id: crate::panes::PaneId) {
+        if let Some(n) = id.number() {
+            self.jobs.cancel_owner(&JobOwner::Pane(n));
+        }
+        if id == crate::panes::PaneId::Tasks {
+            // The first dashboard stays (hidden); only its poller stops.
+            self.tasks.poller = None;
+        }
+        self.panes.remove(&id);
     }
 
     /// Opens `path` in a new tab, on the job runtime.
@@ -263,6 +289,16 @@ impl WalscopeApp {
     /// Takes in finished jobs and applies their results. Never waits.
     pub fn take_results(&mut self) {
         for f in self.jobs.finished() {
+            let how = match &f.result {
+                Ok(JobOutput::Done(t)) if !t.is_empty() => Ok(t.clone()),
+                Ok(_) => Ok("done".to_string()),
+                Err(JobError::Cancelled) => Ok("stopped".to_string()),
+                Err(e) => Err(e.to_string()),
+            };
+            self.ended_jobs.push(crate::panes::EndedJob { id: f.id, label: f.label.clone(), how });
+            if self.ended_jobs.len() > 200 {
+                self.ended_jobs.remove(0);
+            }
             match (f.owner, f.result) {
                 (JobOwner::File(path), Ok(JobOutput::Opened { tab, .. })) => {
                     self.opening.retain(|p| *p != path);
@@ -295,16 +331,25 @@ impl WalscopeApp {
                 }
                 (JobOwner::Schemas, Err(e)) => self.schemas_state.last_load = Some(Err(e.to_string())),
                 (JobOwner::Connections, r) => self.connections.take(r),
-                (JobOwner::Composer(id), r) => self.composer_result(id, f.id, r),
-                (JobOwner::Salvage(id), r) => self.salvage_result(id, r),
-                (JobOwner::Replay(id), r) => self.replay_result(id, &f.label, r),
-                (JobOwner::Tasks(id), r) => {
+                (JobOwner::Pane(n), r) => {
                     let watching = matches!(r, Ok(JobOutput::Watching(_)));
-                    if let Some(d) = self.dashboard_mut(id) {
-                        d.take(r);
+                    let profiles = self.connections.profiles();
+                    let view = crate::panes::AppView {
+                        schemas: &self.schemas,
+                        profiles: &profiles,
+                        focused_composer: self.focused_composer,
+                        jobs: self.jobs.running(),
+                        ended: &self.ended_jobs,
+                    };
+                    let pane = match n {
+                        crate::panes::tasks::TASKS_DASHBOARD => Some(&mut self.tasks as &mut dyn Pane),
+                        n => self.panes.by_number_mut(n),
+                    };
+                    if let Some(p) = pane {
+                        p.apply(f.id, &f.label, r, &view);
                     }
                     if watching {
-                        self.watching(id);
+                        self.watching(n);
                     }
                 }
                 (_, Ok(JobOutput::Done(text))) => {

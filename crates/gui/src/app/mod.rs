@@ -32,15 +32,11 @@ pub struct WalscopeApp {
     pub show_tasks: bool,
     pub show_connections: bool,
     pub tasks: crate::panes::tasks::TasksState,
-    /// The open request composers (each a pane).
-    pub composers: Vec<crate::panes::composer::ComposerState>,
-    /// Sync-task dashboards besides the first (`tasks`).
-    pub dashboards: Vec<crate::panes::tasks::TasksState>,
-    /// The open salvage panes.
-    pub salvages: Vec<crate::panes::salvage::SalvageState>,
-    /// The open replay panes.
-    pub replays: Vec<crate::panes::replay::ReplayState>,
-    pub(crate) next_composer: u64,
+    /// The panes opened by id (composers, salvages, replays, dashboards besides the first,
+    /// Jobs), each owning its state.
+    pub panes: crate::panes::Panes,
+    /// The jobs that ended, oldest first (the Jobs pane lists them; the last 200 are kept).
+    pub ended_jobs: Vec<crate::panes::EndedJob>,
     /// The composer last clicked: it takes Ctrl+Enter and Esc.
     pub focused_composer: Option<u64>,
     /// The dashboards' trouble thresholds (INIT and stall times, SyncTool's check period).
@@ -53,8 +49,8 @@ pub struct WalscopeApp {
     pub(crate) demo: crate::demo::DemoServers,
     /// Every running job, and the runtime they run on.
     pub jobs: JobRegistry<crate::panes::outcome::JobOutput>,
-    /// What the panels asked for this frame (applied after drawing).
-    pub(crate) commands: Vec<AppCommand>,
+    /// Where panes, the shell and the app send what they ask for (drained after drawing).
+    pub(crate) commands: crate::panes::command::CommandSender,
     pub schemas_state: crate::panes::schemas::SchemasState,
     /// The dock: file panes, the start page and the panels.
     pub layout: Layout,
@@ -97,17 +93,14 @@ impl WalscopeApp {
             show_tasks: false,
             show_connections: false,
             tasks: Default::default(),
-            composers: Vec::new(),
-            salvages: Vec::new(),
-            replays: Vec::new(),
-            dashboards: Vec::new(),
-            next_composer: 0,
+            panes: Default::default(),
+            ended_jobs: Vec::new(),
             focused_composer: None,
             config_dir: None,
             tasks_health: Default::default(),
             demo: Default::default(),
             jobs: JobRegistry::new(wake.clone()),
-            commands: Vec::new(),
+            commands: Default::default(),
             schemas_state: Default::default(),
             layout: Layout::default(),
             confirm_close: None,

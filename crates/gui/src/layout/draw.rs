@@ -1,9 +1,11 @@
-//! What each pane draws: one arm per pane kind, each handing its panel its own state, a
-//! read-only view and a command list (the shell applies the commands after the frame).
+//! What each tile draws: the start page, a file, the Schemas and Connections panels by hand;
+//! every other pane through the [`crate::panes::Pane`] trait, with `&mut` its own state, a
+//! read-only [`crate::panes::AppView`] and the app's command sender.
 //!
 //! Must never: do work for a panel (panels send commands), or reach one pane's state from another.
 
-use super::{Pane, Shell};
+use super::Shell;
+use crate::panes::PaneId as Pane;
 use eframe::egui;
 
 /// Draws `pane` into `ui`.
@@ -20,78 +22,12 @@ pub(crate) fn draw(shell: &mut Shell<'_>, ui: &mut egui::Ui, pane: &mut Pane) {
                 .id_salt("schemas_panel")
                 .show(ui, |ui| crate::panes::schemas::show(shell.app, ui));
         }
-        Pane::Tasks | Pane::Dashboard(_) => {
-            let id = match pane {
-                Pane::Dashboard(id) => *id,
-                _ => crate::panes::tasks::TASKS_DASHBOARD,
-            };
-            let profiles = shell.app.connections.profiles();
-            let view = crate::panes::tasks::DashboardView { profiles: &profiles };
-            let mut out = Vec::new();
-            if let Some(d) = shell.app.dashboard_mut(id) {
-                egui::ScrollArea::vertical().id_salt(("tasks_panel", id)).show(ui, |ui| {
-                    ui.push_id(("tasks", id), |ui| crate::panes::tasks::show(d, &view, ui, &mut out))
-                });
-            }
-            shell.app.commands.extend(out);
-        }
         Pane::Connections => {
-            let mut out = Vec::new();
             let store = shell.app.profile_store().path().to_path_buf();
-            egui::ScrollArea::vertical().id_salt("connections_panel").show(ui, |ui| {
-                crate::panes::connections::show(&mut shell.app.connections, &store, ui, &mut out)
-            });
-            shell.app.commands.extend(out);
-        }
-        Pane::Salvage(id) => {
-            let id = *id;
-            let profiles = shell.app.connections.profiles();
-            let mut out = Vec::new();
-            if let Some(s) = shell.app.salvages.iter_mut().find(|s| s.id == id) {
-                egui::ScrollArea::vertical().id_salt(("salvage", id)).show(ui, |ui| {
-                    ui.push_id(("salvage", id), |ui| {
-                        crate::panes::salvage::view::show(s, &profiles, ui, &mut out)
-                    })
-                });
-            }
-            shell.app.commands.extend(out);
-        }
-        Pane::Replay(id) => {
-            let id = *id;
-            let profiles = shell.app.connections.profiles();
-            let mut out = Vec::new();
-            if let Some(r) = shell.app.replays.iter_mut().find(|r| r.id == id) {
-                egui::ScrollArea::vertical().id_salt(("replay", id)).show(ui, |ui| {
-                    ui.push_id(("replay", id), |ui| {
-                        crate::panes::replay::view::show(r, &profiles, ui, &mut out)
-                    })
-                });
-            }
-            shell.app.commands.extend(out);
-        }
-        Pane::Composer(id) => {
-            let id = *id;
-            let pressed = ui.input(|i| {
-                i.pointer.any_pressed() && i.pointer.interact_pos().is_some_and(|p| rect.contains(p))
-            });
-            if pressed {
-                shell.app.focused_composer = Some(id);
-            }
-            let profiles = shell.app.connections.profiles();
-            let view = crate::panes::composer::view::ComposerView {
-                pool: shell.app.schemas.pool(),
-                profiles: &profiles,
-                focused: shell.app.focused_composer == Some(id),
-            };
-            let mut out = Vec::new();
-            if let Some(c) = shell.app.composers.iter_mut().find(|c| c.id == id) {
-                egui::ScrollArea::vertical().id_salt(("composer", id)).show(ui, |ui| {
-                    ui.push_id(("composer", id), |ui| {
-                        crate::panes::composer::view::show(c, &view, ui, &mut out)
-                    })
-                });
-            }
-            shell.app.commands.extend(out);
+            let tx = shell.app.sender();
+            egui::ScrollArea::vertical()
+                .id_salt("connections_panel")
+                .show(ui, |ui| crate::panes::connections::show(&mut shell.app.connections, &store, ui, &tx));
         }
         Pane::File(path) => {
             let pressed = ui.input(|i| {
@@ -110,10 +46,7 @@ pub(crate) fn draw(shell: &mut Shell<'_>, ui: &mut egui::Ui, pane: &mut Pane) {
                         shell.reopen.push((path.clone(), read_as));
                     }
                     if let Some((type_name, bytes)) = out.send {
-                        shell
-                            .app
-                            .commands
-                            .push(crate::panes::command::AppCommand::SendMessage { type_name, bytes });
+                        shell.app.send(crate::panes::command::AppCommand::SendMessage { type_name, bytes });
                     }
                 }
                 None => {
@@ -122,6 +55,25 @@ pub(crate) fn draw(shell: &mut Shell<'_>, ui: &mut egui::Ui, pane: &mut Pane) {
                         ui.label(format!("opening {}", path.display()));
                     });
                 }
+            }
+        }
+        // Every other kind draws itself through the trait.
+        other => {
+            let profiles = shell.app.connections.profiles();
+            let app = &mut *shell.app;
+            let view = crate::panes::AppView {
+                schemas: &app.schemas,
+                profiles: &profiles,
+                focused_composer: app.focused_composer,
+                jobs: app.jobs.running(),
+                ended: &app.ended_jobs,
+            };
+            let pane = match other {
+                Pane::Tasks => Some(&mut app.tasks as &mut dyn crate::panes::Pane),
+                other => app.panes.pane_mut(other),
+            };
+            if let Some(p) = pane {
+                p.draw(ui, &view, &app.commands);
             }
         }
     }

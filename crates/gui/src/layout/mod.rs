@@ -1,38 +1,23 @@
-//! The dockable layout: every open file, the start page, the Schemas panel and the Sync tasks
-//! dashboard are panes of one [`egui_tiles::Tree`] that can be split, dragged and tabbed.
+//! The dockable layout: every open file, the start page, the Schemas, Connections and Sync
+//! tasks panels and every pane of [`crate::panes::Panes`] are tiles of one
+//! [`egui_tiles::Tree`] that can be split, dragged and tabbed.
 //!
-//! Owns: the tree, keeping it in step with `WalscopeApp::tabs` / `show_schemas` / `show_tasks`
-//! (panes come and go with them; closing a pane's tab closes the file or hides the panel), and
-//! which file pane has the focus (`WalscopeApp::active`). File panes are keyed by path, so a
+//! Owns: the tree of [`PaneId`]s, keeping it in step with `WalscopeApp::tabs`, the View menu's
+//! panels and the open panes (tiles come and go with them; closing a tile's tab closes the
+//! file, hides the panel or closes the pane), and which file pane has the focus
+//! (`WalscopeApp::active`). A pane of the map is asked through the [`crate::panes::Pane`]
+//! trait for its title, placement, closability and drawing. File panes are keyed by path, so a
 //! file reopened after a save or a "Read as" keeps its place.
-//! Must never: own file state (that is `FileTab`), or read files or the network.
+//! Must never: own a pane's state (files are `FileTab`s, the rest `Panes`), or read files or the
+//! network.
 
 mod draw;
 use crate::WalscopeApp;
 use crate::panes::file::ReadAs;
+use crate::panes::{PaneId as Pane, Placement};
 use eframe::egui;
 use egui_tiles::{Container, Tile, TileId, Tiles, Tree};
-use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
-
-/// What a pane shows.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub enum Pane {
-    /// What the window shows with no file open.
-    Start,
-    File(PathBuf),
-    Schemas,
-    Tasks,
-    Connections,
-    /// A request composer, by its id.
-    Composer(u64),
-    /// A salvage, by its id.
-    Salvage(u64),
-    /// A replay of a salvage into the new primary, by its id.
-    Replay(u64),
-    /// A sync-task dashboard besides the first (`Tasks`), by its id.
-    Dashboard(u64),
-}
 
 pub struct Layout {
     pub tree: Tree<Pane>,
@@ -40,17 +25,6 @@ pub struct Layout {
     focused: Option<PathBuf>,
     /// A pane to show in front on the next frame (a new composer).
     bring_forward: Option<Pane>,
-}
-
-/// Which panels and composers the app has open.
-struct Shown {
-    schemas: bool,
-    tasks: bool,
-    connections: bool,
-    composers: Vec<u64>,
-    salvages: Vec<u64>,
-    replays: Vec<u64>,
-    dashboards: Vec<u64>,
 }
 
 const TREE_ID: &str = "walscope_layout";
@@ -121,18 +95,16 @@ impl Layout {
         }
     }
 
-    fn add(&mut self, pane: Pane) {
+    /// Adds `pane` where its kind goes (see [`Placement`]).
+    fn add(&mut self, pane: Pane, placement: Placement, tools: &[Pane]) {
         let tiles = &mut self.tree.tiles;
-        let is_file = matches!(pane, Pane::File(_) | Pane::Start);
-        let schemas = pane == Pane::Schemas;
-        if let Pane::Composer(_) | Pane::Connections | Pane::Salvage(_) | Pane::Replay(_) = pane {
-            // Beside the other composers, else as a tab beside the files.
+        let is_file_or_start = |t: &Tile<Pane>| matches!(t, Tile::Pane(Pane::File(_) | Pane::Start));
+        if placement == Placement::Tools {
+            // Beside the other tools, else as a tab beside the files.
             let sibling = tiles
                 .iter()
-                .find(|(_, t)| {
-                    matches!(t, Tile::Pane(Pane::Composer(_) | Pane::Salvage(_) | Pane::Replay(_)))
-                })
-                .or_else(|| tiles.iter().find(|(_, t)| matches!(t, Tile::Pane(Pane::File(_) | Pane::Start))))
+                .find(|(_, t)| matches!(t, Tile::Pane(p) if tools.contains(p)))
+                .or_else(|| tiles.iter().find(|(_, t)| is_file_or_start(t)))
                 .map(|(id, _)| *id);
             let new = tiles.insert_pane(pane);
             if add_as_tab_beside(tiles, sibling, new) {
@@ -152,15 +124,11 @@ impl Layout {
             self.tree.root = Some(tiles.insert_tab_tile(vec![new]));
             return;
         };
-        if is_file {
+        if placement == Placement::Files {
             // Beside the focused file, else beside any file or the start page.
             let focused = self.focused.clone().and_then(|p| tiles.find_pane(&Pane::File(p)));
-            let sibling = focused.or_else(|| {
-                tiles
-                    .iter()
-                    .find(|(_, t)| matches!(t, Tile::Pane(Pane::File(_) | Pane::Start)))
-                    .map(|(id, _)| *id)
-            });
+            let sibling =
+                focused.or_else(|| tiles.iter().find(|(_, t)| is_file_or_start(t)).map(|(id, _)| *id));
             if add_as_tab_beside(tiles, sibling, new) {
                 return;
             }
@@ -168,14 +136,12 @@ impl Layout {
             self.tree.root = Some(tiles.insert_horizontal_tile(vec![root, tabs]));
             return;
         }
-        // Schemas to the left, the dashboard below, as the old fixed panels were.
+        // Left (schemas) in a column, Below (dashboards) in a row, as the old fixed panels were.
+        let left = placement == Placement::Left;
         let tabs = tiles.insert_tab_tile(vec![new]);
-        let (children, share) = if schemas { (vec![tabs, root], 0.3) } else { (vec![root, tabs], 0.45) };
-        let split = if schemas {
-            tiles.insert_horizontal_tile(children)
-        } else {
-            tiles.insert_vertical_tile(children)
-        };
+        let (children, share) = if left { (vec![tabs, root], 0.3) } else { (vec![root, tabs], 0.45) };
+        let split =
+            if left { tiles.insert_horizontal_tile(children) } else { tiles.insert_vertical_tile(children) };
         if let Some(Tile::Container(Container::Linear(l))) = tiles.get_mut(split) {
             l.shares.set_share(tabs, share);
             l.shares.set_share(root, 1.0 - share);
@@ -189,63 +155,41 @@ impl Layout {
         }
     }
 
-    /// Brings the panes in step with the app's files and panels, and shows the active file.
-    fn sync(&mut self, files: &[PathBuf], opening: &[PathBuf], active: Option<&PathBuf>, shown: &Shown) {
-        let (schemas, tasks) = (shown.schemas, shown.tasks);
+    /// Brings the tiles in step with the app's files and the panes it has open (`open`: each
+    /// with its placement, in the order to add them), and shows the active file.
+    fn sync(
+        &mut self,
+        files: &[PathBuf],
+        opening: &[PathBuf],
+        active: Option<&PathBuf>,
+        open: &[(Pane, Placement)],
+    ) {
         for p in self.panes() {
             let keep = match &p {
                 Pane::File(path) => files.contains(path) || opening.contains(path),
-                Pane::Schemas => schemas,
-                Pane::Tasks => tasks,
-                Pane::Connections => shown.connections,
-                Pane::Composer(id) => shown.composers.contains(id),
-                Pane::Salvage(id) => shown.salvages.contains(id),
-                Pane::Replay(id) => shown.replays.contains(id),
-                Pane::Dashboard(id) => shown.dashboards.contains(id),
                 Pane::Start => true,
+                other => open.iter().any(|(o, _)| o == other),
             };
             if !keep {
                 self.remove(&p);
             }
         }
+        let tools: Vec<Pane> =
+            open.iter().filter(|(_, at)| *at == Placement::Tools).map(|(p, _)| p.clone()).collect();
         for f in files {
             if !self.has(&Pane::File(f.clone())) {
-                self.add(Pane::File(f.clone()));
+                self.add(Pane::File(f.clone()), Placement::Files, &tools);
             }
         }
         let any_file = self.panes().iter().any(|p| matches!(p, Pane::File(_)));
         if any_file {
             self.remove(&Pane::Start);
         } else if !self.has(&Pane::Start) {
-            self.add(Pane::Start);
+            self.add(Pane::Start, Placement::Files, &tools);
         }
-        if schemas && !self.has(&Pane::Schemas) {
-            self.add(Pane::Schemas);
-        }
-        if tasks && !self.has(&Pane::Tasks) {
-            self.add(Pane::Tasks);
-        }
-        if shown.connections && !self.has(&Pane::Connections) {
-            self.add(Pane::Connections);
-        }
-        for id in &shown.composers {
-            if !self.has(&Pane::Composer(*id)) {
-                self.add(Pane::Composer(*id));
-            }
-        }
-        for id in &shown.salvages {
-            if !self.has(&Pane::Salvage(*id)) {
-                self.add(Pane::Salvage(*id));
-            }
-        }
-        for id in &shown.replays {
-            if !self.has(&Pane::Replay(*id)) {
-                self.add(Pane::Replay(*id));
-            }
-        }
-        for id in &shown.dashboards {
-            if !self.has(&Pane::Dashboard(*id)) {
-                self.add(Pane::Dashboard(*id));
+        for (p, at) in open {
+            if !self.has(p) {
+                self.add(p.clone(), *at, &tools);
             }
         }
         if let Some(pane) = self.bring_forward.take() {
@@ -289,23 +233,7 @@ impl egui_tiles::Behavior<Pane> for Shell<'_> {
         match pane {
             Pane::Start => "Start".into(),
             Pane::Schemas => "Schemas".into(),
-            Pane::Tasks => "Sync tasks".into(),
             Pane::Connections => "Connections".into(),
-            Pane::Salvage(_) => "Salvage".into(),
-            Pane::Replay(_) => "Replay".into(),
-            Pane::Dashboard(_) => "Sync tasks".into(),
-            Pane::Composer(id) => {
-                let c = self.app.composers.iter().find(|c| c.id == *id);
-                let insecure = c.is_some_and(|c| {
-                    self.app
-                        .connections
-                        .profiles()
-                        .iter()
-                        .any(|(p, _)| p.name == c.profile && p.is_insecure())
-                });
-                let title = c.map_or_else(|| "Composer".to_string(), |c| c.title());
-                if insecure { format!("{title} (INSECURE)").into() } else { title.into() }
-            }
             Pane::File(path) => {
                 let name = path
                     .file_name()
@@ -313,20 +241,24 @@ impl egui_tiles::Behavior<Pane> for Shell<'_> {
                 let dirty = self.app.tabs.iter().any(|t| t.path == *path && t.session.is_dirty());
                 if dirty { format!("{name} (edited)").into() } else { name.into() }
             }
+            other => {
+                let profiles = self.app.connections.profiles();
+                let view = self.app.view(&profiles);
+                let pane = match other {
+                    Pane::Tasks => Some(&self.app.tasks as &dyn crate::panes::Pane),
+                    other => self.app.panes.pane(other),
+                };
+                pane.map_or_else(String::new, |p| p.title(&view)).into()
+            }
         }
     }
 
     fn is_tab_closable(&self, tiles: &Tiles<Pane>, id: TileId) -> bool {
-        // A replay closes when no apply runs (an apply is cancelled in the pane, on purpose).
-        if let Some(Tile::Pane(Pane::Replay(r))) = tiles.get(id) {
-            return self.app.replays.iter().find(|s| s.id == *r).is_none_or(|s| s.live_apply().is_none());
+        match tiles.get(id) {
+            Some(Tile::Pane(Pane::Start)) | None | Some(Tile::Container(_)) => false,
+            Some(Tile::Pane(Pane::File(_) | Pane::Schemas | Pane::Tasks | Pane::Connections)) => true,
+            Some(Tile::Pane(other)) => self.app.panes.pane(other).is_none_or(|p| p.closable()),
         }
-        matches!(
-            tiles.get(id),
-            Some(Tile::Pane(
-                Pane::File(_) | Pane::Schemas | Pane::Tasks | Pane::Connections | Pane::Composer(_)
-            ))
-        )
     }
 
     fn on_tab_close(&mut self, tiles: &mut Tiles<Pane>, id: TileId) -> bool {
@@ -360,20 +292,33 @@ impl egui_tiles::Behavior<Pane> for Shell<'_> {
     }
 }
 
+/// The panes to show besides the files and the start page, each with its placement: the View
+/// menu's panels, then every open pane of the map in the order opened.
+fn wanted(app: &WalscopeApp) -> Vec<(Pane, Placement)> {
+    use crate::panes::Pane as _;
+    let mut out = Vec::new();
+    if app.show_schemas {
+        out.push((Pane::Schemas, Placement::Left));
+    }
+    if app.show_tasks {
+        out.push((Pane::Tasks, app.tasks.placement()));
+    }
+    if app.show_connections {
+        out.push((Pane::Connections, Placement::Tools));
+    }
+    for id in app.panes.ids() {
+        let at = app.panes.pane(&id).map_or(Placement::Tools, |p| p.placement());
+        out.push((id, at));
+    }
+    out
+}
+
 /// Draws the layout into `ui` and applies what was done in it (closing, focusing, reopening).
 pub fn show(app: &mut WalscopeApp, ui: &mut egui::Ui) {
     let files: Vec<PathBuf> = app.tabs.iter().map(|t| t.path.clone()).collect();
     let active = app.tabs.get(app.active).map(|t| t.path.clone());
-    let shown = Shown {
-        schemas: app.show_schemas,
-        tasks: app.show_tasks,
-        connections: app.show_connections,
-        composers: app.composers.iter().map(|c| c.id).collect(),
-        salvages: app.salvages.iter().map(|s| s.id).collect(),
-        replays: app.replays.iter().map(|r| r.id).collect(),
-        dashboards: app.dashboards.iter().map(|d| d.id).collect(),
-    };
-    app.layout.sync(&files, &app.opening, active.as_ref(), &shown);
+    let open = wanted(app);
+    app.layout.sync(&files, &app.opening, active.as_ref(), &open);
     let mut tree = std::mem::replace(&mut app.layout.tree, Tree::empty(egui::Id::unique(TREE_ID)));
     let mut shell = Shell { app, closed: Vec::new(), focus: None, reopen: Vec::new() };
     tree.ui(&mut shell, ui);
@@ -392,19 +337,14 @@ pub fn show(app: &mut WalscopeApp, ui: &mut egui::Ui) {
                     app.close_tab(i);
                 }
             }
+            Pane::Start => {}
             Pane::Schemas => app.show_schemas = false,
+            Pane::Connections => app.show_connections = false,
             Pane::Tasks => {
                 app.show_tasks = false;
-                app.send(crate::panes::command::AppCommand::CloseDashboard(
-                    crate::panes::tasks::TASKS_DASHBOARD,
-                ));
+                app.send(crate::panes::command::AppCommand::ClosePane(Pane::Tasks));
             }
-            Pane::Connections => app.show_connections = false,
-            Pane::Composer(id) => app.send(crate::panes::command::AppCommand::CloseComposer(id)),
-            Pane::Salvage(id) => app.send(crate::panes::command::AppCommand::CloseSalvage(id)),
-            Pane::Replay(id) => app.send(crate::panes::command::AppCommand::CloseReplay(id)),
-            Pane::Dashboard(id) => app.send(crate::panes::command::AppCommand::CloseDashboard(id)),
-            Pane::Start => {}
+            other => app.send(crate::panes::command::AppCommand::ClosePane(other)),
         }
     }
     // Reading a file another way means opening it again; its pane waits in place.

@@ -73,14 +73,16 @@ pub enum AppCommand {
     /// Open a composer on a message read elsewhere ("Send..."): a method that takes its type
     /// is preselected, and its bytes are kept exactly.
     SendMessage { type_name: String, bytes: Vec<u8> },
-    /// Close a composer pane (its calls stop).
-    CloseComposer(u64),
+    /// Make a composer the focused one (it takes Ctrl+Enter and Esc).
+    FocusComposer(u64),
+    /// Open a pane of a kind registered in `panes::openable` (or show it when open).
+    OpenPane(super::PaneId),
+    /// A pane's tab was closed: stop its jobs and drop its state.
+    ClosePane(super::PaneId),
     /// Send a composer's request.
     Call(Box<CallSpec>),
     /// Open a salvage pane.
     NewSalvage,
-    /// Close a salvage pane (its dumps stop, resumable).
-    CloseSalvage(u64),
     /// Offer the old primary's pchannels (from its replicate configuration) in a salvage pane.
     OfferPchannels(u64),
     /// Fetch every pchannel's salvage checkpoint from the new primary.
@@ -93,8 +95,6 @@ pub enum AppCommand {
     ResumeSalvage { pane: u64, pchannel: Option<String> },
     /// Open a replay pane (on a salvage folder and a new primary profile when given).
     NewReplay { folder: Option<PathBuf>, new_primary: Option<String> },
-    /// Close a replay pane (a running apply stops after its unit; the journal keeps the rest).
-    CloseReplay(u64),
     /// Choose a replay pane's salvage folder with the desktop's dialog.
     PickReplayFolder(u64),
     /// Plan a replay pane's replay (reads the folder and the new primary; sends nothing).
@@ -119,8 +119,6 @@ pub enum AppCommand {
     NewDashboard,
     /// With `--demo`: make the demo SyncTool's data misbehave, to see the dashboard's warnings.
     DemoFault(DemoFault),
-    /// Close a dashboard (its poller stops).
-    CloseDashboard(u64),
     /// Say something in the status bar.
     Notify(Notice),
 }

@@ -114,6 +114,12 @@ fn view_menu(app: &mut WalscopeApp, ui: &mut egui::Ui) {
     ui.checkbox(&mut app.show_schemas, "Schemas panel");
     ui.checkbox(&mut app.show_tasks, "Sync tasks panel");
     ui.checkbox(&mut app.show_connections, "Connections panel");
+    for (words, id, _) in crate::panes::openable() {
+        if ui.button(format!("{words} pane")).clicked() {
+            app.send(AppCommand::OpenPane(id));
+            ui.close();
+        }
+    }
     ui.separator();
     // Words, not the emoji egui's own theme buttons use (not every font has them).
     let current = ui.ctx().options(|o| o.theme_preference);
@@ -158,7 +164,7 @@ fn connections_menu(app: &mut WalscopeApp, ui: &mut egui::Ui) {
     ui.horizontal(|ui| {
         if ui.button("Manage connections...").clicked() {
             app.show_connections = true;
-            app.layout.show_pane(crate::layout::Pane::Connections);
+            app.layout.show_pane(crate::panes::PaneId::Connections);
             ui.close();
         }
         if ui.button("New request composer").clicked() {

@@ -7,12 +7,11 @@
 
 use crate::WalscopeApp;
 use crate::jobs::JobOwner;
-use crate::layout::Pane;
 use crate::net::history::{HistoryEntry, HistoryStore};
 use crate::net::profile::ConnectionProfile;
+use crate::panes::PaneId;
 use crate::panes::command::CallSpec;
-use crate::panes::composer::{ComposerState, FailureView, Response, StreamView, UnaryView};
-use crate::panes::file::detail::{DetailSource, MessageDetail};
+use crate::panes::composer::{ComposerState, Response, StreamView};
 use crate::panes::outcome::{JobError, JobOutput};
 use std::sync::Arc;
 use std::time::Instant;
@@ -58,8 +57,7 @@ impl WalscopeApp {
         request: Vec<u8>,
         type_name: Option<String>,
     ) -> u64 {
-        self.next_composer += 1;
-        let id = self.next_composer;
+        let id = self.panes.next_number();
         let mut c = ComposerState::new(id);
         let pool = self.schemas.pool().clone();
         c.profile = profile.unwrap_or_else(|| {
@@ -71,16 +69,19 @@ impl WalscopeApp {
             Some(m) => c.load(&pool, &m, request),
             None => c.refresh(&pool),
         }
-        self.composers.push(c);
+        self.panes.insert(PaneId::Composer(id), Box::new(c));
         self.focused_composer = Some(id);
-        self.layout.show_pane(Pane::Composer(id));
+        self.layout.show_pane(PaneId::Composer(id));
         id
     }
 
     pub(crate) fn call(&mut self, spec: CallSpec) {
-        let Some(i) = self.composers.iter().position(|c| c.id == spec.composer) else { return };
+        let i = PaneId::Composer(spec.composer);
+        if !self.panes.contains(&i) {
+            return;
+        }
         let set = self.schemas.clone();
-        let owner = JobOwner::Composer(spec.composer);
+        let owner = JobOwner::Pane(spec.composer);
         let label = format!("{} via {}", spec.method, spec.profile.name);
         if spec.stream {
             self.start_stream(i, spec, set);
@@ -103,16 +104,20 @@ impl WalscopeApp {
             record(history, entry).await;
             Ok(JobOutput::Called { composer, result: result.map(Box::new) })
         });
-        self.composers[i].response = Response::Waiting { job, since: Instant::now() };
+        if let Some(c) = self.panes.get_mut::<ComposerState>(&i) {
+            c.response = Response::Waiting { job, since: Instant::now() };
+        }
     }
 
     /// A server stream: written to a dump in the streams folder as it arrives, its newest
     /// messages shown live; Stop ends it cleanly (the dump stays whole).
-    fn start_stream(&mut self, i: usize, spec: CallSpec, set: Arc<crate::schema::SchemaSet>) {
+    fn start_stream(&mut self, i: PaneId, spec: CallSpec, set: Arc<crate::schema::SchemaSet>) {
         let m = match method(&set, &spec.method) {
             Ok(m) => m,
             Err(e) => {
-                self.composers[i].refused = Some(e.to_string());
+                if let Some(c) = self.panes.get_mut::<ComposerState>(&i) {
+                    c.refused = Some(e.to_string());
+                }
                 return;
             }
         };
@@ -122,7 +127,7 @@ impl WalscopeApp {
         let (slot, out) = (live.clone(), path.clone());
         let composer = spec.composer;
         let label = format!("{} via {}", spec.method, spec.profile.name);
-        let job = self.jobs.spawn_graceful(label, JobOwner::Composer(composer), move |ctx| async move {
+        let job = self.jobs.spawn_graceful(label, JobOwner::Pane(composer), move |ctx| async move {
             let (entry, opts) = history_entry(&spec);
             if let Some(dir) = out.parent() {
                 std::fs::create_dir_all(dir)
@@ -165,7 +170,8 @@ impl WalscopeApp {
             };
             Ok(JobOutput::Streamed { composer, summary })
         });
-        self.composers[i].response = Response::Stream(Box::new(StreamView {
+        let Some(c) = self.panes.get_mut::<ComposerState>(&i) else { return };
+        c.response = Response::Stream(Box::new(StreamView {
             job,
             live,
             path: path.clone(),
@@ -179,7 +185,7 @@ impl WalscopeApp {
 
     pub(crate) fn load_history(&mut self, composer: u64, search: String) {
         let store = self.history_store();
-        self.jobs.spawn_blocking("reading the call history", JobOwner::Composer(composer), move |_| {
+        self.jobs.spawn_blocking("reading the call history", JobOwner::Pane(composer), move |_| {
             let search = Some(search.as_str()).filter(|s| !s.trim().is_empty());
             let entries = store.list(search).map_err(|e| JobError::Other(e.to_string()))?;
             Ok(JobOutput::History { composer, entries })
@@ -193,82 +199,10 @@ impl WalscopeApp {
         to: std::path::PathBuf,
         replace: bool,
     ) {
-        self.jobs.spawn_blocking(
-            format!("saving {}", to.display()),
-            JobOwner::Composer(composer),
-            move |_| {
-                copy_dump(&from, &to, replace)
-                    .map_err(|reason| JobError::File { path: to.clone(), reason })?;
-                Ok(JobOutput::StreamSaved { composer, path: to })
-            },
-        );
-    }
-
-    /// A composer's job ended: its reply, history, or failure goes to it. A call's result counts
-    /// only if it is the call the composer is waiting for (`job`): a call overtaken by another
-    /// (a new method, a history entry opened) is dropped; the history has it.
-    pub(crate) fn composer_result(
-        &mut self,
-        id: u64,
-        job: crate::jobs::JobId,
-        result: Result<JobOutput, JobError>,
-    ) {
-        let pool = self.schemas.pool().clone();
-        let Some(c) = self.composers.iter_mut().find(|c| c.id == id) else { return };
-        let current = match &c.response {
-            Response::Waiting { job: j, .. } => Some(*j),
-            Response::Stream(s) => Some(s.job),
-            _ => None,
-        };
-        // A call overtaken by another (a new method, a history entry opened, a second Send)
-        // says nothing here.
-        let for_this_call = current == Some(job);
-        if matches!(result, Ok(JobOutput::Called { .. } | JobOutput::Streamed { .. })) && !for_this_call {
-            return;
-        }
-        match result {
-            Ok(JobOutput::Called { result: Ok(outcome), .. }) => {
-                let desc = c.method_desc(&pool).map(|m| m.output());
-                let source = DetailSource::Message { label: "reply".into() };
-                let detail = MessageDetail::of(&pool, desc.as_ref(), outcome.reply.to_vec(), &[], source);
-                let body_error = outcome.body_error();
-                c.response = Response::Unary(Box::new(UnaryView { outcome: *outcome, detail, body_error }));
-            }
-            Ok(JobOutput::Called { result: Err(e), .. }) => {
-                c.response = Response::Failed(FailureView { kind: e.kind(), error: e.to_string() });
-            }
-            Ok(JobOutput::History { entries, .. }) => c.history = Some(Ok(entries)),
-            Ok(JobOutput::Streamed { summary, .. }) => {
-                if let Response::Stream(s) = &mut c.response {
-                    s.summary = Some(summary);
-                }
-            }
-            Ok(JobOutput::StreamSaved { path, .. }) => {
-                if let Response::Stream(s) = &mut c.response {
-                    s.save_note = Some(Ok(format!("saved {}", path.display())));
-                }
-            }
-            Ok(_) => {}
-            Err(JobError::Cancelled) => {
-                if for_this_call && matches!(c.response, Response::Waiting { .. }) {
-                    c.response = Response::Failed(FailureView {
-                        kind: crate::net::FailureKind::Other,
-                        error: "stopped before an answer came".into(),
-                    });
-                }
-            }
-            Err(e) => match &mut c.response {
-                Response::Stream(s) if for_this_call => s.summary = Some(Err(e.to_string())),
-                Response::Stream(s) => s.save_note = Some(Err(e.to_string())),
-                Response::Waiting { .. } if for_this_call => {
-                    c.response = Response::Failed(FailureView {
-                        kind: crate::net::FailureKind::Other,
-                        error: e.to_string(),
-                    });
-                }
-                _ => c.history = Some(Err(e.to_string())),
-            },
-        }
+        self.jobs.spawn_blocking(format!("saving {}", to.display()), JobOwner::Pane(composer), move |_| {
+            copy_dump(&from, &to, replace).map_err(|reason| JobError::File { path: to.clone(), reason })?;
+            Ok(JobOutput::StreamSaved { composer, path: to })
+        });
     }
 }
 

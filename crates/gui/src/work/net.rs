@@ -8,6 +8,7 @@
 use crate::WalscopeApp;
 use crate::jobs::JobOwner;
 use crate::net::profile::ConnectionProfile;
+use crate::panes::PaneId;
 use crate::panes::outcome::{JobError, JobOutput};
 use crate::panes::tasks::TasksState;
 use std::time::Duration;
@@ -26,7 +27,7 @@ impl WalscopeApp {
         if id == crate::panes::tasks::TASKS_DASHBOARD {
             return Some(&mut self.tasks);
         }
-        self.dashboards.iter_mut().find(|d| d.id == id)
+        self.panes.get_mut(&PaneId::Dashboard(id))
     }
 
     /// The dashboard's SyncTool profile (the one watched, else the one chosen); when there is
@@ -57,19 +58,18 @@ impl WalscopeApp {
 
     /// Opens another sync-task dashboard.
     pub fn new_dashboard(&mut self) -> u64 {
-        self.next_composer += 1;
-        let id = self.next_composer;
+        let id = self.panes.next_number();
         let mut d = TasksState { id, ..Default::default() };
         d.profile = self.tasks.profile.clone();
-        self.dashboards.push(d);
-        self.layout.show_pane(crate::layout::Pane::Dashboard(id));
+        self.panes.insert(PaneId::Dashboard(id), Box::new(d));
+        self.layout.show_pane(crate::panes::PaneId::Dashboard(id));
         id
     }
 
     /// Starts polling the dashboard's SyncTool (a poller already running for it stops).
     pub(crate) fn watch_tasks(&mut self, id: u64) {
         let Some(profile) = self.dashboard_profile(id) else { return };
-        let owner = JobOwner::Tasks(id);
+        let owner = JobOwner::Pane(id);
         // Only the poller and its connection stop; a create or delete already sent goes on.
         self.jobs
             .cancel_where(&owner, |label| label == "sync-task poller" || label.starts_with("connecting to"));
@@ -107,7 +107,7 @@ impl WalscopeApp {
         });
         self.jobs.watch(
             "sync-task poller",
-            JobOwner::Tasks(id),
+            JobOwner::Pane(id),
             Duration::from_millis(500),
             probe,
             Box::new(stop),
@@ -122,7 +122,7 @@ impl WalscopeApp {
             let text = |k: &str| request.get(k).and_then(|v| v.as_str()).unwrap_or_default().to_string();
             p.remember_table(&text("db"), &text("name"), &text("dest"));
         }
-        self.jobs.spawn(method, JobOwner::Tasks(id), move |_| async move {
+        self.jobs.spawn(method, JobOwner::Pane(id), move |_| async move {
             let t = crate::net::connect(&profile).await?;
             let client = crate::net::SyncToolClient::new(t, profile.call_options());
             let text = |k: &str| request.get(k).and_then(|v| v.as_str()).unwrap_or_default().to_string();

@@ -11,6 +11,7 @@ use crate::WalscopeApp;
 use crate::jobs::{JobCtx, JobOwner};
 use crate::net::ConnectOptions;
 use crate::net::grpc::GrpcSettings;
+use crate::panes::PaneId;
 use crate::panes::outcome::{JobError, JobOutput};
 use crate::panes::replay::{LiveApply, ReplayState, Stage};
 use std::path::PathBuf;
@@ -18,33 +19,31 @@ use std::time::Duration;
 use walscope_ops::replay::apply::{self as replay, ApplyOptions, ApplyState, ReplaySpec};
 use walscope_ops::replay::plan::PlanOptions;
 
-/// The apply job's label (the pane's cancel finds it by this).
-const APPLY: &str = "replay apply";
+use crate::panes::replay::APPLY;
 
 impl WalscopeApp {
     /// Opens a replay pane on `folder` into `new_primary` (the demo's new primary when `--demo`
     /// runs and none is given).
     pub fn new_replay(&mut self, folder: Option<PathBuf>, new_primary: Option<String>) -> u64 {
-        self.next_composer += 1;
-        let id = self.next_composer;
+        let id = self.panes.next_number();
         let mut r = ReplayState::new(id);
         r.folder = folder.map(|f| f.display().to_string()).unwrap_or_default();
         r.new_primary = new_primary.unwrap_or_else(|| {
             let names: Vec<String> = self.connections.profiles().into_iter().map(|(p, _)| p.name).collect();
             names.into_iter().find(|n| n == "demo-new-primary").unwrap_or_default()
         });
-        self.replays.push(r);
-        self.layout.show_pane(crate::layout::Pane::Replay(id));
+        self.panes.insert(PaneId::Replay(id), Box::new(r));
+        self.layout.show_pane(crate::panes::PaneId::Replay(id));
         id
     }
 
     pub(crate) fn replay_mut(&mut self, pane: u64) -> Option<&mut ReplayState> {
-        self.replays.iter_mut().find(|r| r.id == pane)
+        self.panes.get_mut(&PaneId::Replay(pane))
     }
 
     /// The new primary's settings and call timeout, from the pane's profile.
     fn replay_target(&self, pane: u64) -> Result<(GrpcSettings, Duration), String> {
-        let r = self.replays.iter().find(|r| r.id == pane).ok_or("no such pane")?;
+        let r = self.panes.get::<ReplayState>(&PaneId::Replay(pane)).ok_or("no such pane")?;
         let profile = self.profile(&r.new_primary).map_err(|e| format!("new primary: {e}"))?;
         let connect = ConnectOptions {
             connect_timeout: Duration::from_secs(10),
@@ -64,7 +63,7 @@ impl WalscopeApp {
 
     /// Shows the desktop's folder dialog off the UI thread; the chosen folder fills the pane.
     pub(crate) fn pick_replay_folder(&mut self, pane: u64) {
-        self.jobs.spawn_blocking("choosing a salvage folder", JobOwner::Replay(pane), move |_| {
+        self.jobs.spawn_blocking("choosing a salvage folder", JobOwner::Pane(pane), move |_| {
             match rfd::FileDialog::new().set_title("Choose a salvage folder").pick_folder() {
                 Some(folder) => Ok(JobOutput::ReplayFolder { pane, folder }),
                 None => Err(JobError::Cancelled),
@@ -98,7 +97,7 @@ impl WalscopeApp {
         r.applied = None;
         r.verification = None;
         r.stage = Stage::Planning;
-        self.jobs.spawn("replay plan", JobOwner::Replay(pane), move |_| async move {
+        self.jobs.spawn("replay plan", JobOwner::Pane(pane), move |_| async move {
             let result = replay::plan(&spec).await.map(Box::new);
             Ok(JobOutput::ReplayPlanned { pane, result })
         });
@@ -122,7 +121,7 @@ impl WalscopeApp {
         r.applied = None;
         r.verification = None;
         r.error = None;
-        self.jobs.spawn_graceful(APPLY, JobOwner::Replay(pane), move |ctx: JobCtx| async move {
+        self.jobs.spawn_graceful(APPLY, JobOwner::Pane(pane), move |ctx: JobCtx| async move {
             let handle = replay::spawn_apply(&planned, settings, timeout, options);
             if let Ok(mut l) = live.lock() {
                 *l = Some(LiveApply { progress: handle.progress.clone(), cancel: handle.cancel.clone() });
@@ -164,8 +163,8 @@ impl WalscopeApp {
 
     /// Stops the running apply after the unit it is sending (the journal stays consistent).
     pub(crate) fn cancel_replay(&mut self, pane: u64) {
-        self.jobs.cancel_where(&JobOwner::Replay(pane), |l| l == APPLY);
-        if let Some(a) = self.replays.iter().find(|r| r.id == pane).and_then(|r| r.live_apply()) {
+        self.jobs.cancel_where(&JobOwner::Pane(pane), |l| l == APPLY);
+        if let Some(a) = self.panes.get::<ReplayState>(&PaneId::Replay(pane)).and_then(|r| r.live_apply()) {
             a.cancel.cancel();
         }
     }
@@ -183,53 +182,9 @@ impl WalscopeApp {
         }
         r.verifying = true;
         r.error = None;
-        self.jobs.spawn("replay verification", JobOwner::Replay(pane), move |_| async move {
+        self.jobs.spawn("replay verification", JobOwner::Pane(pane), move |_| async move {
             let result = replay::verify(&planned.plan, &settings, timeout).await;
             Ok(JobOutput::ReplayVerified { pane, result })
         });
-    }
-
-    /// A replay pane's job ended: its answer goes to the pane.
-    pub(crate) fn replay_result(&mut self, pane: u64, label: &str, result: Result<JobOutput, JobError>) {
-        let Some(r) = self.replay_mut(pane) else { return };
-        match result {
-            Ok(JobOutput::ReplayFolder { folder, .. }) => r.folder = folder.display().to_string(),
-            Ok(JobOutput::ReplayPlanned { result, .. }) => {
-                if let Ok(p) = &result
-                    && p.resumed
-                {
-                    // A plan from a journal keeps its options: show them.
-                    r.policy = p.plan.options.policy;
-                    r.auto_id = p.plan.options.auto_id;
-                }
-                r.planned = Some(result.map(std::sync::Arc::from));
-                r.stage = Stage::Planned;
-            }
-            Ok(JobOutput::ReplayApplied { result, .. }) => {
-                if let Ok(o) = &*result
-                    && let Some(v) = &o.verification
-                {
-                    r.verification = Some(Ok(v.clone()));
-                }
-                r.applied = Some(*result);
-                r.stage = Stage::Applied;
-            }
-            Ok(JobOutput::ReplayVerified { result, .. }) => {
-                r.verification = Some(result);
-                r.verifying = false;
-            }
-            Ok(_) => {}
-            Err(e) => {
-                if !matches!(e, JobError::Cancelled) {
-                    r.error = Some(format!("{label}: {e}"));
-                }
-                match label {
-                    "replay plan" if r.stage == Stage::Planning => r.stage = Stage::Setup,
-                    APPLY if r.stage == Stage::Applying => r.stage = Stage::Applied,
-                    "replay verification" => r.verifying = false,
-                    _ => {}
-                }
-            }
-        }
     }
 }

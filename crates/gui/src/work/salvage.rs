@@ -8,6 +8,7 @@
 use crate::WalscopeApp;
 use crate::jobs::JobOwner;
 use crate::net::profile::ConnectionProfile;
+use crate::panes::PaneId;
 use crate::panes::outcome::{JobError, JobOutput};
 use crate::panes::salvage::{DumpEnd, LiveDump, LiveSlot, SalvageState};
 use std::path::PathBuf;
@@ -16,8 +17,7 @@ use walscope_ops::salvage::set::{self as salvage_set, RunOptions, SalvageSetRun,
 impl WalscopeApp {
     /// Opens a salvage pane, with the demo's old and new primaries chosen when `--demo` runs.
     pub fn new_salvage(&mut self) -> u64 {
-        self.next_composer += 1;
-        let id = self.next_composer;
+        let id = self.panes.next_number();
         let mut s = SalvageState::new(id);
         let names: Vec<String> = self.connections.profiles().into_iter().map(|(p, _)| p.name).collect();
         if names.iter().any(|n| n == "demo-new-primary") && names.iter().any(|n| n == "demo-old-primary") {
@@ -33,8 +33,8 @@ impl WalscopeApp {
             .join(format!("salvage-{}", walscope_core::time::stamp(walscope_core::time::now_ms())))
             .display()
             .to_string();
-        self.salvages.push(s);
-        self.layout.show_pane(crate::layout::Pane::Salvage(id));
+        self.panes.insert(PaneId::Salvage(id), Box::new(s));
+        self.layout.show_pane(crate::panes::PaneId::Salvage(id));
         id
     }
 
@@ -50,17 +50,17 @@ impl WalscopeApp {
     }
 
     fn salvage_mut(&mut self, pane: u64) -> Option<&mut SalvageState> {
-        self.salvages.iter_mut().find(|s| s.id == pane)
+        self.panes.get_mut(&PaneId::Salvage(pane))
     }
 
     pub(crate) fn offer_pchannels(&mut self, pane: u64) {
-        let Some(s) = self.salvages.iter().find(|s| s.id == pane) else { return };
+        let Some(s) = self.panes.get::<SalvageState>(&PaneId::Salvage(pane)) else { return };
         let (old, cluster) = (s.old_primary.clone(), s.cluster_id.trim().to_string());
         let old = match self.profile(&old) {
             Ok(p) => p,
             Err(e) => return self.salvage_note(pane, Err(format!("old primary: {e}"))),
         };
-        self.jobs.spawn(format!("pchannels of {}", old.name), JobOwner::Salvage(pane), move |_| async move {
+        self.jobs.spawn(format!("pchannels of {}", old.name), JobOwner::Pane(pane), move |_| async move {
             let run = RunOptions::default();
             let cluster = Some(cluster.as_str()).filter(|c| !c.is_empty());
             let result = walscope_ops::salvage::checkpoint::pchannels_from_configuration(
@@ -82,7 +82,7 @@ impl WalscopeApp {
     }
 
     pub(crate) fn fetch_checkpoints(&mut self, pane: u64) {
-        let Some(s) = self.salvages.iter().find(|s| s.id == pane) else { return };
+        let Some(s) = self.panes.get::<SalvageState>(&PaneId::Salvage(pane)) else { return };
         let (new, old, cluster, pchannels) = (
             s.new_primary.clone(),
             s.old_primary.clone(),
@@ -101,7 +101,7 @@ impl WalscopeApp {
         if let Some(s) = self.salvage_mut(pane) {
             s.checkpoints = None;
         }
-        self.jobs.spawn("salvage checkpoints", JobOwner::Salvage(pane), move |_| async move {
+        self.jobs.spawn("salvage checkpoints", JobOwner::Pane(pane), move |_| async move {
             let run = RunOptions::default();
             let result = walscope_ops::salvage::checkpoint::fetch_checkpoints(
                 &new,
@@ -118,9 +118,9 @@ impl WalscopeApp {
     }
 
     pub(crate) fn look_in_folder(&mut self, pane: u64) {
-        let Some(s) = self.salvages.iter().find(|s| s.id == pane) else { return };
+        let Some(s) = self.panes.get::<SalvageState>(&PaneId::Salvage(pane)) else { return };
         let dir = PathBuf::from(s.folder.trim());
-        self.jobs.spawn_blocking("looking for unfinished dumps", JobOwner::Salvage(pane), move |_| {
+        self.jobs.spawn_blocking("looking for unfinished dumps", JobOwner::Pane(pane), move |_| {
             let result = if walscope_ops::salvage::folder::FolderManifest::path(&dir).exists() {
                 walscope_ops::salvage::folder::find_unfinished(&dir).map_err(|e| e.to_string())
             } else {
@@ -131,7 +131,7 @@ impl WalscopeApp {
     }
 
     pub(crate) fn start_salvage(&mut self, pane: u64) {
-        let Some(s) = self.salvages.iter().find(|s| s.id == pane) else { return };
+        let Some(s) = self.panes.get::<SalvageState>(&PaneId::Salvage(pane)) else { return };
         let end = s.end_timetick();
         let (new, old) = (self.profile(&s.new_primary), self.profile(&s.old_primary));
         let spec = match (new, old, end) {
@@ -157,7 +157,7 @@ impl WalscopeApp {
         }
         let live = s.live.clone();
         self.begin(pane);
-        self.jobs.spawn_graceful("salvage", JobOwner::Salvage(pane), move |ctx| async move {
+        self.jobs.spawn_graceful("salvage", JobOwner::Pane(pane), move |ctx| async move {
             let run = salvage_set::start(spec).await.map_err(|e| JobError::Other(e.to_string()))?;
             run_set(pane, run, &live, ctx).await
         });
@@ -165,7 +165,7 @@ impl WalscopeApp {
 
     /// Continues the folder's unfinished dumps: one (`pchannel`) or all of them.
     pub(crate) fn resume_salvage(&mut self, pane: u64, pchannel: Option<String>) {
-        let Some(s) = self.salvages.iter().find(|s| s.id == pane) else { return };
+        let Some(s) = self.panes.get::<SalvageState>(&PaneId::Salvage(pane)) else { return };
         let dir = PathBuf::from(s.folder.trim());
         let old = match self.profile(&s.old_primary) {
             Ok(p) => p,
@@ -173,7 +173,7 @@ impl WalscopeApp {
         };
         let live = s.live.clone();
         self.begin(pane);
-        self.jobs.spawn_graceful("resuming salvage", JobOwner::Salvage(pane), move |ctx| async move {
+        self.jobs.spawn_graceful("resuming salvage", JobOwner::Pane(pane), move |ctx| async move {
             let run_opts = RunOptions::default();
             let run = match &pchannel {
                 None => salvage_set::resume(&dir, &old, &run_opts).await,
@@ -205,42 +205,6 @@ impl WalscopeApp {
     fn salvage_error(&mut self, pane: u64, e: String) {
         if let Some(s) = self.salvage_mut(pane) {
             s.error = Some(e);
-        }
-    }
-
-    /// A salvage pane's job ended: its answer goes to the pane.
-    pub(crate) fn salvage_result(&mut self, pane: u64, result: Result<JobOutput, JobError>) {
-        let Some(s) = self.salvage_mut(pane) else { return };
-        match result {
-            Ok(JobOutput::Pchannels { result, .. }) => match result {
-                Ok(p) => {
-                    s.pchannel_note = Some(Ok(format!(
-                        "{} pchannels from the old primary's replicate configuration",
-                        p.len()
-                    )));
-                    s.pchannels = p.join("\n");
-                }
-                Err(e) => {
-                    s.pchannel_note = Some(Err(format!(
-                        "the old primary did not say its pchannels ({e}); type or paste them"
-                    )))
-                }
-            },
-            Ok(JobOutput::Checkpoints { result, .. }) => s.checkpoints = Some(result),
-            Ok(JobOutput::Unfinished { result, .. }) => s.unfinished = Some(result),
-            Ok(JobOutput::SalvageEnded { ends, .. }) => {
-                for e in ends {
-                    s.ended(e);
-                }
-                s.running = !s.live_dumps().is_empty();
-                s.unfinished = None;
-            }
-            Ok(_) => {}
-            Err(JobError::Cancelled) => s.running = false,
-            Err(e) => {
-                s.error = Some(e.to_string());
-                s.running = false;
-            }
         }
     }
 }

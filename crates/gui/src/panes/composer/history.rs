@@ -4,12 +4,12 @@
 //!
 //! Must never: read the history file itself (it asks the app, a job reads it).
 
-use crate::panes::command::AppCommand;
+use crate::panes::command::{AppCommand, CommandSender};
 use crate::panes::composer::ComposerState;
 use eframe::egui;
 use prost_reflect::DescriptorPool;
 
-pub fn show(st: &mut ComposerState, pool: &DescriptorPool, ui: &mut egui::Ui, out: &mut Vec<AppCommand>) {
+pub fn show(st: &mut ComposerState, pool: &DescriptorPool, ui: &mut egui::Ui, tx: &CommandSender) {
     egui::Frame::group(ui.style()).show(ui, |ui| {
         ui.horizontal(|ui| {
             ui.strong("History");
@@ -20,7 +20,7 @@ pub fn show(st: &mut ComposerState, pool: &DescriptorPool, ui: &mut egui::Ui, ou
             let enter = r.lost_focus() && ui.input(|i| i.key_pressed(egui::Key::Enter));
             if ui.button("Search history").clicked() || enter || st.history.is_none() {
                 st.history = Some(Ok(Vec::new()));
-                out.push(AppCommand::LoadHistory { composer: st.id, search: st.history_search.clone() });
+                tx.send(AppCommand::LoadHistory { composer: st.id, search: st.history_search.clone() });
             }
         });
         let mut open = None;

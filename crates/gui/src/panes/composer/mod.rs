@@ -11,6 +11,9 @@ mod history;
 mod response;
 pub mod view;
 
+use super::command::{AppCommand, CommandSender};
+use super::outcome::{JobError, JobOutput, JobResult};
+use super::{AppView, Pane};
 use crate::jobs::JobId;
 use crate::net::call::{CallOutcome, StreamSummary};
 use crate::net::guard::Guard;
@@ -18,6 +21,7 @@ use crate::net::history::HistoryEntry;
 use crate::panes::file::detail::{DetailSource, MessageDetail};
 use crate::panes::file::edit_plan::{self, Planned};
 use crate::panes::file::field_edit::EditRequest;
+use eframe::egui;
 use prost_reflect::{DescriptorPool, MessageDescriptor, MethodDescriptor};
 use std::time::Instant;
 use walscope_ops::jobs::call_stream::{CallStreamProgress, MessageRing};
@@ -341,4 +345,99 @@ pub fn method_for_request(pool: &DescriptorPool, type_name: &str) -> Option<Stri
     candidates
         .sort_by_key(|m| (!m.starts_with("milvus.proto.milvus.") && !m.starts_with("openmldb."), m.clone()));
     candidates.into_iter().next()
+}
+
+impl Pane for ComposerState {
+    /// The method's name, marked when its profile is insecure.
+    fn title(&self, view: &AppView<'_>) -> String {
+        let insecure = view.profiles.iter().any(|(p, _)| p.name == self.profile && p.is_insecure());
+        if insecure { format!("{} (INSECURE)", self.title()) } else { self.title() }
+    }
+
+    fn draw(&mut self, ui: &mut egui::Ui, view: &AppView<'_>, tx: &CommandSender) {
+        let id = self.id;
+        let rect = ui.max_rect();
+        let pressed = ui
+            .input(|i| i.pointer.any_pressed() && i.pointer.interact_pos().is_some_and(|p| rect.contains(p)));
+        if pressed && view.focused_composer != Some(id) {
+            tx.send(AppCommand::FocusComposer(id));
+        }
+        let cv = view::ComposerView {
+            pool: view.schemas.pool(),
+            profiles: view.profiles,
+            focused: view.focused_composer == Some(id) || pressed,
+        };
+        egui::ScrollArea::vertical()
+            .id_salt(("composer", id))
+            .show(ui, |ui| ui.push_id(("composer", id), |ui| view::show(self, &cv, ui, tx)));
+    }
+
+    /// Its reply, history, or failure. A call's result counts only if it is the call the
+    /// composer is waiting for (`job`): a call overtaken by another (a new method, a history
+    /// entry opened) is dropped; the history has it.
+    fn apply(&mut self, job: JobId, _label: &str, result: JobResult, view: &AppView<'_>) {
+        let pool = view.schemas.pool();
+        let c = self;
+        let current = match &c.response {
+            Response::Waiting { job: j, .. } => Some(*j),
+            Response::Stream(s) => Some(s.job),
+            _ => None,
+        };
+        // A call overtaken by another (a new method, a history entry opened, a second Send)
+        // says nothing here.
+        let for_this_call = current == Some(job);
+        if matches!(result, Ok(JobOutput::Called { .. } | JobOutput::Streamed { .. })) && !for_this_call {
+            return;
+        }
+        match result {
+            Ok(JobOutput::Called { result: Ok(outcome), .. }) => {
+                let desc = c.method_desc(pool).map(|m| m.output());
+                let source = DetailSource::Message { label: "reply".into() };
+                let detail = MessageDetail::of(pool, desc.as_ref(), outcome.reply.to_vec(), &[], source);
+                let body_error = outcome.body_error();
+                c.response = Response::Unary(Box::new(UnaryView { outcome: *outcome, detail, body_error }));
+            }
+            Ok(JobOutput::Called { result: Err(e), .. }) => {
+                c.response = Response::Failed(FailureView { kind: e.kind(), error: e.to_string() });
+            }
+            Ok(JobOutput::History { entries, .. }) => c.history = Some(Ok(entries)),
+            Ok(JobOutput::Streamed { summary, .. }) => {
+                if let Response::Stream(s) = &mut c.response {
+                    s.summary = Some(summary);
+                }
+            }
+            Ok(JobOutput::StreamSaved { path, .. }) => {
+                if let Response::Stream(s) = &mut c.response {
+                    s.save_note = Some(Ok(format!("saved {}", path.display())));
+                }
+            }
+            Ok(_) => {}
+            Err(JobError::Cancelled) => {
+                if for_this_call && matches!(c.response, Response::Waiting { .. }) {
+                    c.response = Response::Failed(FailureView {
+                        kind: crate::net::FailureKind::Other,
+                        error: "stopped before an answer came".into(),
+                    });
+                }
+            }
+            Err(e) => match &mut c.response {
+                Response::Stream(s) if for_this_call => s.summary = Some(Err(e.to_string())),
+                Response::Stream(s) => s.save_note = Some(Err(e.to_string())),
+                Response::Waiting { .. } if for_this_call => {
+                    c.response = Response::Failed(FailureView {
+                        kind: crate::net::FailureKind::Other,
+                        error: e.to_string(),
+                    });
+                }
+                _ => c.history = Some(Err(e.to_string())),
+            },
+        }
+    }
+
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
+    }
+    fn as_any_mut(&mut self) -> &mut dyn std::any::Any {
+        self
+    }
 }

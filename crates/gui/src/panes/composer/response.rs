@@ -5,14 +5,14 @@
 //!
 //! Must never: keep a stream's messages beyond the job's ring (the dump holds them all).
 
-use crate::panes::command::AppCommand;
+use crate::panes::command::{AppCommand, CommandSender};
 use crate::panes::composer::{ComposerState, Response, StreamView};
 use crate::panes::file::detail::{DetailSource, MessageDetail};
 use crate::panes::file::detail_view;
 use eframe::egui;
 use prost_reflect::DescriptorPool;
 
-pub fn show(st: &mut ComposerState, pool: &DescriptorPool, ui: &mut egui::Ui, out: &mut Vec<AppCommand>) {
+pub fn show(st: &mut ComposerState, pool: &DescriptorPool, ui: &mut egui::Ui, tx: &CommandSender) {
     let output = st.method_desc(pool).map(|m| m.output());
     match &mut st.response {
         Response::None => {
@@ -60,7 +60,7 @@ pub fn show(st: &mut ComposerState, pool: &DescriptorPool, ui: &mut egui::Ui, ou
                 );
             });
         }
-        Response::Stream(s) => stream(s, st.id, pool, output.as_ref(), ui, out),
+        Response::Stream(s) => stream(s, st.id, pool, output.as_ref(), ui, tx),
     }
 }
 
@@ -85,7 +85,7 @@ fn stream(
     pool: &DescriptorPool,
     output: Option<&prost_reflect::MessageDescriptor>,
     ui: &mut egui::Ui,
-    out: &mut Vec<AppCommand>,
+    tx: &CommandSender,
 ) {
     let Some(live) = s.live.get() else {
         match &s.summary {
@@ -123,7 +123,7 @@ fn stream(
         ui.label("Written as it arrives to:");
         ui.monospace(s.path.display().to_string());
         if ui.button("Open in the browser").clicked() {
-            out.push(AppCommand::Open(s.path.clone()));
+            tx.send(AppCommand::Open(s.path.clone()));
         }
     });
     ui.horizontal(|ui| {
@@ -132,7 +132,7 @@ fn stream(
         let done = s.summary.is_some();
         let b = ui.add_enabled(done && !s.save_as.trim().is_empty(), egui::Button::new("Save copy"));
         if b.on_disabled_hover_text("once the stream has ended (Stop ends it)").clicked() {
-            out.push(AppCommand::SaveStream {
+            tx.send(AppCommand::SaveStream {
                 composer: id,
                 from: s.path.clone(),
                 to: s.save_as.trim().into(),

@@ -8,7 +8,7 @@
 //! changes a server before the operator confirmed what it will do.
 
 use crate::net::profile::{ConnectionProfile, TransportKind};
-use crate::panes::command::{AppCommand, CallSpec};
+use crate::panes::command::{AppCommand, CallSpec, CommandSender};
 use crate::panes::composer::{ComposerState, Confirm, Response};
 use crate::panes::file::detail::shell_quote;
 use crate::panes::file::detail_view;
@@ -23,7 +23,7 @@ pub struct ComposerView<'a> {
     pub focused: bool,
 }
 
-pub fn show(st: &mut ComposerState, view: &ComposerView<'_>, ui: &mut egui::Ui, out: &mut Vec<AppCommand>) {
+pub fn show(st: &mut ComposerState, view: &ComposerView<'_>, ui: &mut egui::Ui, tx: &CommandSender) {
     let profile = view.profiles.iter().map(|(p, _)| p).find(|p| p.name == st.profile).cloned();
     ui.horizontal_wrapped(|ui| {
         profile_picker(st, view, ui);
@@ -63,12 +63,12 @@ pub fn show(st: &mut ComposerState, view: &ComposerView<'_>, ui: &mut egui::Ui, 
             egui::Button::new("Send").shortcut_text("Ctrl+Enter"),
         );
         if send.clicked() || (send_key && !busy && st.confirm.is_none()) {
-            ask_send(st, profile.as_ref(), &method, out);
+            ask_send(st, profile.as_ref(), &method, tx);
         }
         if ui.add_enabled(busy, egui::Button::new("Stop").shortcut_text("Esc")).clicked()
             || (stop_key && busy)
         {
-            stop(st, out);
+            stop(st, tx);
         }
         if ui.button("Copy as walscope call").clicked() {
             ui.ctx().copy_text(walscope_command(st, profile.as_ref(), &method));
@@ -83,12 +83,12 @@ pub fn show(st: &mut ComposerState, view: &ComposerView<'_>, ui: &mut egui::Ui, 
     if let Some(why) = &st.refused {
         ui.colored_label(ui.visuals().error_fg_color, format!("Not sent: {why}"));
     }
-    confirm_box(st, profile.as_ref(), &method, ui, out);
+    confirm_box(st, profile.as_ref(), &method, ui, tx);
     if st.show_history {
-        crate::panes::composer::history::show(st, view.pool, ui, out);
+        crate::panes::composer::history::show(st, view.pool, ui, tx);
     }
     ui.separator();
-    crate::panes::composer::response::show(st, view.pool, ui, out);
+    crate::panes::composer::response::show(st, view.pool, ui, tx);
 }
 
 fn profile_picker(st: &mut ComposerState, view: &ComposerView<'_>, ui: &mut egui::Ui) {
@@ -220,7 +220,7 @@ fn ask_send(
     st: &mut ComposerState,
     profile: Option<&ConnectionProfile>,
     method: &prost_reflect::MethodDescriptor,
-    out: &mut Vec<AppCommand>,
+    tx: &CommandSender,
 ) {
     st.refused = None;
     let Some(profile) = profile else {
@@ -242,7 +242,7 @@ fn ask_send(
         Some(guard) => {
             st.confirm = Some(Confirm { guard, typed: String::new(), stream: method.is_server_streaming() })
         }
-        None => send(st, profile, method, out),
+        None => send(st, profile, method, tx),
     }
 }
 
@@ -250,7 +250,7 @@ fn send(
     st: &mut ComposerState,
     profile: &ConnectionProfile,
     method: &prost_reflect::MethodDescriptor,
-    out: &mut Vec<AppCommand>,
+    tx: &CommandSender,
 ) {
     let metadata = match st.metadata_pairs() {
         Ok(m) => m,
@@ -267,7 +267,7 @@ fn send(
         }
     };
     st.confirm = None;
-    out.push(AppCommand::Call(Box::new(CallSpec {
+    tx.send(AppCommand::Call(Box::new(CallSpec {
         composer: st.id,
         profile: profile.clone(),
         method: method.full_name().to_string(),
@@ -278,10 +278,10 @@ fn send(
     })));
 }
 
-fn stop(st: &mut ComposerState, out: &mut Vec<AppCommand>) {
+fn stop(st: &mut ComposerState, tx: &CommandSender) {
     match &st.response {
-        Response::Waiting { job, .. } => out.push(AppCommand::CancelJob(*job)),
-        Response::Stream(s) => out.push(AppCommand::CancelJob(s.job)),
+        Response::Waiting { job, .. } => tx.send(AppCommand::CancelJob(*job)),
+        Response::Stream(s) => tx.send(AppCommand::CancelJob(s.job)),
         _ => {}
     }
 }
@@ -291,7 +291,7 @@ fn confirm_box(
     profile: Option<&ConnectionProfile>,
     method: &prost_reflect::MethodDescriptor,
     ui: &mut egui::Ui,
-    out: &mut Vec<AppCommand>,
+    tx: &CommandSender,
 ) {
     let Some(c) = st.confirm.as_mut() else { return };
     let mut go = false;
@@ -326,13 +326,13 @@ fn confirm_box(
             .ok()
             .and_then(|d| crate::net::guard::assess(method, &d.message, &p.endpoint, &p.confirm_methods));
         match now {
-            Some(g) if st.confirm.as_ref().is_some_and(|c| c.guard == g) => send(st, p, method, out),
+            Some(g) if st.confirm.as_ref().is_some_and(|c| c.guard == g) => send(st, p, method, tx),
             Some(g) => {
                 st.confirm =
                     Some(Confirm { guard: g, typed: String::new(), stream: method.is_server_streaming() });
                 st.refused = Some("the call changed since you confirmed it: read the box again".into());
             }
-            None => send(st, p, method, out),
+            None => send(st, p, method, tx),
         }
     }
 }

@@ -12,7 +12,7 @@ pub mod profile_form;
 
 use crate::net::probe::ProbeReport;
 use crate::net::profile::{ConnectionProfile, TransportKind};
-use crate::panes::command::AppCommand;
+use crate::panes::command::{AppCommand, CommandSender};
 use crate::panes::connections::profile_form::{AuthChoice, ProfileForm, SecretChoice, TlsChoice};
 use crate::panes::outcome::{JobError, JobOutput};
 use eframe::egui;
@@ -113,15 +113,10 @@ pub fn transport_name(t: TransportKind) -> &'static str {
 }
 
 /// The pane; `store` is where profiles are saved (shown to the operator).
-pub fn show(
-    st: &mut ConnectionsState,
-    store: &std::path::Path,
-    ui: &mut egui::Ui,
-    out: &mut Vec<AppCommand>,
-) {
+pub fn show(st: &mut ConnectionsState, store: &std::path::Path, ui: &mut egui::Ui, tx: &CommandSender) {
     if !st.loading {
         st.loading = true;
-        out.push(AppCommand::LoadProfiles);
+        tx.send(AppCommand::LoadProfiles);
     }
     ui.heading("Connections");
     ui.horizontal(|ui| {
@@ -129,7 +124,7 @@ pub fn show(
             st.form = Some(ProfileForm::default());
         }
         if ui.button("Reload saved profiles").clicked() {
-            out.push(AppCommand::LoadProfiles);
+            tx.send(AppCommand::LoadProfiles);
         }
         ui.weak(format!("saved in {}", store.display()));
     });
@@ -163,7 +158,7 @@ pub fn show(
                     ui.label(security(p));
                 }
             });
-            ui.horizontal_wrapped(|ui| row_buttons(st, p, *demo, ui, out));
+            ui.horizontal_wrapped(|ui| row_buttons(st, p, *demo, ui, tx));
             match st.result(&p.name) {
                 None => {}
                 Some(CheckResult::Running) => {
@@ -182,12 +177,12 @@ pub fn show(
         if let Some(action) = crate::panes::connections::profile_editor::show(form, &names, ui) {
             match action {
                 crate::panes::connections::profile_editor::FormAction::Save(profile) => {
-                    out.push(AppCommand::SaveProfile { original: form.original.clone(), profile });
+                    tx.send(AppCommand::SaveProfile { original: form.original.clone(), profile });
                     st.form = None;
                 }
                 crate::panes::connections::profile_editor::FormAction::Test(profile) => {
                     st.checks.insert(profile.name.clone(), CheckResult::Running);
-                    out.push(AppCommand::CheckProfile(profile));
+                    tx.send(AppCommand::CheckProfile(profile));
                 }
                 crate::panes::connections::profile_editor::FormAction::Cancel => st.form = None,
             }
@@ -213,19 +208,15 @@ fn row_buttons(
     p: &ConnectionProfile,
     demo: bool,
     ui: &mut egui::Ui,
-    out: &mut Vec<AppCommand>,
+    tx: &CommandSender,
 ) {
     let running = matches!(st.result(&p.name), Some(CheckResult::Running));
     if ui.add_enabled(!running, egui::Button::new(format!("Test {}", p.name))).clicked() {
         st.checks.insert(p.name.clone(), CheckResult::Running);
-        out.push(AppCommand::CheckProfile(p.clone()));
+        tx.send(AppCommand::CheckProfile(p.clone()));
     }
     if ui.button(format!("Compose with {}", p.name)).clicked() {
-        out.push(AppCommand::NewComposer {
-            profile: Some(p.name.clone()),
-            method: None,
-            request: Vec::new(),
-        });
+        tx.send(AppCommand::NewComposer { profile: Some(p.name.clone()), method: None, request: Vec::new() });
     }
     if ui.button(format!("Duplicate {}", p.name)).clicked() {
         st.form = Some(ProfileForm::duplicate(p, &st.names()));
@@ -239,7 +230,7 @@ fn row_buttons(
     }
     if st.confirm_delete.as_deref() == Some(p.name.as_str()) {
         if ui.button(format!("Really delete {}", p.name)).clicked() {
-            out.push(AppCommand::DeleteProfile(p.name.clone()));
+            tx.send(AppCommand::DeleteProfile(p.name.clone()));
             st.confirm_delete = None;
         }
         if ui.button("Keep it").clicked() {

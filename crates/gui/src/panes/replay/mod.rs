@@ -10,6 +10,11 @@
 mod plan;
 pub mod view;
 
+use super::command::CommandSender;
+use super::outcome::{JobError, JobOutput, JobResult};
+use super::{AppView, Pane};
+use crate::jobs::JobId;
+use eframe::egui;
 use std::sync::{Arc, Mutex};
 use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
@@ -147,4 +152,76 @@ pub fn explain(e: &ReplayError) -> String {
         }
     };
     if hint.is_empty() { e.to_string() } else { format!("{e} ({hint})") }
+}
+
+/// The apply job's label (the pane tells its jobs apart by their labels).
+pub const APPLY: &str = "replay apply";
+
+impl Pane for ReplayState {
+    fn title(&self, _view: &AppView<'_>) -> String {
+        "Replay".into()
+    }
+
+    /// Not while an apply runs (it is cancelled in the pane, on purpose).
+    fn closable(&self) -> bool {
+        self.live_apply().is_none()
+    }
+
+    fn draw(&mut self, ui: &mut egui::Ui, view: &AppView<'_>, tx: &CommandSender) {
+        let id = self.id;
+        egui::ScrollArea::vertical()
+            .id_salt(("replay", id))
+            .show(ui, |ui| ui.push_id(("replay", id), |ui| view::show(self, view.profiles, ui, tx)));
+    }
+
+    /// The folder picked, the plan, the apply's end or the verification a job brought.
+    fn apply(&mut self, _job: JobId, label: &str, result: JobResult, _view: &AppView<'_>) {
+        let r = self;
+        match result {
+            Ok(JobOutput::ReplayFolder { folder, .. }) => r.folder = folder.display().to_string(),
+            Ok(JobOutput::ReplayPlanned { result, .. }) => {
+                if let Ok(p) = &result
+                    && p.resumed
+                {
+                    // A plan from a journal keeps its options: show them.
+                    r.policy = p.plan.options.policy;
+                    r.auto_id = p.plan.options.auto_id;
+                }
+                r.planned = Some(result.map(std::sync::Arc::from));
+                r.stage = Stage::Planned;
+            }
+            Ok(JobOutput::ReplayApplied { result, .. }) => {
+                if let Ok(o) = &*result
+                    && let Some(v) = &o.verification
+                {
+                    r.verification = Some(Ok(v.clone()));
+                }
+                r.applied = Some(*result);
+                r.stage = Stage::Applied;
+            }
+            Ok(JobOutput::ReplayVerified { result, .. }) => {
+                r.verification = Some(result);
+                r.verifying = false;
+            }
+            Ok(_) => {}
+            Err(e) => {
+                if !matches!(e, JobError::Cancelled) {
+                    r.error = Some(format!("{label}: {e}"));
+                }
+                match label {
+                    "replay plan" if r.stage == Stage::Planning => r.stage = Stage::Setup,
+                    APPLY if r.stage == Stage::Applying => r.stage = Stage::Applied,
+                    "replay verification" => r.verifying = false,
+                    _ => {}
+                }
+            }
+        }
+    }
+
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
+    }
+    fn as_any_mut(&mut self) -> &mut dyn std::any::Any {
+        self
+    }
 }

@@ -10,7 +10,7 @@
 //! command without the operator's "Apply" in the confirmation.
 
 use crate::net::profile::ConnectionProfile;
-use crate::panes::command::AppCommand;
+use crate::panes::command::{AppCommand, CommandSender};
 use crate::panes::replay::{ReplayState, Stage, explain};
 use eframe::egui;
 use walscope_ops::replay::apply::{ApplyState, Verification};
@@ -53,7 +53,7 @@ pub fn show(
     st: &mut ReplayState,
     profiles: &[(ConnectionProfile, bool)],
     ui: &mut egui::Ui,
-    out: &mut Vec<AppCommand>,
+    tx: &CommandSender,
 ) {
     let id = st.id;
     ui.heading("Replay a salvage into the new primary");
@@ -61,7 +61,7 @@ pub fn show(
         "Re-applies the salvaged WAL tail through the public API. Plan first: nothing is sent until you confirm.",
     );
     let editable = !st.busy() && st.stage != Stage::Confirming;
-    ui.add_enabled_ui(editable, |ui| setup(st, profiles, ui, out));
+    ui.add_enabled_ui(editable, |ui| setup(st, profiles, ui, tx));
     ui.horizontal(|ui| {
         let plan = ui.add_enabled(editable, egui::Button::new("Plan"));
         if plan
@@ -70,7 +70,7 @@ pub fn show(
             )
             .clicked()
         {
-            out.push(AppCommand::PlanReplay(id));
+            tx.send(AppCommand::PlanReplay(id));
         }
         let apply = ui.add_enabled(st.can_apply(), egui::Button::new("Apply..."));
         if apply.on_disabled_hover_text(apply_blocked(st)).clicked() {
@@ -99,10 +99,10 @@ pub fn show(
             crate::panes::replay::plan::show(p, id, ui);
         }
     }
-    progress(st, ui, out);
-    outcome(st, ui, out);
+    progress(st, ui, tx);
+    outcome(st, ui, tx);
     if st.stage == Stage::Confirming {
-        confirm(st, ui, out);
+        confirm(st, ui, tx);
     }
 }
 
@@ -110,7 +110,7 @@ fn setup(
     st: &mut ReplayState,
     profiles: &[(ConnectionProfile, bool)],
     ui: &mut egui::Ui,
-    out: &mut Vec<AppCommand>,
+    tx: &CommandSender,
 ) {
     let id = st.id;
     egui::Grid::new(("replay_setup", id)).num_columns(2).show(ui, |ui| {
@@ -123,7 +123,7 @@ fn setup(
             )
             .labelled_by(l.id);
             if ui.button("Choose...").on_hover_text("Pick the folder with the desktop's dialog").clicked() {
-                out.push(AppCommand::PickReplayFolder(id));
+                tx.send(AppCommand::PickReplayFolder(id));
             }
         });
         ui.end_row();
@@ -171,7 +171,7 @@ fn apply_blocked(st: &ReplayState) -> String {
 }
 
 /// The confirmation: what the apply changes and where. Only its "Apply" sends.
-fn confirm(st: &mut ReplayState, ui: &mut egui::Ui, out: &mut Vec<AppCommand>) {
+fn confirm(st: &mut ReplayState, ui: &mut egui::Ui, tx: &CommandSender) {
     let Some(p) = st.plan_ok().cloned() else {
         st.stage = Stage::Planned;
         return;
@@ -240,13 +240,13 @@ fn confirm(st: &mut ReplayState, ui: &mut egui::Ui, out: &mut Vec<AppCommand>) {
         answer = Some(false);
     }
     match answer {
-        Some(true) => out.push(AppCommand::ApplyReplay(st.id)),
+        Some(true) => tx.send(AppCommand::ApplyReplay(st.id)),
         Some(false) => st.stage = if st.applied.is_some() { Stage::Applied } else { Stage::Planned },
         None => {}
     }
 }
 
-fn progress(st: &ReplayState, ui: &mut egui::Ui, out: &mut Vec<AppCommand>) {
+fn progress(st: &ReplayState, ui: &mut egui::Ui, tx: &CommandSender) {
     let Some(live) = st.live_apply() else { return };
     let p = live.progress.borrow().clone();
     ui.separator();
@@ -287,12 +287,12 @@ fn progress(st: &ReplayState, ui: &mut egui::Ui, out: &mut Vec<AppCommand>) {
             .on_hover_text("Stops after the unit being sent; the journal records what was applied")
             .clicked()
         {
-            out.push(AppCommand::CancelReplay(st.id));
+            tx.send(AppCommand::CancelReplay(st.id));
         }
     });
 }
 
-fn outcome(st: &ReplayState, ui: &mut egui::Ui, out: &mut Vec<AppCommand>) {
+fn outcome(st: &ReplayState, ui: &mut egui::Ui, tx: &CommandSender) {
     if let Some(a) = &st.applied {
         ui.separator();
         match a {
@@ -330,7 +330,7 @@ fn outcome(st: &ReplayState, ui: &mut egui::Ui, out: &mut Vec<AppCommand>) {
     }
     ui.horizontal(|ui| {
         if ui.add_enabled(!st.busy(), egui::Button::new("Verify again")).clicked() {
-            out.push(AppCommand::VerifyReplay(st.id));
+            tx.send(AppCommand::VerifyReplay(st.id));
         }
         if st.verifying {
             ui.spinner();

@@ -9,6 +9,11 @@
 mod rows;
 pub mod view;
 
+use super::command::CommandSender;
+use super::outcome::{JobError, JobOutput, JobResult};
+use super::{AppView, Pane};
+use crate::jobs::JobId;
+use eframe::egui;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use tokio::sync::watch;
@@ -129,5 +134,61 @@ impl SalvageState {
         self.ends.retain(|e| e.pchannel != end.pchannel);
         self.ends.push(end);
         self.ends.sort_by(|a, b| a.pchannel.cmp(&b.pchannel));
+    }
+}
+
+impl Pane for SalvageState {
+    fn title(&self, _view: &AppView<'_>) -> String {
+        "Salvage".into()
+    }
+
+    fn draw(&mut self, ui: &mut egui::Ui, view: &AppView<'_>, tx: &CommandSender) {
+        let id = self.id;
+        egui::ScrollArea::vertical()
+            .id_salt(("salvage", id))
+            .show(ui, |ui| ui.push_id(("salvage", id), |ui| view::show(self, view.profiles, ui, tx)));
+    }
+
+    /// The pchannels, checkpoints, unfinished dumps or ended dumps a job brought.
+    fn apply(&mut self, _job: JobId, _label: &str, result: JobResult, _view: &AppView<'_>) {
+        let s = self;
+        match result {
+            Ok(JobOutput::Pchannels { result, .. }) => match result {
+                Ok(p) => {
+                    s.pchannel_note = Some(Ok(format!(
+                        "{} pchannels from the old primary's replicate configuration",
+                        p.len()
+                    )));
+                    s.pchannels = p.join("\n");
+                }
+                Err(e) => {
+                    s.pchannel_note = Some(Err(format!(
+                        "the old primary did not say its pchannels ({e}); type or paste them"
+                    )))
+                }
+            },
+            Ok(JobOutput::Checkpoints { result, .. }) => s.checkpoints = Some(result),
+            Ok(JobOutput::Unfinished { result, .. }) => s.unfinished = Some(result),
+            Ok(JobOutput::SalvageEnded { ends, .. }) => {
+                for e in ends {
+                    s.ended(e);
+                }
+                s.running = !s.live_dumps().is_empty();
+                s.unfinished = None;
+            }
+            Ok(_) => {}
+            Err(JobError::Cancelled) => s.running = false,
+            Err(e) => {
+                s.error = Some(e.to_string());
+                s.running = false;
+            }
+        }
+    }
+
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
+    }
+    fn as_any_mut(&mut self) -> &mut dyn std::any::Any {
+        self
     }
 }

@@ -5,12 +5,12 @@
 //!
 //! Must never: hold a dump's messages (the report is read by a job from the file).
 
-use crate::panes::command::AppCommand;
+use crate::panes::command::{AppCommand, CommandSender};
 use crate::panes::salvage::SalvageState;
 use eframe::egui;
 use walscope_ops::salvage::job::SalvageState as JobState;
 
-pub fn show(st: &mut SalvageState, ui: &mut egui::Ui, out: &mut Vec<AppCommand>) {
+pub fn show(st: &mut SalvageState, ui: &mut egui::Ui, tx: &CommandSender) {
     let live = st.live_dumps();
     if live.is_empty() && st.ends.is_empty() {
         return;
@@ -81,13 +81,13 @@ pub fn show(st: &mut SalvageState, ui: &mut egui::Ui, out: &mut Vec<AppCommand>)
                     && !running.contains(&e.pchannel)
                     && ui.button(format!("Resume {}", e.pchannel)).clicked()
                 {
-                    out.push(AppCommand::ResumeSalvage { pane: st.id, pchannel: Some(e.pchannel.clone()) });
+                    tx.send(AppCommand::ResumeSalvage { pane: st.id, pchannel: Some(e.pchannel.clone()) });
                 }
                 // The job read the file back (a report): it is there. No disk check in a frame.
                 if e.report.as_ref().is_some_and(|r| r.is_ok()) {
                     open_all.push(e.file.clone());
                     if ui.button(format!("Open {}", e.pchannel)).clicked() {
-                        out.push(AppCommand::Open(e.file.clone()));
+                        tx.send(AppCommand::Open(e.file.clone()));
                     }
                 }
             });
@@ -135,6 +135,8 @@ pub fn show(st: &mut SalvageState, ui: &mut egui::Ui, out: &mut Vec<AppCommand>)
         });
     }
     if open_all.len() > 1 && ui.button("Open every dump").clicked() {
-        out.extend(open_all.into_iter().map(AppCommand::Open));
+        for p in open_all {
+            tx.send(AppCommand::Open(p));
+        }
     }
 }

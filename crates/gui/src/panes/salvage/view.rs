@@ -11,7 +11,7 @@
 //! folder that holds one (it offers to resume instead).
 
 use crate::net::profile::ConnectionProfile;
-use crate::panes::command::AppCommand;
+use crate::panes::command::{AppCommand, CommandSender};
 use crate::panes::salvage::SalvageState;
 use eframe::egui;
 
@@ -19,7 +19,7 @@ pub fn show(
     st: &mut SalvageState,
     profiles: &[(ConnectionProfile, bool)],
     ui: &mut egui::Ui,
-    out: &mut Vec<AppCommand>,
+    tx: &CommandSender,
 ) {
     let id = st.id;
     ui.heading("Salvage after a forced failover");
@@ -45,13 +45,13 @@ pub fn show(
             .labelled_by(l.id);
         ui.vertical(|ui| {
             if ui.button("Offer the old primary's pchannels").clicked() {
-                out.push(AppCommand::OfferPchannels(id));
+                tx.send(AppCommand::OfferPchannels(id));
             }
             if ui
                 .add_enabled(!st.pchannel_list().is_empty(), egui::Button::new("Fetch checkpoints"))
                 .clicked()
             {
-                out.push(AppCommand::FetchCheckpoints(id));
+                tx.send(AppCommand::FetchCheckpoints(id));
             }
         });
     });
@@ -86,10 +86,10 @@ pub fn show(
         let l = ui.label("Folder:");
         ui.add(egui::TextEdit::singleline(&mut st.folder).desired_width(420.0)).labelled_by(l.id);
         if ui.button("Look for unfinished dumps").clicked() {
-            out.push(AppCommand::LookInFolder(id));
+            tx.send(AppCommand::LookInFolder(id));
         }
     });
-    unfinished(st, ui, out);
+    unfinished(st, ui, tx);
     let ready = !st.ready_pchannels().is_empty() && !st.folder.trim().is_empty() && st.end_timetick().is_ok();
     ui.horizontal(|ui| {
         let start = ui.add_enabled(ready && !st.running, egui::Button::new("Start salvage"));
@@ -97,7 +97,7 @@ pub fn show(
             .on_disabled_hover_text("fetch the checkpoints, choose a folder, and let the current salvage end")
             .clicked()
         {
-            out.push(AppCommand::StartSalvage(id));
+            tx.send(AppCommand::StartSalvage(id));
         }
         if st.running && ui.button("Cancel all").clicked() {
             for d in st.live_dumps() {
@@ -108,7 +108,7 @@ pub fn show(
     if let Some(e) = &st.error {
         ui.colored_label(ui.visuals().error_fg_color, format!("Not started: {e}"));
     }
-    crate::panes::salvage::rows::show(st, ui, out);
+    crate::panes::salvage::rows::show(st, ui, tx);
     // The set has finished: its folder can be replayed into the new primary.
     if !st.running && !st.ends.is_empty() {
         ui.separator();
@@ -116,7 +116,7 @@ pub fn show(
             "Opens a replay pane on this folder and the new primary: plan first, nothing is sent until you confirm",
         );
         if b.clicked() {
-            out.push(AppCommand::NewReplay {
+            tx.send(AppCommand::NewReplay {
                 folder: Some(std::path::PathBuf::from(st.folder.trim())),
                 new_primary: Some(st.new_primary.clone()).filter(|n| !n.is_empty()),
             });
@@ -175,7 +175,7 @@ fn checkpoints(st: &SalvageState, ui: &mut egui::Ui) {
     }
 }
 
-fn unfinished(st: &SalvageState, ui: &mut egui::Ui, out: &mut Vec<AppCommand>) {
+fn unfinished(st: &SalvageState, ui: &mut egui::Ui, tx: &CommandSender) {
     match &st.unfinished {
         None => {}
         Some(Err(e)) => {
@@ -199,7 +199,7 @@ fn unfinished(st: &SalvageState, ui: &mut egui::Ui, out: &mut Vec<AppCommand>) {
                 });
             }
             if ui.add_enabled(!st.running, egui::Button::new("Resume the folder")).clicked() {
-                out.push(AppCommand::ResumeSalvage { pane: st.id, pchannel: None });
+                tx.send(AppCommand::ResumeSalvage { pane: st.id, pchannel: None });
             }
         }
     }

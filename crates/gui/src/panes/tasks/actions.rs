@@ -6,12 +6,12 @@
 //!
 //! Must never: send anything itself (it sends commands).
 
-use crate::panes::command::AppCommand;
+use crate::panes::command::{AppCommand, CommandSender};
 use crate::panes::tasks::{CLEAR_ALL_WORD, TasksState};
 use eframe::egui;
 use walscope_ops::jobs::task_poll::TaskBoard;
 
-pub fn show(st: &mut TasksState, board: &TaskBoard, ui: &mut egui::Ui, out: &mut Vec<AppCommand>) {
+pub fn show(st: &mut TasksState, board: &TaskBoard, ui: &mut egui::Ui, tx: &CommandSender) {
     let id = st.id;
     ui.strong("Create a sync task");
     ui.horizontal_wrapped(|ui| {
@@ -59,7 +59,7 @@ pub fn show(st: &mut TasksState, board: &TaskBoard, ui: &mut egui::Ui, out: &mut
         ui.horizontal_wrapped(|ui| {
             ui.colored_label(ui.visuals().warn_fg_color, what);
             if ui.button("Create it").clicked() {
-                out.push(AppCommand::TaskCall { dashboard: id, method: "CreateSyncTask", request: req });
+                tx.send(AppCommand::TaskCall { dashboard: id, method: "CreateSyncTask", request: req });
                 st.confirm_create = None;
             }
             if ui.button("Do not create").clicked() {
@@ -96,7 +96,7 @@ pub fn show(st: &mut TasksState, board: &TaskBoard, ui: &mut egui::Ui, out: &mut
         ui.add(egui::TextEdit::singleline(&mut st.clear_all_typed).desired_width(120.0)).labelled_by(l.id);
         let ready = st.clear_all_typed.trim() == CLEAR_ALL_WORD;
         if ui.add_enabled(ready, egui::Button::new("Delete every task")).clicked() {
-            out.push(AppCommand::TaskCall {
+            tx.send(AppCommand::TaskCall {
                 dashboard: id,
                 method: "TaskStatus",
                 request: serde_json::json!({"clear_all": true}),

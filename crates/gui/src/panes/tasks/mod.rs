@@ -15,9 +15,12 @@ mod table;
 /// The dashboard of View > Sync tasks (more may be open, with their own ids).
 pub const TASKS_DASHBOARD: u64 = 0;
 
+use super::outcome::JobResult;
+use super::{AppView, Pane, Placement};
 use crate::datasync::health::SubTaskHealth;
+use crate::jobs::JobId;
 use crate::net::profile::{ConnectionProfile, TransportKind};
-use crate::panes::command::AppCommand;
+use crate::panes::command::{AppCommand, CommandSender};
 use crate::panes::outcome::{JobError, JobOutput};
 use eframe::egui;
 use walscope_ops::jobs::task_poll::{TaskBoard, TaskPoller};
@@ -124,7 +127,7 @@ pub struct DashboardView<'a> {
     pub profiles: &'a [(ConnectionProfile, bool)],
 }
 
-pub fn show(st: &mut TasksState, view: &DashboardView<'_>, ui: &mut egui::Ui, out: &mut Vec<AppCommand>) {
+pub fn show(st: &mut TasksState, view: &DashboardView<'_>, ui: &mut egui::Ui, tx: &CommandSender) {
     let id = st.id;
     ui.heading("Sync tasks");
     ui.horizontal_wrapped(|ui| {
@@ -145,7 +148,7 @@ pub fn show(st: &mut TasksState, view: &DashboardView<'_>, ui: &mut egui::Ui, ou
             .response
             .labelled_by(l.id);
         if ui.add_enabled(!st.profile.is_empty(), egui::Button::new("Watch")).clicked() {
-            out.push(AppCommand::WatchTasks(id));
+            tx.send(AppCommand::WatchTasks(id));
         }
         let l = ui.label("every");
         let r = ui.add(egui::Slider::new(&mut st.interval_secs, 1..=60).suffix(" s")).labelled_by(l.id);
@@ -180,10 +183,10 @@ pub fn show(st: &mut TasksState, view: &DashboardView<'_>, ui: &mut egui::Ui, ou
     }
     status_line(&board, ui);
     let stale = board.error.is_some();
-    crate::panes::tasks::table::show(st, &board, stale, ui, out);
+    crate::panes::tasks::table::show(st, &board, stale, ui, tx);
     crate::panes::tasks::plot::show(st, &board, ui);
     ui.separator();
-    crate::panes::tasks::actions::show(st, &board, ui, out);
+    crate::panes::tasks::actions::show(st, &board, ui, tx);
 }
 
 fn status_line(board: &TaskBoard, ui: &mut egui::Ui) {
@@ -234,5 +237,34 @@ pub fn age(h: &SubTaskHealth) -> String {
         Some(ms) if ms < 120_000 => format!("{} s ago", ms / 1000),
         Some(ms) => format!("{} min ago", ms / 60_000),
         None => "-".into(),
+    }
+}
+
+impl Pane for TasksState {
+    fn title(&self, _view: &AppView<'_>) -> String {
+        "Sync tasks".into()
+    }
+
+    fn placement(&self) -> Placement {
+        Placement::Below
+    }
+
+    fn draw(&mut self, ui: &mut egui::Ui, view: &AppView<'_>, tx: &CommandSender) {
+        let id = self.id;
+        let dv = DashboardView { profiles: view.profiles };
+        egui::ScrollArea::vertical()
+            .id_salt(("tasks_panel", id))
+            .show(ui, |ui| ui.push_id(("tasks", id), |ui| show(self, &dv, ui, tx)));
+    }
+
+    fn apply(&mut self, _job: JobId, _label: &str, result: JobResult, _view: &AppView<'_>) {
+        self.take(result);
+    }
+
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
+    }
+    fn as_any_mut(&mut self) -> &mut dyn std::any::Any {
+        self
     }
 }

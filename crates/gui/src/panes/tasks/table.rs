@@ -6,18 +6,12 @@
 //!
 //! Must never: compute trouble itself (the poller's health module does).
 
-use crate::panes::command::AppCommand;
+use crate::panes::command::{AppCommand, CommandSender};
 use crate::panes::tasks::{TasksState, age, badge};
 use eframe::egui;
 use walscope_ops::jobs::task_poll::TaskBoard;
 
-pub fn show(
-    st: &mut TasksState,
-    board: &TaskBoard,
-    stale: bool,
-    ui: &mut egui::Ui,
-    out: &mut Vec<AppCommand>,
-) {
+pub fn show(st: &mut TasksState, board: &TaskBoard, stale: bool, ui: &mut egui::Ui, tx: &CommandSender) {
     if board.rows.is_empty() {
         ui.weak("No sync tasks on this SyncTool.");
         return;
@@ -66,7 +60,7 @@ pub fn show(
                     );
                 } else if confirming {
                     if ui.button(format!("Really delete the task of tid {tid}")).clicked() {
-                        out.push(delete(st.id, name.as_deref(), tid));
+                        tx.send(delete(st.id, name.as_deref(), tid));
                         st.confirm_delete = None;
                     }
                     if ui.button("Keep it").clicked() {
@@ -110,7 +104,7 @@ pub fn show(
                                 .link(p)
                                 .on_hover_text("open the progress file (when it is on this machine)");
                             if link.clicked() {
-                                out.push(AppCommand::Open(p.into()));
+                                tx.send(AppCommand::Open(p.into()));
                             }
                         }
                         None => {
