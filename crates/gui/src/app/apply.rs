@@ -58,6 +58,23 @@ impl WalscopeApp {
             AppCommand::OpenDemoCopy => self.open_demo_copy(),
             AppCommand::PickFile => self.pick_file(),
             AppCommand::CloseTab(i) => self.close_tab(i),
+            AppCommand::DiscardFile(path) => {
+                if let Some(i) = self.tabs.iter().position(|t| t.path == path) {
+                    self.discard_tab(i);
+                }
+            }
+            AppCommand::Reopen(path, read_as) => {
+                // Its pane waits in place while the file opens again.
+                if let Some(i) = self.tabs.iter().position(|t| t.path == path) {
+                    self.tabs.remove(i);
+                    self.active = self.active.min(self.tabs.len().saturating_sub(1));
+                    self.open_as(path, read_as);
+                }
+            }
+            AppCommand::Undo(path) => self.with_tab(&path, FileTab::undo),
+            AppCommand::Redo(path) => self.with_tab(&path, FileTab::redo),
+            AppCommand::AskSave { path, save_as: false } => self.with_tab(&path, FileTab::ask_save),
+            AppCommand::AskSave { path, save_as: true } => self.with_tab(&path, FileTab::ask_save_as),
             AppCommand::CancelJob(id) => self.jobs.cancel(id),
             AppCommand::LoadSchemas { proto, descriptor_set } => self.load_schemas(proto, descriptor_set),
             AppCommand::Reflect(target) => self.reflect(target),
@@ -127,6 +144,13 @@ impl WalscopeApp {
             self.tasks.poller = None;
         }
         self.panes.remove(&id);
+    }
+
+    /// Does `what` to the open file `path`, if it is open.
+    fn with_tab(&mut self, path: &std::path::Path, what: impl FnOnce(&mut FileTab)) {
+        if let Some(t) = self.tabs.iter_mut().find(|t| t.path == path) {
+            what(t);
+        }
     }
 
     /// Opens `path` in a new tab, on the job runtime.

@@ -37,17 +37,11 @@ pub(crate) fn draw(shell: &mut Shell<'_>, ui: &mut egui::Ui, pane: &mut Pane) {
                 shell.focus = Some(path.clone());
             }
             let active = shell.app.tabs.get(shell.app.active).is_some_and(|t| t.path == *path);
-            match shell.app.tabs.iter_mut().find(|t| t.path == *path) {
+            let app = &mut *shell.app;
+            match app.tabs.iter_mut().find(|t| t.path == *path) {
                 Some(tab) => {
-                    let out = ui
-                        .push_id(path.as_path(), |ui| crate::panes::file::view::show(tab, ui, active))
-                        .inner;
-                    if let Some(read_as) = out.reopen {
-                        shell.reopen.push((path.clone(), read_as));
-                    }
-                    if let Some((type_name, bytes)) = out.send {
-                        shell.app.send(crate::panes::command::AppCommand::SendMessage { type_name, bytes });
-                    }
+                    let tx = &app.commands;
+                    ui.push_id(path.as_path(), |ui| crate::panes::file::view::show(tab, ui, active, tx));
                 }
                 None => {
                     ui.horizontal(|ui| {

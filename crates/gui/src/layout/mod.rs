@@ -13,7 +13,6 @@
 
 mod draw;
 use crate::WalscopeApp;
-use crate::panes::file::ReadAs;
 use crate::panes::{PaneId as Pane, Placement};
 use eframe::egui;
 use egui_tiles::{Container, Tile, TileId, Tiles, Tree};
@@ -220,7 +219,6 @@ pub(crate) struct Shell<'a> {
     pub(crate) app: &'a mut WalscopeApp,
     closed: Vec<Pane>,
     pub(crate) focus: Option<PathBuf>,
-    pub(crate) reopen: Vec<(PathBuf, ReadAs)>,
 }
 
 impl egui_tiles::Behavior<Pane> for Shell<'_> {
@@ -320,9 +318,9 @@ pub fn show(app: &mut WalscopeApp, ui: &mut egui::Ui) {
     let open = wanted(app);
     app.layout.sync(&files, &app.opening, active.as_ref(), &open);
     let mut tree = std::mem::replace(&mut app.layout.tree, Tree::empty(egui::Id::unique(TREE_ID)));
-    let mut shell = Shell { app, closed: Vec::new(), focus: None, reopen: Vec::new() };
+    let mut shell = Shell { app, closed: Vec::new(), focus: None };
     tree.ui(&mut shell, ui);
-    let Shell { app, closed, focus, reopen } = shell;
+    let Shell { app, closed, focus } = shell;
     app.layout.tree = tree;
     if let Some(path) = focus
         && let Some(i) = app.tabs.iter().position(|t| t.path == path)
@@ -345,14 +343,6 @@ pub fn show(app: &mut WalscopeApp, ui: &mut egui::Ui) {
                 app.send(crate::panes::command::AppCommand::ClosePane(Pane::Tasks));
             }
             other => app.send(crate::panes::command::AppCommand::ClosePane(other)),
-        }
-    }
-    // Reading a file another way means opening it again; its pane waits in place.
-    for (path, read_as) in reopen {
-        if let Some(i) = app.tabs.iter().position(|t| t.path == path) {
-            app.tabs.remove(i);
-            app.active = app.active.min(app.tabs.len().saturating_sub(1));
-            app.open_as(path, read_as);
         }
     }
 }

@@ -52,6 +52,17 @@ pub enum AppCommand {
     PickFile,
     /// Close file tab N (asks first when it has unsaved edits).
     CloseTab(usize),
+    /// Close a file, dropping its unsaved edits (the operator said so).
+    DiscardFile(PathBuf),
+    /// Read an open file another way: it is opened again, its pane waiting in place.
+    Reopen(PathBuf, ReadAs),
+    /// Undo the last edit of a file.
+    Undo(PathBuf),
+    /// Redo the last undone edit of a file.
+    Redo(PathBuf),
+    /// Show what saving a file would write, then save it if confirmed (`save_as`: to another
+    /// file).
+    AskSave { path: PathBuf, save_as: bool },
     /// Stop a job.
     CancelJob(JobId),
     /// Load a .proto file (with include paths) or a descriptor set into the pool.

@@ -1,7 +1,9 @@
 //! Asks before a file with unsaved edits is closed: discard them, save first, or keep the file
 //! open. Nothing the operator typed is dropped without being asked.
+//! Must never: close or save the file itself (it sends `DiscardFile` or `AskSave`).
 
 use crate::WalscopeApp;
+use crate::panes::command::AppCommand;
 use eframe::egui;
 
 pub fn show(app: &mut WalscopeApp, ctx: &egui::Context) {
@@ -32,8 +34,8 @@ pub fn show(app: &mut WalscopeApp, ctx: &egui::Context) {
     });
     match choice {
         // The save confirmation shows next: nothing is written before it is confirmed there.
-        Some("save") => app.tabs[i].ask_save(),
-        Some("discard") => app.discard_tab(i),
+        Some("save") => app.send(AppCommand::AskSave { path, save_as: false }),
+        Some("discard") => app.send(AppCommand::DiscardFile(path)),
         Some(_) => {}
         None => return,
     }

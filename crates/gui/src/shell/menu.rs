@@ -1,7 +1,6 @@
 //! The menu bar: File (open, recent files, close), Edit (undo, redo, save of the active file),
 //! View (panels, theme), Connections (profiles and their checks), Help (shortcuts, the CLI).
-//! Must never: do the work itself; it sends commands, or asks the active `FileTab` (which
-//! queues its work for the app).
+//! Must never: do the work itself or change a pane's state; it sends commands.
 
 use crate::panes::command::AppCommand;
 use crate::{CLI_USAGE, WalscopeApp};
@@ -81,7 +80,7 @@ fn file_menu(app: &mut WalscopeApp, ui: &mut egui::Ui) {
 }
 
 fn edit_menu(app: &mut WalscopeApp, ui: &mut egui::Ui) {
-    let Some(tab) = app.tabs.get_mut(app.active) else {
+    let Some(tab) = app.tabs.get(app.active) else {
         ui.add_enabled(false, egui::Button::new("Undo").shortcut_text("Ctrl+Z"));
         ui.add_enabled(false, egui::Button::new("Redo").shortcut_text("Ctrl+Shift+Z"));
         ui.add_enabled(false, egui::Button::new("Save").shortcut_text("Ctrl+S"));
@@ -89,24 +88,29 @@ fn edit_menu(app: &mut WalscopeApp, ui: &mut egui::Ui) {
         return;
     };
     let saving = tab.saving.is_some();
+    let path = tab.path.clone();
+    let mut asked = None;
     if ui.add_enabled(tab.can_undo(), egui::Button::new("Undo").shortcut_text("Ctrl+Z")).clicked() {
-        tab.undo();
+        asked = Some(AppCommand::Undo(path.clone()));
     }
     if ui.add_enabled(tab.can_redo(), egui::Button::new("Redo").shortcut_text("Ctrl+Shift+Z")).clicked() {
-        tab.redo();
+        asked = Some(AppCommand::Redo(path.clone()));
     }
     // Shows what would be written first (see panels::confirm_save).
     let save = egui::Button::new(format!("Save {}", tab.title())).shortcut_text("Ctrl+S");
     if ui.add_enabled(tab.can_save(), save).clicked() {
-        tab.ask_save();
+        asked = Some(AppCommand::AskSave { path: path.clone(), save_as: false });
         ui.close();
     }
     if ui.add_enabled(tab.can_save(), egui::Button::new("Save as…")).clicked() {
-        tab.ask_save_as();
+        asked = Some(AppCommand::AskSave { path, save_as: true });
         ui.close();
     }
     if saving {
         ui.weak("saving...");
+    }
+    if let Some(cmd) = asked {
+        app.send(cmd);
     }
 }
 

@@ -2,22 +2,15 @@
 
 use super::{browser, detail_view};
 use crate::dump::Framing;
-use crate::panes::file::{FileTab, ReadAs};
+use crate::panes::command::{AppCommand, CommandSender};
+use crate::panes::file::FileTab;
 use eframe::egui;
-
-/// What the operator asked of the file view beyond the tab itself.
-#[derive(Default)]
-pub struct FileViewOut {
-    /// Read the file another way (it is opened again).
-    pub reopen: Option<ReadAs>,
-    /// "Send...": this message (type, bytes as edited) into a new composer.
-    pub send: Option<(String, Vec<u8>)>,
-}
 
 /// Draws the tab. Only the `active` file takes the keyboard shortcuts (several may be on
 /// screen side by side), and not while its save confirmation shows (Esc there cancels the
-/// save; it must not also drop the selection).
-pub fn show(tab: &mut FileTab, ui: &mut egui::Ui, active: bool) -> FileViewOut {
+/// save; it must not also drop the selection). Reading the file another way ("Reopen") and
+/// "Send..." (this message into a new composer) go out through `tx`.
+pub fn show(tab: &mut FileTab, ui: &mut egui::Ui, active: bool, tx: &CommandSender) {
     let active = active && tab.confirm_save.is_none();
     // After a save: the selection and scroll come back once the file is indexed that far.
     tab.poll_restore();
@@ -166,5 +159,10 @@ pub fn show(tab: &mut FileTab, ui: &mut egui::Ui, active: bool) -> FileViewOut {
             tab.select(i);
         }
     });
-    FileViewOut { reopen, send }
+    if let Some(read_as) = reopen {
+        tx.send(AppCommand::Reopen(tab.path.clone(), read_as));
+    }
+    if let Some((type_name, bytes)) = send {
+        tx.send(AppCommand::SendMessage { type_name, bytes });
+    }
 }
