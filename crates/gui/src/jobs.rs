@@ -43,28 +43,48 @@ pub type JobResult<T> = Result<T, JobError>;
 /// What a watched job (work the library runs itself) hands back when it is done: its last words.
 pub struct JobDone(pub String);
 
-/// Why a job did not do its work.
-#[derive(Debug, Clone, thiserror::Error)]
+/// Why a job did not do its work: the library's own error, kept typed so the pane that shows
+/// it can say what happened (the words are made where it is drawn).
+#[derive(Debug, thiserror::Error)]
 pub enum JobError {
     #[error(transparent)]
     Net(#[from] crate::net::NetError),
     #[error(transparent)]
     Schema(#[from] crate::schema::SchemaError),
-    #[error("{0}")]
-    Profile(String),
+    #[error(transparent)]
+    Profile(#[from] crate::net::profile::ProfileError),
+    #[error(transparent)]
+    History(#[from] crate::net::history::HistoryError),
+    #[error(transparent)]
+    Reflection(#[from] crate::net::reflection::ReflectionError),
+    #[error(transparent)]
+    Call(#[from] crate::net::call::CallError),
+    #[error(transparent)]
+    Input(#[from] walscope_core::input::InputError),
+    #[error(transparent)]
+    Dump(#[from] crate::dump::reader::DumpError),
+    #[error(transparent)]
+    Salvage(#[from] walscope_ops::salvage::SalvageError),
+    /// A SyncTool answered a dashboard's call with a refusal.
+    #[error("{method} was refused: {error}")]
+    SyncToolRefused { method: &'static str, error: crate::net::SyncToolError },
+    /// A call the dashboard has no way to send.
+    #[error("the dashboard does not send {0}")]
+    NotSent(&'static str),
+    /// A server did not answer in time.
+    #[error("{endpoint}: no answer within {secs} s")]
+    NoAnswer { endpoint: String, secs: u64 },
     /// A file could not be opened, read or written.
     #[error("{path}: {reason}")]
     File { path: std::path::PathBuf, reason: String },
+    /// The window's runtime could not start.
+    #[error("cannot start the network runtime: {0}")]
+    NoRuntime(Arc<std::io::Error>),
+    /// The job's task ended without handing back a result.
+    #[error("the job ended without a result (it panicked?)")]
+    Panicked,
     #[error("stopped")]
     Cancelled,
-    #[error("{0}")]
-    Other(String),
-}
-
-impl From<crate::net::profile::ProfileError> for JobError {
-    fn from(e: crate::net::profile::ProfileError) -> Self {
-        JobError::Profile(e.to_string())
-    }
 }
 
 /// What a job's body gets: where to report progress, whether it is cancelled, how to wake the UI.
@@ -126,7 +146,7 @@ pub struct Finished<T> {
 /// The window's jobs; `T` is what a job hands back when it did its work.
 pub struct JobRegistry<T> {
     runtime: Option<Arc<tokio::runtime::Runtime>>,
-    runtime_error: Option<String>,
+    runtime_error: Option<Arc<std::io::Error>>,
     jobs: Vec<Job<T>>,
     next: JobId,
     wake: Wake,
@@ -148,14 +168,14 @@ impl<T: From<JobDone> + Send + 'static> JobRegistry<T> {
                 .build()
             {
                 Ok(rt) => self.runtime = Some(Arc::new(rt)),
-                Err(e) => self.runtime_error = Some(format!("cannot start the network runtime: {e}")),
+                Err(e) => self.runtime_error = Some(Arc::new(e)),
             }
         }
         self.runtime.as_ref().map(|rt| rt.handle().clone())
     }
 
-    pub fn runtime_error(&self) -> Option<&str> {
-        self.runtime_error.as_deref()
+    pub fn runtime_error(&self) -> Option<JobError> {
+        self.runtime_error.clone().map(JobError::NoRuntime)
     }
 
     pub fn wake(&self) -> Wake {
@@ -214,8 +234,11 @@ impl<T: From<JobDone> + Send + 'static> JobRegistry<T> {
                 });
             }
             None => {
-                let why = self.runtime_error.clone().unwrap_or_default();
-                let _ = result_tx.send(Err(JobError::Other(why)));
+                let why = self
+                    .runtime_error
+                    .clone()
+                    .unwrap_or_else(|| Arc::new(std::io::Error::other("no runtime")));
+                let _ = result_tx.send(Err(JobError::NoRuntime(why)));
             }
         }
         let cancel = ctx.cancel.clone();
@@ -248,8 +271,11 @@ impl<T: From<JobDone> + Send + 'static> JobRegistry<T> {
                 });
             }
             None => {
-                let why = self.runtime_error.clone().unwrap_or_default();
-                let _ = result_tx.send(Err(JobError::Other(why)));
+                let why = self
+                    .runtime_error
+                    .clone()
+                    .unwrap_or_else(|| Arc::new(std::io::Error::other("no runtime")));
+                let _ = result_tx.send(Err(JobError::NoRuntime(why)));
             }
         }
         self.jobs.push(Job {
@@ -352,9 +378,7 @@ impl<T: From<JobDone> + Send + 'static> JobRegistry<T> {
                 Source::Spawned { result, .. } => match result.try_recv() {
                     Ok(r) => Some(r),
                     Err(oneshot::error::TryRecvError::Empty) => None,
-                    Err(oneshot::error::TryRecvError::Closed) => {
-                        Some(Err(JobError::Other("the job ended without a result (it panicked?)".into())))
-                    }
+                    Err(oneshot::error::TryRecvError::Closed) => Some(Err(JobError::Panicked)),
                 },
                 Source::Watched { probe, .. } => {
                     let (p, done) = probe();

@@ -242,14 +242,12 @@ impl WalscopeApp {
             let fetch = async {
                 let t = crate::net::grpc::GrpcTransport::connect(&settings).await?;
                 let mut next = (*base).clone();
-                let services = crate::net::reflection::load(&t, &mut next)
-                    .await
-                    .map_err(|e| JobError::Other(e.to_string()))?;
+                let services = crate::net::reflection::load(&t, &mut next).await?;
                 let summary = format!("server reflection at {}: {}", settings.endpoint, services.join(", "));
                 Ok::<_, JobError>(JobOutput::Schemas { set: Box::new(next), summary })
             };
             tokio::time::timeout(std::time::Duration::from_secs(20), fetch).await.unwrap_or_else(|_| {
-                Err(JobError::Other(format!("{}: no answer within 20 s", settings.endpoint)))
+                Err(JobError::NoAnswer { endpoint: settings.endpoint.to_string(), secs: 20 })
             })
         });
     }
@@ -437,7 +435,7 @@ impl WalscopeApp {
         tab_path: PathBuf,
         target: PathBuf,
         outcome: crate::atomic::Saved,
-        reopened: Option<Result<Box<FileTab>, String>>,
+        reopened: Option<Result<Box<FileTab>, JobError>>,
     ) {
         let words = crate::panes::file::save::outcome_words(&tab_path, &target, &outcome);
         self.notice = Some(Notice::info(&words));
@@ -470,6 +468,6 @@ pub(crate) fn open_job(
     wake: crate::dump::background::Wake,
 ) -> crate::panes::outcome::JobResult {
     // The reason names the file already.
-    let tab = FileTab::open_as(&path, set, wake, &read_as).map_err(JobError::Other)?;
+    let tab = FileTab::open_as(&path, set, wake, &read_as)?;
     Ok(JobOutput::Opened { path, tab: Box::new(tab) })
 }

@@ -116,7 +116,7 @@ impl WalscopeApp {
     pub fn runtime(&mut self) -> Option<tokio::runtime::Handle> {
         let rt = self.jobs.handle();
         if let Some(e) = self.jobs.runtime_error() {
-            self.notice = Some(Notice::error(e));
+            self.notice = Some(Notice::error(e.to_string()));
         }
         rt
     }

@@ -28,7 +28,7 @@ pub enum JobOutput {
         tab: PathBuf,
         target: PathBuf,
         outcome: crate::atomic::Saved,
-        reopened: Option<Result<Box<FileTab>, String>>,
+        reopened: Option<Result<Box<FileTab>, JobError>>,
     },
     /// A schema source loaded into a copy of the pool.
     Schemas { set: Box<SchemaSet>, summary: String },
@@ -45,13 +45,22 @@ pub enum JobOutput {
     /// The call history, as a composer asked for it.
     History { composer: u64, entries: Vec<crate::net::history::HistoryEntry> },
     /// A composer's stream ended: how, or why its dump could not be written.
-    Streamed { composer: u64, summary: Result<crate::net::call::StreamSummary, String> },
+    Streamed {
+        composer: u64,
+        summary: Result<crate::net::call::StreamSummary, walscope_ops::jobs::call_stream::CallStreamError>,
+    },
     /// The old primary's pchannels from its replicate configuration, for a salvage pane.
-    Pchannels { pane: u64, result: Result<Vec<String>, String> },
+    Pchannels { pane: u64, result: Result<Vec<String>, crate::net::NetError> },
     /// The salvage checkpoints fetched from the new primary.
-    Checkpoints { pane: u64, result: Result<walscope_ops::salvage::checkpoint::Checkpoints, String> },
+    Checkpoints {
+        pane: u64,
+        result: Result<walscope_ops::salvage::checkpoint::Checkpoints, crate::net::NetError>,
+    },
     /// A salvage folder's unfinished dumps.
-    Unfinished { pane: u64, result: Result<Vec<walscope_ops::salvage::folder::Unfinished>, String> },
+    Unfinished {
+        pane: u64,
+        result: Result<Vec<walscope_ops::salvage::folder::Unfinished>, walscope_ops::salvage::SalvageError>,
+    },
     /// A salvage set (or a resumed dump) ended: how each dump ended, and its report.
     SalvageEnded { pane: u64, ends: Vec<crate::panes::salvage::DumpEnd> },
     /// A folder chosen with the desktop's dialog for a replay pane.

@@ -162,10 +162,9 @@ impl WalscopeApp {
                     Ok(o.summary)
                 }
                 Err(e) => {
-                    let words = e.to_string();
-                    let failed = crate::net::NetError::Unsupported(format!("the stream's dump: {words}"));
+                    let failed = crate::net::NetError::Unsupported(format!("the stream's dump: {e}"));
                     record(history, entry.with_unary(&Err(failed), std::time::Duration::ZERO)).await;
-                    Err(words)
+                    Err(e)
                 }
             };
             Ok(JobOutput::Streamed { composer, summary })
@@ -187,7 +186,7 @@ impl WalscopeApp {
         let store = self.history_store();
         self.jobs.spawn_blocking("reading the call history", JobOwner::Pane(composer), move |_| {
             let search = Some(search.as_str()).filter(|s| !s.trim().is_empty());
-            let entries = store.list(search).map_err(|e| JobError::Other(e.to_string()))?;
+            let entries = store.list(search)?;
             Ok(JobOutput::History { composer, entries })
         });
     }
@@ -207,7 +206,7 @@ impl WalscopeApp {
 }
 
 fn method(set: &crate::schema::SchemaSet, full: &str) -> Result<prost_reflect::MethodDescriptor, JobError> {
-    crate::net::find_method(set.pool(), full).map_err(|e| JobError::Other(e.to_string()))
+    Ok(crate::net::find_method(set.pool(), full)?)
 }
 
 /// The history entry and call options of a call.

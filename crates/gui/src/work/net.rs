@@ -126,8 +126,7 @@ impl WalscopeApp {
             let t = crate::net::connect(&profile).await?;
             let client = crate::net::SyncToolClient::new(t, profile.call_options());
             let text = |k: &str| request.get(k).and_then(|v| v.as_str()).unwrap_or_default().to_string();
-            let refused =
-                |e: crate::net::SyncToolError| JobError::Other(format!("{method} was refused: {e}"));
+            let refused = |error: crate::net::SyncToolError| JobError::SyncToolRefused { method, error };
             match method {
                 "CreateSyncTask" => {
                     let mode = match request.get("mode").and_then(|m| m.as_u64()) {
@@ -150,7 +149,7 @@ impl WalscopeApp {
                     client.clear_all().await.map_err(refused)?;
                     Ok(JobOutput::Done("clear_all: every task deleted".into()))
                 }
-                other => Err(JobError::Other(format!("the dashboard does not send {other}"))),
+                other => Err(JobError::NotSent(other)),
             }
         });
     }

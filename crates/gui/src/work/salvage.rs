@@ -9,7 +9,7 @@ use crate::WalscopeApp;
 use crate::jobs::JobOwner;
 use crate::net::profile::ConnectionProfile;
 use crate::panes::PaneId;
-use crate::panes::outcome::{JobError, JobOutput};
+use crate::panes::outcome::JobOutput;
 use crate::panes::salvage::{DumpEnd, LiveDump, LiveSlot, SalvageState};
 use std::path::PathBuf;
 use walscope_ops::salvage::set::{self as salvage_set, RunOptions, SalvageSetRun, SalvageSetSpec, SetJob};
@@ -69,8 +69,7 @@ impl WalscopeApp {
                 &run.connect,
                 run.timeout,
             )
-            .await
-            .map_err(|e| format!("{}: {e}", e.kind().words()));
+            .await;
             Ok(JobOutput::Pchannels { pane, result })
         });
     }
@@ -111,8 +110,7 @@ impl WalscopeApp {
                 &run.connect,
                 run.timeout,
             )
-            .await
-            .map_err(|e| format!("{}: {e}", e.kind().words()));
+            .await;
             Ok(JobOutput::Checkpoints { pane, result })
         });
     }
@@ -122,7 +120,7 @@ impl WalscopeApp {
         let dir = PathBuf::from(s.folder.trim());
         self.jobs.spawn_blocking("looking for unfinished dumps", JobOwner::Pane(pane), move |_| {
             let result = if walscope_ops::salvage::folder::FolderManifest::path(&dir).exists() {
-                walscope_ops::salvage::folder::find_unfinished(&dir).map_err(|e| e.to_string())
+                walscope_ops::salvage::folder::find_unfinished(&dir)
             } else {
                 Ok(Vec::new())
             };
@@ -158,7 +156,7 @@ impl WalscopeApp {
         let live = s.live.clone();
         self.begin(pane);
         self.jobs.spawn_graceful("salvage", JobOwner::Pane(pane), move |ctx| async move {
-            let run = salvage_set::start(spec).await.map_err(|e| JobError::Other(e.to_string()))?;
+            let run = salvage_set::start(spec).await?;
             run_set(pane, run, &live, ctx).await
         });
     }
@@ -189,8 +187,7 @@ impl WalscopeApp {
                     let manifest = walscope_ops::salvage::folder::FolderManifest::load(&dir)?;
                     Ok(SalvageSetRun { dir: dir.clone(), manifest, checkpoints: None, jobs: vec![job] })
                 })(),
-            }
-            .map_err(|e| JobError::Other(e.to_string()))?;
+            }?;
             run_set(pane, run, &live, ctx).await
         });
     }

@@ -403,7 +403,7 @@ impl Pane for ComposerState {
             Ok(JobOutput::History { entries, .. }) => c.history = Some(Ok(entries)),
             Ok(JobOutput::Streamed { summary, .. }) => {
                 if let Response::Stream(s) = &mut c.response {
-                    s.summary = Some(summary);
+                    s.summary = Some(summary.map_err(|e| e.to_string()));
                 }
             }
             Ok(JobOutput::StreamSaved { path, .. }) => {

@@ -22,6 +22,7 @@ use crate::dump::edit_session::EditSession;
 use crate::dump::filter::FrameFilter;
 use crate::dump::view::FrameDecoder;
 use crate::dump::{DumpFile, OpenOptions};
+use crate::jobs::JobError;
 use crate::panes::file::detail::FrameDetail;
 use crate::panes::file::field_edit::EditRequest;
 use crate::panes::file::row_order::{RowOrder, SortColumn};
@@ -82,24 +83,24 @@ pub struct FileTab {
 
 impl FileTab {
     /// Opens a dump. Reads at most the 1 MiB detection sample; meant for a worker thread.
-    pub fn open(path: &Path, set: &SchemaSet, wake: Wake) -> Result<FileTab, String> {
+    pub fn open(path: &Path, set: &SchemaSet, wake: Wake) -> Result<FileTab, JobError> {
         Self::open_as(path, set, wake, &ReadAs::default())
     }
 
     /// Opens with the framing and/or type the operator chose instead of the detected ones.
-    pub fn open_as(path: &Path, set: &SchemaSet, wake: Wake, read_as: &ReadAs) -> Result<FileTab, String> {
+    pub fn open_as(path: &Path, set: &SchemaSet, wake: Wake, read_as: &ReadAs) -> Result<FileTab, JobError> {
         // Opened once: a FIFO or a device can be read only once.
-        let source = crate::dump::source::Source::open(path).map_err(|e| e.to_string())?;
+        let source = crate::dump::source::Source::open(path)?;
         let (mut desc, mut framing, mut why_type) = crate::dump::auto::choose(path, source.head(), set);
         if let Some(t) = read_as.type_name.as_deref().filter(|t| !t.trim().is_empty()) {
-            desc = Some(set.message(t.trim()).map_err(|e| e.to_string())?);
+            desc = Some(set.message(t.trim())?);
             why_type = "chosen by hand".into();
         }
         if read_as.framing.is_some() {
             framing = read_as.framing;
         }
         let opts = OpenOptions { framing, message_type: desc.clone(), ..OpenOptions::default() };
-        let dump = Arc::new(DumpFile::open_source(path, source, opts).map_err(|e| e.to_string())?);
+        let dump = Arc::new(DumpFile::open_source(path, source, opts)?);
         let decoder = Arc::new(FrameDecoder::new(set.pool().clone(), desc, 8192));
         let rows = RowLoader::spawn(dump.clone(), decoder.clone(), wake.clone());
         Ok(FileTab {

@@ -163,12 +163,17 @@ impl Pane for SalvageState {
                 }
                 Err(e) => {
                     s.pchannel_note = Some(Err(format!(
-                        "the old primary did not say its pchannels ({e}); type or paste them"
+                        "the old primary did not say its pchannels ({}: {e}); type or paste them",
+                        e.kind().words()
                     )))
                 }
             },
-            Ok(JobOutput::Checkpoints { result, .. }) => s.checkpoints = Some(result),
-            Ok(JobOutput::Unfinished { result, .. }) => s.unfinished = Some(result),
+            Ok(JobOutput::Checkpoints { result, .. }) => {
+                s.checkpoints = Some(result.map_err(|e| format!("{}: {e}", e.kind().words())))
+            }
+            Ok(JobOutput::Unfinished { result, .. }) => {
+                s.unfinished = Some(result.map_err(|e| e.to_string()))
+            }
             Ok(JobOutput::SalvageEnded { ends, .. }) => {
                 for e in ends {
                     s.ended(e);
