@@ -32,11 +32,63 @@ impl WalscopeApp {
     ) -> crate::panes::AppView<'a> {
         crate::panes::AppView {
             schemas: &self.schemas,
+            profiles_file: self.profile_store().path().to_path_buf(),
             profiles,
             focused_composer: self.focused_composer,
             jobs: self.jobs.running(),
             ended: &self.ended_jobs,
         }
+    }
+
+    /// Pane `id` (the app's own Schemas, Connections and first Sync tasks panes, or one of
+    /// [`crate::panes::Panes`]); None for the start page and files, drawn by the layout.
+    pub(crate) fn pane(&self, id: &crate::panes::PaneId) -> Option<&dyn Pane> {
+        use crate::panes::PaneId;
+        match id {
+            PaneId::Start | PaneId::File(_) => None,
+            PaneId::Schemas => Some(&self.schemas_state),
+            PaneId::Connections => Some(&self.connections),
+            PaneId::Tasks => Some(&self.tasks),
+            other => self.panes.pane(other),
+        }
+    }
+
+    /// Pane `id` to change, beside the read-only view it draws with (see [`Self::pane`]).
+    pub(crate) fn view_and_pane<'a>(
+        &'a mut self,
+        id: &crate::panes::PaneId,
+        profiles: &'a [(crate::net::profile::ConnectionProfile, bool)],
+    ) -> (crate::panes::AppView<'a>, Option<&'a mut dyn Pane>, &'a crate::panes::command::CommandSender) {
+        use crate::panes::PaneId;
+        let profiles_file = self.profile_store().path().to_path_buf();
+        let WalscopeApp {
+            schemas,
+            schemas_state,
+            connections,
+            tasks,
+            panes,
+            focused_composer,
+            jobs,
+            ended_jobs,
+            commands,
+            ..
+        } = self;
+        let view = crate::panes::AppView {
+            schemas,
+            profiles_file,
+            profiles,
+            focused_composer: *focused_composer,
+            jobs: jobs.running(),
+            ended: ended_jobs,
+        };
+        let pane: Option<&'a mut dyn Pane> = match id {
+            PaneId::Start | PaneId::File(_) => None,
+            PaneId::Schemas => Some(schemas_state),
+            PaneId::Connections => Some(connections),
+            PaneId::Tasks => Some(tasks),
+            other => panes.pane_mut(other),
+        };
+        (view, pane, commands)
     }
 
     /// Applies what the panels asked for this frame, then the work the file tabs queued.
@@ -136,14 +188,22 @@ impl WalscopeApp {
     /// A pane's tab was closed: its jobs stop (a salvage's dumps stay resumable, a replay's
     /// journal keeps the rest) and its state goes.
     fn close_pane(&mut self, id: crate::panes::PaneId) {
+        use crate::panes::PaneId;
         if let Some(n) = id.number() {
             self.jobs.cancel_owner(&JobOwner::Pane(n));
         }
-        if id == crate::panes::PaneId::Tasks {
-            // The first dashboard stays (hidden); only its poller stops.
-            self.tasks.poller = None;
+        // The app's own panes stay (hidden), the first dashboard without its poller.
+        match id {
+            PaneId::Schemas => self.show_schemas = false,
+            PaneId::Connections => self.show_connections = false,
+            PaneId::Tasks => {
+                self.show_tasks = false;
+                self.tasks.poller = None;
+            }
+            id => {
+                self.panes.remove(&id);
+            }
         }
-        self.panes.remove(&id);
     }
 
     /// Does `what` to the open file `path`, if it is open.
@@ -356,18 +416,13 @@ impl WalscopeApp {
                 (JobOwner::Pane(n), r) => {
                     let watching = matches!(r, Ok(JobOutput::Watching(_)));
                     let profiles = self.connections.profiles();
-                    let view = crate::panes::AppView {
-                        schemas: &self.schemas,
-                        profiles: &profiles,
-                        focused_composer: self.focused_composer,
-                        jobs: self.jobs.running(),
-                        ended: &self.ended_jobs,
+                    let id = match n {
+                        crate::panes::tasks::TASKS_DASHBOARD => Some(crate::panes::PaneId::Tasks),
+                        n => self.panes.ids().into_iter().find(|p| p.number() == Some(n)),
                     };
-                    let pane = match n {
-                        crate::panes::tasks::TASKS_DASHBOARD => Some(&mut self.tasks as &mut dyn Pane),
-                        n => self.panes.by_number_mut(n),
-                    };
-                    if let Some(p) = pane {
+                    if let Some(id) = id
+                        && let (view, Some(p), _) = self.view_and_pane(&id, &profiles)
+                    {
                         p.apply(f.id, &f.label, r, &view);
                     }
                     if watching {

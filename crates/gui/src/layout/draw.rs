@@ -1,5 +1,5 @@
-//! What each tile draws: the start page, a file, the Schemas and Connections panels by hand;
-//! every other pane through the [`crate::panes::Pane`] trait, with `&mut` its own state, a
+//! What each tile draws: the start page and a file by hand; every other pane through the
+//! [`crate::panes::Pane`] trait, with `&mut` its own state, a
 //! read-only [`crate::panes::AppView`] and the app's command sender.
 //!
 //! Must never: do work for a panel (panels send commands), or reach one pane's state from another.
@@ -16,18 +16,6 @@ pub(crate) fn draw(shell: &mut Shell<'_>, ui: &mut egui::Ui, pane: &mut Pane) {
             egui::ScrollArea::vertical()
                 .id_salt("start_pane")
                 .show(ui, |ui| crate::panes::start::show(shell.app, ui));
-        }
-        Pane::Schemas => {
-            egui::ScrollArea::vertical()
-                .id_salt("schemas_panel")
-                .show(ui, |ui| crate::panes::schemas::show(shell.app, ui));
-        }
-        Pane::Connections => {
-            let store = shell.app.profile_store().path().to_path_buf();
-            let tx = shell.app.sender();
-            egui::ScrollArea::vertical()
-                .id_salt("connections_panel")
-                .show(ui, |ui| crate::panes::connections::show(&mut shell.app.connections, &store, ui, &tx));
         }
         Pane::File(path) => {
             let pressed = ui.input(|i| {
@@ -54,20 +42,8 @@ pub(crate) fn draw(shell: &mut Shell<'_>, ui: &mut egui::Ui, pane: &mut Pane) {
         // Every other kind draws itself through the trait.
         other => {
             let profiles = shell.app.connections.profiles();
-            let app = &mut *shell.app;
-            let view = crate::panes::AppView {
-                schemas: &app.schemas,
-                profiles: &profiles,
-                focused_composer: app.focused_composer,
-                jobs: app.jobs.running(),
-                ended: &app.ended_jobs,
-            };
-            let pane = match other {
-                Pane::Tasks => Some(&mut app.tasks as &mut dyn crate::panes::Pane),
-                other => app.panes.pane_mut(other),
-            };
-            if let Some(p) = pane {
-                p.draw(ui, &view, &app.commands);
+            if let (view, Some(p), tx) = shell.app.view_and_pane(other, &profiles) {
+                p.draw(ui, &view, tx);
             }
         }
     }

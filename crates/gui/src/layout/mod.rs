@@ -230,8 +230,6 @@ impl egui_tiles::Behavior<Pane> for Shell<'_> {
     fn tab_title_for_pane(&mut self, pane: &Pane) -> egui::WidgetText {
         match pane {
             Pane::Start => "Start".into(),
-            Pane::Schemas => "Schemas".into(),
-            Pane::Connections => "Connections".into(),
             Pane::File(path) => {
                 let name = path
                     .file_name()
@@ -242,11 +240,7 @@ impl egui_tiles::Behavior<Pane> for Shell<'_> {
             other => {
                 let profiles = self.app.connections.profiles();
                 let view = self.app.view(&profiles);
-                let pane = match other {
-                    Pane::Tasks => Some(&self.app.tasks as &dyn crate::panes::Pane),
-                    other => self.app.panes.pane(other),
-                };
-                pane.map_or_else(String::new, |p| p.title(&view)).into()
+                self.app.pane(other).map_or_else(String::new, |p| p.title(&view)).into()
             }
         }
     }
@@ -254,8 +248,8 @@ impl egui_tiles::Behavior<Pane> for Shell<'_> {
     fn is_tab_closable(&self, tiles: &Tiles<Pane>, id: TileId) -> bool {
         match tiles.get(id) {
             Some(Tile::Pane(Pane::Start)) | None | Some(Tile::Container(_)) => false,
-            Some(Tile::Pane(Pane::File(_) | Pane::Schemas | Pane::Tasks | Pane::Connections)) => true,
-            Some(Tile::Pane(other)) => self.app.panes.pane(other).is_none_or(|p| p.closable()),
+            Some(Tile::Pane(Pane::File(_))) => true,
+            Some(Tile::Pane(other)) => self.app.pane(other).is_none_or(|p| p.closable()),
         }
     }
 
@@ -293,22 +287,19 @@ impl egui_tiles::Behavior<Pane> for Shell<'_> {
 /// The panes to show besides the files and the start page, each with its placement: the View
 /// menu's panels, then every open pane of the map in the order opened.
 fn wanted(app: &WalscopeApp) -> Vec<(Pane, Placement)> {
-    use crate::panes::Pane as _;
-    let mut out = Vec::new();
-    if app.show_schemas {
-        out.push((Pane::Schemas, Placement::Left));
-    }
-    if app.show_tasks {
-        out.push((Pane::Tasks, app.tasks.placement()));
-    }
-    if app.show_connections {
-        out.push((Pane::Connections, Placement::Tools));
-    }
-    for id in app.panes.ids() {
-        let at = app.panes.pane(&id).map_or(Placement::Tools, |p| p.placement());
-        out.push((id, at));
-    }
-    out
+    let shown = [
+        (Pane::Schemas, app.show_schemas),
+        (Pane::Tasks, app.show_tasks),
+        (Pane::Connections, app.show_connections),
+    ];
+    let app_panes = shown.into_iter().filter(|(_, on)| *on).map(|(id, _)| id);
+    app_panes
+        .chain(app.panes.ids())
+        .map(|id| {
+            let at = app.pane(&id).map_or(Placement::Tools, |p| p.placement());
+            (id, at)
+        })
+        .collect()
 }
 
 /// Draws the layout into `ui` and applies what was done in it (closing, focusing, reopening).
@@ -336,12 +327,6 @@ pub fn show(app: &mut WalscopeApp, ui: &mut egui::Ui) {
                 }
             }
             Pane::Start => {}
-            Pane::Schemas => app.show_schemas = false,
-            Pane::Connections => app.show_connections = false,
-            Pane::Tasks => {
-                app.show_tasks = false;
-                app.send(crate::panes::command::AppCommand::ClosePane(Pane::Tasks));
-            }
             other => app.send(crate::panes::command::AppCommand::ClosePane(other)),
         }
     }

@@ -33,6 +33,7 @@ use outcome::{JobOutput, JobResult};
 use serde::{Deserialize, Serialize};
 use std::any::Any;
 use std::path::PathBuf;
+use std::sync::Arc;
 
 /// Which pane a tile of the layout shows (kept in the remembered layout).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -81,7 +82,9 @@ pub enum Placement {
 
 /// What a pane may read of the app while it draws (never change).
 pub struct AppView<'a> {
-    pub schemas: &'a SchemaSet,
+    pub schemas: &'a Arc<SchemaSet>,
+    /// Where profiles are saved (profiles.json).
+    pub profiles_file: PathBuf,
     /// Every profile (saved and the demo's), and whether it is the demo's.
     pub profiles: &'a [(ConnectionProfile, bool)],
     /// The composer last clicked: it takes Ctrl+Enter and Esc.

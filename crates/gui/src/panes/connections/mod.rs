@@ -112,6 +112,25 @@ pub fn transport_name(t: TransportKind) -> &'static str {
     }
 }
 
+impl super::Pane for ConnectionsState {
+    fn title(&self, _view: &super::AppView<'_>) -> String {
+        "Connections".into()
+    }
+
+    fn draw(&mut self, ui: &mut egui::Ui, view: &super::AppView<'_>, tx: &CommandSender) {
+        egui::ScrollArea::vertical()
+            .id_salt("connections_panel")
+            .show(ui, |ui| show(self, &view.profiles_file, ui, tx));
+    }
+
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
+    }
+    fn as_any_mut(&mut self) -> &mut dyn std::any::Any {
+        self
+    }
+}
+
 /// The pane; `store` is where profiles are saved (shown to the operator).
 pub fn show(st: &mut ConnectionsState, store: &std::path::Path, ui: &mut egui::Ui, tx: &CommandSender) {
     if !st.loading {

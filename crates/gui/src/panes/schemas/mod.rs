@@ -2,7 +2,8 @@
 //! services with their definitions, and loading `.proto` files (with import paths) or descriptor
 //! sets on a worker thread, with the loader's diagnostics shown as they are.
 
-use crate::WalscopeApp;
+use super::command::CommandSender;
+use super::{AppView, Pane, Placement};
 use crate::jobs::JobOwner;
 use crate::panes::command::AppCommand;
 use crate::schema::{SchemaSet, SymbolKind};
@@ -164,19 +165,40 @@ fn builtin_files(set: &SchemaSet, ui: &mut egui::Ui) {
     }
 }
 
-pub fn show(app: &mut WalscopeApp, ui: &mut egui::Ui) {
+impl Pane for SchemasState {
+    fn title(&self, _view: &AppView<'_>) -> String {
+        "Schemas".into()
+    }
+
+    fn placement(&self) -> Placement {
+        Placement::Left
+    }
+
+    fn draw(&mut self, ui: &mut egui::Ui, view: &AppView<'_>, tx: &CommandSender) {
+        egui::ScrollArea::vertical().id_salt("schemas_panel").show(ui, |ui| show(self, view, ui, tx));
+    }
+
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
+    }
+    fn as_any_mut(&mut self) -> &mut dyn std::any::Any {
+        self
+    }
+}
+
+fn show(st: &mut SchemasState, view: &AppView<'_>, ui: &mut egui::Ui, tx: &CommandSender) {
+    let schemas = view.schemas;
     ui.heading("Schemas");
-    for (origin, files) in app.schemas.sources() {
+    for (origin, files) in schemas.sources() {
         ui.collapsing(format!("{origin} ({} files)", files.len()), |ui| {
             for f in files {
                 ui.monospace(f);
             }
         });
     }
-    builtin_files(&app.schemas, ui);
+    builtin_files(schemas, ui);
     ui.separator();
-    let st = &mut app.schemas_state;
-    st.types.refresh(&app.schemas);
+    st.types.refresh(schemas);
     ui.horizontal(|ui| {
         let l = ui.label("Find type:");
         ui.add(egui::TextEdit::singleline(&mut st.search).desired_width(200.0)).labelled_by(l.id);
@@ -188,7 +210,7 @@ pub fn show(app: &mut WalscopeApp, ui: &mut egui::Ui) {
     let list_height = (ui.clip_rect().height() - below).max(160.0);
     egui::ScrollArea::vertical().id_salt("types").max_height(list_height).show(ui, |ui| {
         if needle.is_empty() {
-            package_tree(&app.schemas, &st.types, &mut st.selected, ui);
+            package_tree(schemas, &st.types, &mut st.selected, ui);
             return;
         }
         let mut shown = 0;
@@ -209,7 +231,7 @@ pub fn show(app: &mut WalscopeApp, ui: &mut egui::Ui) {
     });
     if let Some(name) = &st.selected {
         ui.separator();
-        let text = crate::schema::describe(&app.schemas, name).unwrap_or_else(|e| e.to_string());
+        let text = crate::schema::describe(schemas, name).unwrap_or_else(|e| e.to_string());
         egui::ScrollArea::vertical().id_salt("definition").max_height(220.0).show(ui, |ui| {
             ui.monospace(text);
         });
@@ -224,7 +246,7 @@ pub fn show(app: &mut WalscopeApp, ui: &mut egui::Ui) {
         let l = ui.label("Import paths (separate with ;):");
         ui.add(egui::TextEdit::singleline(&mut st.import_paths).desired_width(140.0)).labelled_by(l.id);
     });
-    let busy = app.jobs.running_for(&JobOwner::Schemas).next().is_some();
+    let busy = view.jobs.iter().any(|j| j.owner == JobOwner::Schemas);
     let mut commands = Vec::new();
     if ui.add_enabled(!busy && !st.proto_file.trim().is_empty(), egui::Button::new("Load .proto")).clicked() {
         let includes =
@@ -263,7 +285,6 @@ pub fn show(app: &mut WalscopeApp, ui: &mut egui::Ui) {
     if busy {
         ui.spinner();
     }
-    let st = &app.schemas_state;
     match &st.last_load {
         Some(Ok(m)) => {
             ui.label(m);
@@ -274,6 +295,6 @@ pub fn show(app: &mut WalscopeApp, ui: &mut egui::Ui) {
         None => {}
     }
     for c in commands {
-        app.send(c);
+        tx.send(c);
     }
 }
