@@ -53,9 +53,39 @@ fn size_of_tree(dir: &Path) -> u64 {
 /// is the file's own pages and little more, with nothing large written into the cache, and an
 /// exit that says nothing could be read. (Before: about 54 million "ok" empty gRPC frames, an
 /// index of over 400 MB in memory and in the cache.)
+///
+/// The peak is the child's as the kernel counts it, which starts from this process's own pages
+/// when it forks: so it runs in a process of its own (this binary, that test only), where no
+/// other test (the window's suites draw whole frames) has grown the parent.
 #[cfg(target_os = "linux")]
 #[test]
 fn a_file_of_zeros_is_no_frames_in_bounded_memory_and_cache() {
+    let exe = std::env::current_exe().expect("the test binary");
+    let out = std::process::Command::new(exe)
+        .args([
+            "mistakes::absurd::zeros_measured_alone",
+            "--exact",
+            "--ignored",
+            "--nocapture",
+            "--test-threads=1",
+        ])
+        .env("WALSCOPE_MEASURE_ALONE", "1")
+        .output()
+        .expect("run the measurement");
+    let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert!(out.status.success(), "{text}");
+    assert!(text.contains("1 passed"), "the measurement did not run: {text}");
+}
+
+/// The measurement itself (started by [`a_file_of_zeros_is_no_frames_in_bounded_memory_and_cache`];
+/// on its own it does nothing).
+#[cfg(target_os = "linux")]
+#[test]
+#[ignore = "run alone by a_file_of_zeros_is_no_frames_in_bounded_memory_and_cache"]
+fn zeros_measured_alone() {
+    if std::env::var_os("WALSCOPE_MEASURE_ALONE").is_none() {
+        return;
+    }
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
     let len: u64 = 256 << 20;

@@ -7,7 +7,7 @@
 //! library already runs on its own threads (indexing, filter scans) is registered as a
 //! *watched* job: the registry reads its progress and can cancel it, the library does the work.
 //! Must never: block the UI thread (a frame only reads snapshots and `try_recv`s), or let a
-//! panel spawn work itself (panels send commands; the app starts jobs here).
+//! pane spawn work itself (panes send commands; the app starts jobs here).
 
 use crate::dump::background::Wake;
 use std::future::Future;

@@ -1,10 +1,11 @@
 //! The app state and the frame loop: take in finished jobs, take the shell's shortcuts, draw
-//! the shell (menu, dock layout, status bar), then apply what the panels asked for
+//! the shell (menu, dock layout, status bar), then apply what the panes asked for
 //! ([`crate::panes::command`]); what is remembered between runs goes through [`PersistedState`].
 //!
 //! Must never: wait on a file, a dialog or the network in a frame (jobs do, see [`JobRegistry`]).
 
 pub(crate) mod apply;
+mod results;
 
 use crate::dump::background::Wake;
 use crate::jobs::JobRegistry;
@@ -52,7 +53,7 @@ pub struct WalscopeApp {
     /// Where panes, the shell and the app send what they ask for (drained after drawing).
     pub(crate) commands: crate::panes::command::CommandSender,
     pub schemas_state: crate::panes::schemas::SchemasState,
-    /// The dock: file panes, the start page and the panels.
+    /// The dock: file panes, the start page and the other panes.
     pub layout: Layout,
     /// The last files opened (File > Recent files).
     pub recent: RecentFiles,

@@ -2,7 +2,7 @@
 //! [`crate::panes::Pane`] trait, with `&mut` its own state, a
 //! read-only [`crate::panes::AppView`] and the app's command sender.
 //!
-//! Must never: do work for a panel (panels send commands), or reach one pane's state from another.
+//! Must never: do work for a pane (panes send commands), or hand one pane another's state.
 
 use super::Shell;
 use crate::panes::PaneId as Pane;

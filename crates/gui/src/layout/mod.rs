@@ -2,7 +2,7 @@
 //! tasks panels and every pane of [`crate::panes::Panes`] are tiles of one
 //! [`egui_tiles::Tree`] that can be split, dragged and tabbed.
 //!
-//! Owns: the tree of [`PaneId`]s, keeping it in step with `WalscopeApp::tabs`, the View menu's
+//! Owns: the tree of [`crate::panes::PaneId`]s, keeping it in step with `WalscopeApp::tabs`, the View menu's
 //! panels and the open panes (tiles come and go with them; closing a tile's tab closes the
 //! file, hides the panel or closes the pane), and which file pane has the focus
 //! (`WalscopeApp::active`). A pane of the map is asked through the [`crate::panes::Pane`]

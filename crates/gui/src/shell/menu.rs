@@ -96,7 +96,7 @@ fn edit_menu(app: &mut WalscopeApp, ui: &mut egui::Ui) {
     if ui.add_enabled(tab.can_redo(), egui::Button::new("Redo").shortcut_text("Ctrl+Shift+Z")).clicked() {
         asked = Some(AppCommand::Redo(path.clone()));
     }
-    // Shows what would be written first (see panels::confirm_save).
+    // Shows what would be written first (see panes::file::confirm_save).
     let save = egui::Button::new(format!("Save {}", tab.title())).shortcut_text("Ctrl+S");
     if ui.add_enabled(tab.can_save(), save).clicked() {
         asked = Some(AppCommand::AskSave { path: path.clone(), save_as: false });

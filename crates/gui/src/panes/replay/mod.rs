@@ -7,7 +7,7 @@
 //! sends commands; the app runs the work as jobs and hands the results back here), or hold a
 //! salvage's bodies (the plan points at frames).
 
-mod plan;
+pub mod plan;
 pub mod view;
 
 use super::command::CommandSender;
