@@ -283,7 +283,7 @@ fn send_from_a_dump_frame_preselects_the_method_and_keeps_the_bytes() {
     h.state_mut().tabs[0].select(0);
     settle(&mut h);
     h.get_by_label("Send...").click();
-    step_until(&mut h, "a composer", |h| !h.state().panes.first::<ComposerState>().is_none());
+    step_until(&mut h, "a composer", |h| h.state().panes.first::<ComposerState>().is_some());
     settle(&mut h);
     let c = composer(&h);
     assert_eq!(c.method.as_deref(), Some("milvus.proto.milvus.MilvusService.DumpMessages"));

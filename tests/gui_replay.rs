@@ -191,7 +191,7 @@ fn the_salvage_pane_offers_the_replay_of_its_folder() {
     let folder = dir.path().join("salvage-x");
     h.state_mut().new_salvage();
     {
-        let s = &mut h.state_mut().panes.first_mut::<SalvageState>().unwrap();
+        let s = h.state_mut().panes.first_mut::<SalvageState>().unwrap();
         s.folder = folder.display().to_string();
         s.ends.push(walscope::ui::panes::salvage::DumpEnd {
             pchannel: "by-dev-rootcoord-dml_0".into(),
@@ -203,7 +203,7 @@ fn the_salvage_pane_offers_the_replay_of_its_folder() {
     }
     settle(&mut h);
     h.get_by_label("Replay into the new primary...").click();
-    step_until(&mut h, "the replay pane", |h| !h.state().panes.first::<ReplayState>().is_none());
+    step_until(&mut h, "the replay pane", |h| h.state().panes.first::<ReplayState>().is_some());
     settle(&mut h);
     assert_eq!(pane(&h).folder, folder.display().to_string());
     assert_eq!(pane(&h).new_primary, "demo-new-primary");

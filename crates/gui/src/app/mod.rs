@@ -302,7 +302,7 @@ impl WalscopeApp {
         egui::Panel::bottom("status").show(ui, |ui| crate::shell::status_bar::show(self, ui));
         egui::CentralPanel::default().show(ui, |ui| crate::layout::show(self, ui));
         crate::shell::confirm_close::show(self, ui.ctx());
-        crate::panes::file::confirm_save::show(self, ui.ctx());
+        crate::panes::file::confirm_save::show(&mut self.tabs, ui.ctx());
         self.apply_commands();
         // Jobs report through `wake`; while one runs, keep its numbers moving.
         if let Some(every) = self.jobs.next_repaint() {

@@ -13,9 +13,11 @@ pub(crate) fn draw(shell: &mut Shell<'_>, ui: &mut egui::Ui, pane: &mut Pane) {
     let rect = ui.max_rect();
     match pane {
         Pane::Start => {
-            egui::ScrollArea::vertical()
-                .id_salt("start_pane")
-                .show(ui, |ui| crate::panes::start::show(shell.app, ui));
+            egui::ScrollArea::vertical().id_salt("start_pane").show(ui, |ui| {
+                let app = &mut *shell.app;
+                let types = app.schemas.symbols().len();
+                crate::panes::start::show(&mut app.open_path, types, ui, &app.commands)
+            });
         }
         Pane::File(path) => {
             let pressed = ui.input(|i| {

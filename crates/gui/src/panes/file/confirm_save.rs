@@ -7,8 +7,8 @@
 //!
 //! Must never: write anything itself; it only tells the tab what the operator confirmed.
 
-use crate::WalscopeApp;
 use crate::atomic::backup_path;
+use crate::panes::file::FileTab;
 use crate::panes::file::edit_bar;
 use crate::panes::file::save::{SaveAsTarget, SaveAsView, check_save_as};
 use eframe::egui;
@@ -26,11 +26,13 @@ enum Choice {
     Cancel,
 }
 
-pub fn show(app: &mut WalscopeApp, ctx: &egui::Context) {
-    let Some(i) = app.tabs.iter().position(|t| t.confirm_save.is_some()) else { return };
+/// Shows the confirmation of the first of `tabs` that asked for one (`tabs`: every open file;
+/// the others may not be written over by a "Save as").
+pub fn show(tabs: &mut [FileTab], ctx: &egui::Context) {
+    let Some(i) = tabs.iter().position(|t| t.confirm_save.is_some()) else { return };
     let others: Vec<PathBuf> =
-        app.tabs.iter().enumerate().filter(|(j, _)| *j != i).map(|(_, t)| t.path.clone()).collect();
-    let tab = &mut app.tabs[i];
+        tabs.iter().enumerate().filter(|(j, _)| *j != i).map(|(_, t)| t.path.clone()).collect();
+    let tab = &mut tabs[i];
     let diff = tab.diff();
     let Some(mut ask) = tab.confirm_save.take() else { return };
     let path = tab.path.clone();
