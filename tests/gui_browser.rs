@@ -5,6 +5,8 @@ use crate::common::gui::{harness, settle, step_until};
 use egui_kittest::Harness;
 use egui_kittest::kittest::Queryable;
 use std::path::Path;
+use walscope::ui::panes::command::AppCommand;
+use walscope::ui::panes::file::TabWork;
 use walscope::ui::{CLI_USAGE, WalscopeApp};
 
 /// The window size these tests draw at.
@@ -310,8 +312,9 @@ fn save_refused(h: &mut Harness<'static, WalscopeApp>, i: usize) -> String {
     assert!(tab.session.is_dirty(), "the edit is made");
     tab.ask_save();
     tab.save_confirmed();
-    let save = tab.take_work().into_iter().find_map(|w| match w {
-        walscope::ui::panes::file::TabWork::Save(s) => Some(s),
+    // The save the tab asked the app for (taken before the app runs it).
+    let save = h.state().sender().drain().into_iter().find_map(|c| match c {
+        AppCommand::FileWork { work: TabWork::Save(s), .. } => Some(s),
         _ => None,
     });
     save.expect("a save").run().expect_err("the save is refused")

@@ -91,15 +91,10 @@ impl WalscopeApp {
         (view, pane, commands)
     }
 
-    /// Applies what the panels asked for this frame, then the work the file tabs queued.
+    /// Applies what was asked for this frame (the files' work included), in the order asked.
     pub fn apply_commands(&mut self) {
         for cmd in self.commands.drain() {
             self.apply(cmd);
-        }
-        for i in 0..self.tabs.len() {
-            for work in self.tabs[i].take_work() {
-                self.start_tab_work(i, work);
-            }
         }
     }
 
@@ -121,6 +116,11 @@ impl WalscopeApp {
                     self.tabs.remove(i);
                     self.active = self.active.min(self.tabs.len().saturating_sub(1));
                     self.open_as(path, read_as);
+                }
+            }
+            AppCommand::FileWork { path, work } => {
+                if let Some(i) = self.tabs.iter().position(|t| t.path == path) {
+                    self.start_tab_work(i, work);
                 }
             }
             AppCommand::Undo(path) => self.with_tab(&path, FileTab::undo),

@@ -27,23 +27,25 @@ impl WalscopeApp {
                 self.ended_jobs.remove(0);
             }
             match (f.owner, f.result) {
-                (JobOwner::File(path), Ok(JobOutput::Opened { tab, .. })) => {
+                (JobOwner::File(path), Ok(JobOutput::Opened { mut tab, .. })) => {
                     self.opening.retain(|p| *p != path);
                     self.recent.push(path.clone());
                     self.watch_indexing(&tab);
                     match self.tabs.iter().position(|t| t.path == path) {
                         Some(i) => self.active = i,
                         None => {
+                            tab.commands = self.sender();
                             self.tabs.push(*tab);
                             self.active = self.tabs.len() - 1;
                         }
                     }
                 }
-                (_, Ok(JobOutput::Opened { path, tab })) => {
+                (_, Ok(JobOutput::Opened { path, mut tab })) => {
                     // From the file dialog: the path was not known when the job started.
                     if !self.tabs.iter().any(|t| t.path == path) {
                         self.recent.push(path.clone());
                         self.watch_indexing(&tab);
+                        tab.commands = self.sender();
                         self.tabs.push(*tab);
                         self.active = self.tabs.len() - 1;
                     }
@@ -149,6 +151,7 @@ impl WalscopeApp {
                     self.recent.push(target.clone());
                 }
                 self.watch_indexing(&tab);
+                tab.commands = self.sender();
                 self.tabs[i] = *tab;
             }
             Some(Err(e)) => {

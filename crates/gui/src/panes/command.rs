@@ -3,7 +3,8 @@
 //! (`WalscopeApp::apply_commands`), and starts a job wherever work is needed.
 //!
 //! Must never: carry a closure or a handle that does work (a command says what is wanted; the
-//! app decides how).
+//! app decides how). The one exception left is `FileWork`: a file's size sort travels as the
+//! closure `RowOrder::sort_by` made, and a filter scan as the library's handle to watch.
 
 use super::file::ReadAs;
 use super::outcome::Notice;
@@ -56,6 +57,8 @@ pub enum AppCommand {
     DiscardFile(PathBuf),
     /// Read an open file another way: it is opened again, its pane waiting in place.
     Reopen(PathBuf, ReadAs),
+    /// Run what a file asked for (a save, a size sort, a filter scan to watch) as a job.
+    FileWork { path: PathBuf, work: super::file::TabWork },
     /// Undo the last edit of a file.
     Undo(PathBuf),
     /// Redo the last undone edit of a file.

@@ -23,6 +23,7 @@ use crate::dump::filter::FrameFilter;
 use crate::dump::view::FrameDecoder;
 use crate::dump::{DumpFile, OpenOptions};
 use crate::jobs::JobError;
+use crate::panes::command::{AppCommand, CommandSender};
 use crate::panes::file::detail::FrameDetail;
 use crate::panes::file::field_edit::EditRequest;
 use crate::panes::file::row_order::{RowOrder, SortColumn};
@@ -62,8 +63,9 @@ pub struct FileTab {
     pub session: EditSession,
     /// Where the save in progress writes (the app runs it as a job).
     pub saving: Option<PathBuf>,
-    /// Work this tab asked for, taken by the app after the frame (see [`FileTab::take_work`]).
-    pub(crate) work: Vec<TabWork>,
+    /// Where this tab asks the app for work (a save, a size sort, a filter scan to watch): the
+    /// app's sender once the tab is in the app (a tab made alone sends into a queue nobody reads).
+    pub commands: CommandSender,
     /// A save asked for and not confirmed yet: the confirmation is showing.
     pub confirm_save: Option<SaveAsk>,
     /// What a save's reopening still has to put back (selection, scroll).
@@ -118,7 +120,7 @@ impl FileTab {
             detail: None,
             session: EditSession::default(),
             saving: None,
-            work: Vec::new(),
+            commands: CommandSender::default(),
             confirm_save: None,
             restore: None,
             scroll_y: 0.0,
@@ -212,7 +214,7 @@ impl FileTab {
         }
         let base = if column == SortColumn::Size { self.unsorted(0..self.row_count()) } else { Vec::new() };
         if let Some(sort) = self.order.sort_by(column, self.dump.clone(), base, self.wake.clone()) {
-            self.work.push(TabWork::Sort(sort));
+            self.ask(TabWork::Sort(sort));
         }
         Ok(())
     }
@@ -231,7 +233,7 @@ impl FileTab {
         match FrameFilter::parse(&self.filter_text) {
             Ok(f) => {
                 let scan = FilterScan::spawn(self.dump.clone(), self.decoder.clone(), f, self.wake.clone());
-                self.work.push(TabWork::WatchScan(scan.watch()));
+                self.ask(TabWork::WatchScan(scan.watch()));
                 self.scan = Some(scan);
             }
             Err(e) => self.filter_error = Some(e),
@@ -369,9 +371,9 @@ impl FileTab {
         }
     }
 
-    /// The work queued since the last call (the app starts a job for each).
-    pub fn take_work(&mut self) -> Vec<TabWork> {
-        std::mem::take(&mut self.work)
+    /// Asks the app to run `work` for this file (it starts a job after the frame).
+    pub(crate) fn ask(&self, work: TabWork) {
+        self.commands.send(AppCommand::FileWork { path: self.path.clone(), work });
     }
 }
 

@@ -106,7 +106,7 @@ impl FileTab {
         let in_place = target.is_none();
         let target = target.unwrap_or_else(|| self.path.clone());
         self.saving = Some(target.clone());
-        self.work.push(TabWork::Save(SaveWork {
+        self.ask(TabWork::Save(SaveWork {
             pending: self.session.pending(),
             dump: self.dump.clone(),
             target,
