@@ -347,15 +347,6 @@ impl<T: From<JobDone> + Send + 'static> JobRegistry<T> {
         }
     }
 
-    /// Cancels the jobs of `owner` whose label `pick` chooses.
-    pub fn cancel_where(&mut self, owner: &JobOwner, pick: impl Fn(&str) -> bool) {
-        let ids: Vec<JobId> =
-            self.jobs.iter().filter(|j| j.owner == *owner && pick(&j.label)).map(|j| j.id).collect();
-        for id in ids {
-            self.cancel(id);
-        }
-    }
-
     /// The jobs still running, oldest first.
     pub fn running(&self) -> &[Job<T>] {
         &self.jobs

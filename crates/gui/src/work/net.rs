@@ -71,8 +71,10 @@ impl WalscopeApp {
         let Some(profile) = self.dashboard_profile(id) else { return };
         let owner = JobOwner::Pane(id);
         // Only the poller and its connection stop; a create or delete already sent goes on.
-        self.jobs
-            .cancel_where(&owner, |label| label == "sync-task poller" || label.starts_with("connecting to"));
+        let watching = self.dashboard_mut(id).map(|d| std::mem::take(&mut d.watch_jobs)).unwrap_or_default();
+        for job in watching {
+            self.jobs.cancel(job);
+        }
         if let Some(d) = self.dashboard_mut(id) {
             d.poller = None;
             d.watched = Some(profile.name.clone());
@@ -82,7 +84,7 @@ impl WalscopeApp {
         let names_file = Some(self.streams_dir().with_file_name("sync_tables.json"));
         let health = self.tasks_health;
         let label = format!("connecting to {}", profile.name);
-        self.jobs.spawn(label, owner, move |_| async move {
+        let job = self.jobs.spawn(label, owner, move |_| async move {
             let t = crate::net::connect(&profile).await?;
             let config = walscope_ops::jobs::task_poll::PollerConfig {
                 every,
@@ -93,6 +95,9 @@ impl WalscopeApp {
             let poller = walscope_ops::jobs::task_poll::TaskPoller::spawn_with(&rt, t, config);
             Ok(JobOutput::Watching(Box::new(poller)))
         });
+        if let Some(d) = self.dashboard_mut(id) {
+            d.watch_jobs.push(job);
+        }
     }
 
     /// A poller is running for dashboard `id`: the status bar shows it, with a stop.
@@ -105,13 +110,16 @@ impl WalscopeApp {
             let text = format!("watching {name}: poll {}", b.polls);
             (crate::jobs::JobProgress { fraction: None, text }, board.has_changed().is_err())
         });
-        self.jobs.watch(
+        let job = self.jobs.watch(
             "sync-task poller",
             JobOwner::Pane(id),
             Duration::from_millis(500),
             probe,
             Box::new(stop),
         );
+        if let Some(d) = self.dashboard_mut(id) {
+            d.watch_jobs.push(job);
+        }
     }
 
     pub(crate) fn task_call(&mut self, id: u64, method: &'static str, request: serde_json::Value) {

@@ -19,8 +19,6 @@ use std::time::Duration;
 use walscope_ops::replay::apply::{self as replay, ApplyOptions, ApplyState, ReplaySpec};
 use walscope_ops::replay::plan::PlanOptions;
 
-use crate::panes::replay::APPLY;
-
 impl WalscopeApp {
     /// Opens a replay pane on `folder` into `new_primary` (the demo's new primary when `--demo`
     /// runs and none is given).
@@ -97,10 +95,13 @@ impl WalscopeApp {
         r.applied = None;
         r.verification = None;
         r.stage = Stage::Planning;
-        self.jobs.spawn("replay plan", JobOwner::Pane(pane), move |_| async move {
+        let job = self.jobs.spawn("replay plan", JobOwner::Pane(pane), move |_| async move {
             let result = replay::plan(&spec).await.map(Box::new);
             Ok(JobOutput::ReplayPlanned { pane, result })
         });
+        if let Some(r) = self.replay_mut(pane) {
+            r.jobs.plan = Some(job);
+        }
     }
 
     /// Applies the shown plan. Only ever sent by the confirmation's "Apply".
@@ -121,50 +122,58 @@ impl WalscopeApp {
         r.applied = None;
         r.verification = None;
         r.error = None;
-        self.jobs.spawn_graceful(APPLY, JobOwner::Pane(pane), move |ctx: JobCtx| async move {
-            let handle = replay::spawn_apply(&planned, settings, timeout, options);
-            if let Ok(mut l) = live.lock() {
-                *l = Some(LiveApply { progress: handle.progress.clone(), cancel: handle.cancel.clone() });
-            }
-            (ctx.wake)();
-            // The status bar's numbers, and a cancel of the job stops the apply between units.
-            let (mut rx, stop, c) = (handle.progress.clone(), handle.cancel.clone(), ctx.clone());
-            let watcher = tokio::spawn(async move {
-                loop {
-                    tokio::select! {
-                        () = c.cancel.cancelled() => {
-                            stop.cancel();
-                            break;
-                        }
-                        changed = rx.changed() => {
-                            if changed.is_err() {
+        let job =
+            self.jobs.spawn_graceful("replay apply", JobOwner::Pane(pane), move |ctx: JobCtx| async move {
+                let handle = replay::spawn_apply(&planned, settings, timeout, options);
+                if let Ok(mut l) = live.lock() {
+                    *l = Some(LiveApply { progress: handle.progress.clone(), cancel: handle.cancel.clone() });
+                }
+                (ctx.wake)();
+                // The status bar's numbers, and a cancel of the job stops the apply between units.
+                let (mut rx, stop, c) = (handle.progress.clone(), handle.cancel.clone(), ctx.clone());
+                let watcher = tokio::spawn(async move {
+                    loop {
+                        tokio::select! {
+                            () = c.cancel.cancelled() => {
+                                stop.cancel();
                                 break;
                             }
-                            let p = rx.borrow_and_update().clone();
-                            let done = p.units_done + p.units_already;
-                            let fraction = done as f32 / p.units_total.max(1) as f32;
-                            let text = match p.state {
-                                ApplyState::Verifying => "replay: verifying".to_string(),
-                                _ => format!("replay: {done}/{} units, {} rows", p.units_total, p.rows),
-                            };
-                            c.report(Some(fraction), text);
+                            changed = rx.changed() => {
+                                if changed.is_err() {
+                                    break;
+                                }
+                                let p = rx.borrow_and_update().clone();
+                                let done = p.units_done + p.units_already;
+                                let fraction = done as f32 / p.units_total.max(1) as f32;
+                                let text = match p.state {
+                                    ApplyState::Verifying => "replay: verifying".to_string(),
+                                    _ => format!("replay: {done}/{} units, {} rows", p.units_total, p.rows),
+                                };
+                                c.report(Some(fraction), text);
+                            }
                         }
                     }
+                });
+                let result = handle.wait().await;
+                watcher.abort();
+                if let Ok(mut l) = live.lock() {
+                    *l = None;
                 }
+                Ok(JobOutput::ReplayApplied { pane, result: Box::new(result) })
             });
-            let result = handle.wait().await;
-            watcher.abort();
-            if let Ok(mut l) = live.lock() {
-                *l = None;
-            }
-            Ok(JobOutput::ReplayApplied { pane, result: Box::new(result) })
-        });
+        if let Some(r) = self.replay_mut(pane) {
+            r.jobs.apply = Some(job);
+        }
     }
 
     /// Stops the running apply after the unit it is sending (the journal stays consistent).
     pub(crate) fn cancel_replay(&mut self, pane: u64) {
-        self.jobs.cancel_where(&JobOwner::Pane(pane), |l| l == APPLY);
-        if let Some(a) = self.panes.get::<ReplayState>(&PaneId::Replay(pane)).and_then(|r| r.live_apply()) {
+        let Some(r) = self.panes.get::<ReplayState>(&PaneId::Replay(pane)) else { return };
+        let (job, live) = (r.jobs.apply, r.live_apply());
+        if let Some(job) = job {
+            self.jobs.cancel(job);
+        }
+        if let Some(a) = live {
             a.cancel.cancel();
         }
     }
@@ -182,9 +191,12 @@ impl WalscopeApp {
         }
         r.verifying = true;
         r.error = None;
-        self.jobs.spawn("replay verification", JobOwner::Pane(pane), move |_| async move {
+        let job = self.jobs.spawn("replay verification", JobOwner::Pane(pane), move |_| async move {
             let result = replay::verify(&planned.plan, &settings, timeout).await;
             Ok(JobOutput::ReplayVerified { pane, result })
         });
+        if let Some(r) = self.replay_mut(pane) {
+            r.jobs.verify = Some(job);
+        }
     }
 }

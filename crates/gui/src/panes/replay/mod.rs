@@ -73,6 +73,8 @@ pub struct ReplayState {
     pub error: Option<String>,
     /// The folder and profile the shown plan was made for.
     pub planned_with: Option<(String, String)>,
+    /// The jobs this pane started last, by what they do (their results are told apart by id).
+    pub jobs: ReplayJobs,
 }
 
 impl ReplayState {
@@ -93,6 +95,7 @@ impl ReplayState {
             verifying: false,
             error: None,
             planned_with: None,
+            jobs: ReplayJobs::default(),
         }
     }
 
@@ -154,8 +157,13 @@ pub fn explain(e: &ReplayError) -> String {
     if hint.is_empty() { e.to_string() } else { format!("{e} ({hint})") }
 }
 
-/// The apply job's label (the pane tells its jobs apart by their labels).
-pub const APPLY: &str = "replay apply";
+/// The jobs a replay pane started last: a plan, an apply, a verification.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ReplayJobs {
+    pub plan: Option<JobId>,
+    pub apply: Option<JobId>,
+    pub verify: Option<JobId>,
+}
 
 impl Pane for ReplayState {
     fn title(&self, _view: &AppView<'_>) -> String {
@@ -175,7 +183,7 @@ impl Pane for ReplayState {
     }
 
     /// The folder picked, the plan, the apply's end or the verification a job brought.
-    fn apply(&mut self, _job: JobId, label: &str, result: JobResult, _view: &AppView<'_>) {
+    fn apply(&mut self, job: JobId, label: &str, result: JobResult, _view: &AppView<'_>) {
         let r = self;
         match result {
             Ok(JobOutput::ReplayFolder { folder, .. }) => r.folder = folder.display().to_string(),
@@ -208,11 +216,13 @@ impl Pane for ReplayState {
                 if !matches!(e, JobError::Cancelled) {
                     r.error = Some(format!("{label}: {e}"));
                 }
-                match label {
-                    "replay plan" if r.stage == Stage::Planning => r.stage = Stage::Setup,
-                    APPLY if r.stage == Stage::Applying => r.stage = Stage::Applied,
-                    "replay verification" => r.verifying = false,
-                    _ => {}
+                let which = Some(job);
+                if which == r.jobs.plan && r.stage == Stage::Planning {
+                    r.stage = Stage::Setup;
+                } else if which == r.jobs.apply && r.stage == Stage::Applying {
+                    r.stage = Stage::Applied;
+                } else if which == r.jobs.verify {
+                    r.verifying = false;
                 }
             }
         }

@@ -38,6 +38,8 @@ pub struct TasksState {
     /// A create waiting for the second click, with what it will do.
     pub confirm_create: Option<(String, serde_json::Value)>,
     pub poller: Option<TaskPoller>,
+    /// The jobs that connect to the watched SyncTool and poll it (stopped when another is watched).
+    pub watch_jobs: Vec<JobId>,
     pub interval_secs: u64,
     pub db: String,
     pub table: String,
@@ -65,6 +67,7 @@ impl Default for TasksState {
             watched: None,
             confirm_create: None,
             poller: None,
+            watch_jobs: Vec::new(),
             interval_secs: 2,
             db: String::new(),
             table: String::new(),
