@@ -7,6 +7,7 @@
 //! Must never: wait in a frame, build a transport or spawn a task outside the job registry, or
 //! send anything to the new primary before the pane's confirmation was answered with "Apply".
 
+use super::refused::ReplayRefused;
 use crate::WalscopeApp;
 use crate::jobs::{JobCtx, JobOwner};
 use crate::net::ConnectOptions;
@@ -40,22 +41,23 @@ impl WalscopeApp {
     }
 
     /// The new primary's settings and call timeout, from the pane's profile.
-    fn replay_target(&self, pane: u64) -> Result<(GrpcSettings, Duration), String> {
-        let r = self.panes.get::<ReplayState>(&PaneId::Replay(pane)).ok_or("no such pane")?;
-        let profile = self.profile(&r.new_primary).map_err(|e| format!("new primary: {e}"))?;
+    fn replay_target(&self, pane: u64) -> Result<(GrpcSettings, Duration), ReplayRefused> {
+        let r = self.panes.get::<ReplayState>(&PaneId::Replay(pane)).ok_or(ReplayRefused::NoSuchPane)?;
+        let profile = self.profile(&r.new_primary).map_err(ReplayRefused::NewPrimary)?;
         let connect = ConnectOptions {
             connect_timeout: Duration::from_secs(10),
             metadata: crate::net::ProfileMetadata::Connection,
             ..Default::default()
         };
-        let settings = crate::net::grpc_settings(&profile, &connect)
-            .map_err(|e| format!("new primary {}: {e}", profile.name))?;
+        let settings = crate::net::grpc_settings(&profile, &connect).map_err(|error| {
+            ReplayRefused::Settings { profile: profile.name.clone(), error: Box::new(error) }
+        })?;
         Ok((settings, Duration::from_secs(profile.timeout_secs.unwrap_or(30))))
     }
 
-    fn replay_refused(&mut self, pane: u64, why: String) {
+    fn replay_refused(&mut self, pane: u64, why: ReplayRefused) {
         if let Some(r) = self.replay_mut(pane) {
-            r.error = Some(why);
+            r.error = Some(why.to_string());
         }
     }
 
@@ -78,7 +80,7 @@ impl WalscopeApp {
         let Some(r) = self.replay_mut(pane) else { return };
         let folder = r.folder.trim().to_string();
         if folder.is_empty() {
-            return self.replay_refused(pane, "choose the salvage folder first".into());
+            return self.replay_refused(pane, ReplayRefused::NoFolder);
         }
         if r.busy() {
             return;

@@ -43,9 +43,14 @@ impl WalscopeApp {
         self.streams_dir().with_file_name("salvage")
     }
 
-    pub(crate) fn profile(&self, name: &str) -> Result<ConnectionProfile, String> {
+    pub(crate) fn profile(&self, name: &str) -> Result<ConnectionProfile, super::refused::ProfileRefused> {
+        use super::refused::ProfileRefused;
         self.connections.profiles().into_iter().map(|(p, _)| p).find(|p| p.name == name).ok_or_else(|| {
-            if name.is_empty() { "choose a profile".into() } else { format!("no profile named {name}") }
+            if name.is_empty() {
+                ProfileRefused::NoneChosen
+            } else {
+                ProfileRefused::NoSuchProfile(name.to_string())
+            }
         })
     }
 
