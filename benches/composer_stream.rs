@@ -15,7 +15,7 @@ use egui_kittest::Harness;
 use egui_kittest::kittest::Queryable;
 use std::time::{Duration, Instant};
 use walscope::ui::WalscopeApp;
-use walscope::ui::composer::Response;
+use walscope::ui::panes::composer::{ComposerState, Response};
 
 const PCHANNEL: &str = "by-dev-rootcoord-dml_0";
 
@@ -123,7 +123,7 @@ fn main() {
         None,
     );
     {
-        let c = &mut h.state_mut().composers[0];
+        let c = h.state_mut().panes.first_mut::<ComposerState>().unwrap();
         c.json = req.clone();
         c.json_changed(&pool);
         assert!(c.json_error.is_none(), "{:?}", c.json_error);
@@ -150,7 +150,7 @@ fn main() {
             rss_peak = rss_peak.max(r);
             last_sample = Instant::now();
         }
-        if let Response::Stream(s) = &h.state().composers[0].response
+        if let Response::Stream(s) = &h.state().panes.first::<ComposerState>().unwrap().response
             && s.summary.is_some()
         {
             break;
@@ -158,7 +158,9 @@ fn main() {
         assert!(started.elapsed() < Duration::from_secs(900), "the stream never ended");
         std::thread::sleep(next.saturating_duration_since(Instant::now()));
     }
-    let Response::Stream(s) = &h.state().composers[0].response else { unreachable!() };
+    let Response::Stream(s) = &h.state().panes.first::<ComposerState>().unwrap().response else {
+        unreachable!()
+    };
     let summary = s.summary.clone().expect("ended").expect("the dump was written");
     assert!(matches!(summary.end, walscope::net::StreamEnd::Completed), "{:?}", summary.end);
     let count = summary.count as f64;

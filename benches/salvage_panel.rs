@@ -15,6 +15,7 @@ use walscope::net::profile::{ConnectionProfile, TransportKind};
 use walscope::salvage::set::{self as salvage_set, SalvageSetSpec};
 use walscope::sim::milvus::pair::{MilvusPair, MilvusPairConfig};
 use walscope::ui::WalscopeApp;
+use walscope::ui::panes::salvage::SalvageState;
 
 fn main() {
     if !std::env::args().any(|a| a == "--bench") {
@@ -111,7 +112,7 @@ fn main() {
     h.step();
     h.state_mut().new_salvage();
     {
-        let s = &mut h.state_mut().salvages[0];
+        let s = h.state_mut().panes.first_mut::<SalvageState>().unwrap();
         s.pchannels = pchannels.join("\n");
         s.end_time = end.to_string();
         s.folder = dir.path().join("pane").display().to_string();
@@ -121,7 +122,7 @@ fn main() {
     }
     h.get_by_label("Fetch checkpoints").click();
     let until = Instant::now() + Duration::from_secs(60);
-    while h.state().salvages[0].ready_pchannels().len() < 4 {
+    while h.state().panes.first::<SalvageState>().unwrap().ready_pchannels().len() < 4 {
         h.step();
         assert!(Instant::now() < until, "no checkpoints");
         std::thread::sleep(Duration::from_millis(10));
@@ -139,7 +140,7 @@ fn main() {
         let (shapes, ppp) = (h.output().shapes.clone(), h.output().pixels_per_point);
         let _ = h.ctx.tessellate(shapes, ppp);
         frames.push(thread_cpu() - c0);
-        let s = &h.state().salvages[0];
+        let s = h.state().panes.first::<SalvageState>().unwrap();
         if s.ends.len() == 4 && !s.running {
             break;
         }

@@ -1,20 +1,16 @@
 //! The desktop app, headless with egui_kittest: the start page, opening a sample dump, rows
 //! appearing, filtering by type, selecting a message, and tree ↔ hex linking.
-#![cfg(feature = "gui")]
 
-mod common;
-
-use common::gui::{settle, step_until};
+use crate::common::gui::{harness, settle, step_until};
 use egui_kittest::Harness;
 use egui_kittest::kittest::Queryable;
 use std::path::Path;
+use walscope::ui::panes::command::AppCommand;
+use walscope::ui::panes::file::TabWork;
 use walscope::ui::{CLI_USAGE, WalscopeApp};
 
-fn harness() -> Harness<'static, WalscopeApp> {
-    Harness::builder()
-        .with_size(eframe::egui::Vec2::new(1280.0, 800.0))
-        .build_ui_state(|ui, app: &mut WalscopeApp| app.ui(ui), WalscopeApp::new())
-}
+/// The window size these tests draw at.
+const SIZE: [f32; 2] = [1280.0, 800.0];
 
 fn sample() -> std::path::PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("assets/samples/milvus-100.dump")
@@ -22,7 +18,7 @@ fn sample() -> std::path::PathBuf {
 
 #[test]
 fn start_page_explains_the_tool() {
-    let mut h = harness();
+    let mut h = harness(SIZE, WalscopeApp::new());
     h.run();
     h.get_by_label("walscope");
     h.get_by_label_contains("protobuf write-ahead-log traffic");
@@ -35,7 +31,7 @@ fn start_page_explains_the_tool() {
 
 #[test]
 fn open_filter_select_and_link_tree_to_hex() {
-    let mut h = harness();
+    let mut h = harness(SIZE, WalscopeApp::new());
     h.step();
     h.state_mut().open(sample());
     step_until(&mut h, "the file to open", |h| h.state().tabs.len() == 1);
@@ -127,7 +123,7 @@ fn open_filter_select_and_link_tree_to_hex() {
 
 #[test]
 fn read_a_file_as_another_framing_and_type() {
-    let mut h = harness();
+    let mut h = harness(SIZE, WalscopeApp::new());
     h.step();
     h.state_mut().open(sample());
     step_until(&mut h, "the file to open", |h| h.state().tabs.len() == 1);
@@ -152,7 +148,7 @@ fn read_a_file_as_another_framing_and_type() {
 /// arrow keys follow the shown order.
 #[test]
 fn sort_by_size_and_number_and_move_with_arrows() {
-    let mut h = harness();
+    let mut h = harness(SIZE, WalscopeApp::new());
     h.step();
     h.state_mut().open(sample());
     step_until(&mut h, "the index", |h| {
@@ -191,7 +187,7 @@ fn sort_by_size_and_number_and_move_with_arrows() {
 /// message → the tree shows the decoded Insert → select a field → its hex range is highlighted.
 #[test]
 fn filter_inserts_and_highlight_a_payload_field() {
-    let mut h = harness();
+    let mut h = harness(SIZE, WalscopeApp::new());
     h.step();
     h.state_mut().open(sample());
     step_until(&mut h, "rows", |h| h.query_by_label_contains("CreateCollection coll=4491").is_some());
@@ -251,7 +247,7 @@ fn a_file_cut_short_or_replaced_while_open_is_said_and_survived() {
         walscope::sim::sample::write_milvus_dump(set.pool(), p, 3000, 4, policy, None).unwrap();
     }
     let was = std::fs::metadata(&path).unwrap().len();
-    let mut h = harness();
+    let mut h = harness(SIZE, WalscopeApp::new());
     h.step();
     h.state_mut().open(path.clone());
     step_until(&mut h, "the file to open", |h| h.state().tabs.len() == 1);
@@ -316,8 +312,9 @@ fn save_refused(h: &mut Harness<'static, WalscopeApp>, i: usize) -> String {
     assert!(tab.session.is_dirty(), "the edit is made");
     tab.ask_save();
     tab.save_confirmed();
-    let save = tab.take_work().into_iter().find_map(|w| match w {
-        walscope::ui::file_tab::TabWork::Save(s) => Some(s),
+    // The save the tab asked the app for (taken before the app runs it).
+    let save = h.state().sender().drain().into_iter().find_map(|c| match c {
+        AppCommand::FileWork { work: TabWork::Save(s), .. } => Some(s),
         _ => None,
     });
     save.expect("a save").run().expect_err("the save is refused")

@@ -3,22 +3,16 @@
 //! an error in an OK body flagged; a 100,000-message stream counted live, stopped, saved as a
 //! dump `walscope inspect` reads; the history re-sending the exact request bytes; "Send..." from
 //! a dump frame; the guard on calls that change a server.
-#![cfg(feature = "gui")]
 
-mod common;
-
-use common::gui::{settle, step_until};
+use crate::common::gui::{harness, settle, step_until};
 use egui_kittest::Harness;
 use egui_kittest::kittest::Queryable;
 use std::path::Path;
 use walscope::ui::WalscopeApp;
-use walscope::ui::composer::Response;
+use walscope::ui::panes::composer::{ComposerState, Response};
 
-fn harness(app: WalscopeApp) -> Harness<'static, WalscopeApp> {
-    Harness::builder()
-        .with_size(eframe::egui::Vec2::new(1600.0, 1400.0))
-        .build_ui_state(|ui, app: &mut WalscopeApp| app.ui(ui), app)
-}
+/// The window size these tests draw at.
+const SIZE: [f32; 2] = [1600.0, 1400.0];
 
 /// An app with the demo servers, keeping its profiles and history in `dir`.
 fn demo_app(dir: &Path) -> WalscopeApp {
@@ -41,13 +35,13 @@ fn compose(h: &mut Harness<'static, WalscopeApp>, profile: &str, search: &str, p
     id
 }
 
-fn composer<'a>(h: &'a Harness<'static, WalscopeApp>) -> &'a walscope::ui::composer::ComposerState {
-    &h.state().composers[0]
+fn composer<'a>(h: &'a Harness<'static, WalscopeApp>) -> &'a walscope::ui::panes::composer::ComposerState {
+    h.state().panes.first::<ComposerState>().unwrap()
 }
 
 fn set_json(h: &mut Harness<'static, WalscopeApp>, json: &str) {
     let pool = h.state().schemas.pool().clone();
-    let c = &mut h.state_mut().composers[0];
+    let c = h.state_mut().panes.first_mut::<ComposerState>().unwrap();
     c.json = json.to_string();
     c.json_changed(&pool);
     assert!(c.json_error.is_none(), "{:?}", c.json_error);
@@ -64,7 +58,7 @@ fn wait_reply(h: &mut Harness<'static, WalscopeApp>) {
 #[test]
 fn get_version_and_a_form_built_get_replicate_info() {
     let dir = tempfile::tempdir().unwrap();
-    let mut h = harness(demo_app(dir.path()));
+    let mut h = harness(SIZE, demo_app(dir.path()));
     compose(&mut h, "demo-milvus", "GetVersion", "MilvusService/GetVersion");
     h.get_by_label("Send Ctrl+Enter").click();
     wait_reply(&mut h);
@@ -73,7 +67,7 @@ fn get_version_and_a_form_built_get_replicate_info() {
     h.get_by_label_contains("v2.6.20-walscope-demo");
 
     // GetReplicateInfo, its request built field by field in the form.
-    h.state_mut().composers.clear();
+    h.state_mut().panes.clear::<ComposerState>();
     settle(&mut h);
     compose(&mut h, "demo-milvus", "GetReplicateInfo", "MilvusService/GetReplicateInfo");
     for (field, value) in [("source_cluster_id", "by-dev-old"), ("target_pchannel", "by-dev-rootcoord-dml_0")]
@@ -82,7 +76,15 @@ fn get_version_and_a_form_built_get_replicate_info() {
         settle(&mut h);
         {
             // The drop-down and the value box, as the operator would fill them.
-            let ed = &mut h.state_mut().composers[0].request_detail.as_mut().unwrap().editor;
+            let ed = &mut h
+                .state_mut()
+                .panes
+                .first_mut::<ComposerState>()
+                .unwrap()
+                .request_detail
+                .as_mut()
+                .unwrap()
+                .editor;
             ed.add_field = field.into();
             ed.add_value = value.into();
         }
@@ -109,10 +111,10 @@ fn get_version_and_a_form_built_get_replicate_info() {
 #[test]
 fn an_error_in_an_ok_body_is_flagged() {
     let dir = tempfile::tempdir().unwrap();
-    let mut h = harness(demo_app(dir.path()));
+    let mut h = harness(SIZE, demo_app(dir.path()));
     compose(&mut h, "demo-milvus", "Connect", "MilvusService/Connect");
     // A database the demo does not have: gRPC OK, status code 800 in the body.
-    h.state_mut().composers[0].metadata = "dbname: nope".into();
+    h.state_mut().panes.first_mut::<ComposerState>().unwrap().metadata = "dbname: nope".into();
     h.step();
     h.get_by_label("Send Ctrl+Enter").click();
     wait_reply(&mut h);
@@ -139,7 +141,7 @@ fn stream_counted_stopped_and_saved(n: u64) {
         walscope::net::profile::TransportKind::Grpc,
         endpoint.clone(),
     ));
-    let mut h = harness(app);
+    let mut h = harness(SIZE, app);
     compose(&mut h, "small-milvus", "DumpMessages", "MilvusService/DumpMessages (server stream)");
     // From the salvage checkpoint, with no end: it streams until stopped.
     let o = std::process::Command::new(env!("CARGO_BIN_EXE_walscope"))
@@ -191,7 +193,7 @@ fn stream_counted_stopped_and_saved(n: u64) {
     assert!(count >= n);
     // Save a copy, and read it as `walscope inspect` would.
     let copy = dir.path().join("saved.dump");
-    if let Response::Stream(s) = &mut h.state_mut().composers[0].response {
+    if let Response::Stream(s) = &mut h.state_mut().panes.first_mut::<ComposerState>().unwrap().response {
         s.save_as = copy.display().to_string();
     }
     settle(&mut h);
@@ -225,14 +227,14 @@ fn a_hundred_thousand_message_stream_counted_stopped_and_saved() {
 #[test]
 fn history_resends_the_exact_request_bytes() {
     let dir = tempfile::tempdir().unwrap();
-    let mut h = harness(demo_app(dir.path()));
+    let mut h = harness(SIZE, demo_app(dir.path()));
     compose(&mut h, "demo-milvus", "GetReplicateInfo", "MilvusService/GetReplicateInfo");
     set_json(&mut h, r#"{"source_cluster_id": "by-dev-old", "target_pchannel": "by-dev-rootcoord-dml_2"}"#);
     let sent = composer(&h).request.clone();
     h.get_by_label("Send Ctrl+Enter").click();
     wait_reply(&mut h);
     // A new composer, the call opened from the history, re-sent.
-    h.state_mut().composers.clear();
+    h.state_mut().panes.clear::<ComposerState>();
     settle(&mut h);
     compose(&mut h, "demo-milvus", "GetVersion", "MilvusService/GetVersion");
     h.get_by_label("History").click();
@@ -269,19 +271,19 @@ fn send_from_a_dump_frame_preselects_the_method_and_keeps_the_bytes() {
     let mut app = demo_app(dir.path());
     app.open_as(
         file.clone(),
-        walscope::ui::file_tab::ReadAs {
+        walscope::ui::panes::file::ReadAs {
             framing: Some(walscope::dump::Framing::Single),
             type_name: Some("milvus.proto.milvus.DumpMessagesRequest".into()),
         },
     );
-    let mut h = harness(app);
+    let mut h = harness(SIZE, app);
     step_until(&mut h, "the file", |h| {
         h.state().tabs.len() == 1 && h.state().tabs[0].dump.frame_count() == 1
     });
     h.state_mut().tabs[0].select(0);
     settle(&mut h);
     h.get_by_label("Send...").click();
-    step_until(&mut h, "a composer", |h| !h.state().composers.is_empty());
+    step_until(&mut h, "a composer", |h| h.state().panes.first::<ComposerState>().is_some());
     settle(&mut h);
     let c = composer(&h);
     assert_eq!(c.method.as_deref(), Some("milvus.proto.milvus.MilvusService.DumpMessages"));
@@ -293,7 +295,7 @@ fn calls_that_change_a_server_wait_for_a_confirmation() {
     let dir = tempfile::tempdir().unwrap();
     let app = demo_app(dir.path());
     let synctool = app.connections.demo.iter().find(|p| p.name == "demo-synctool").unwrap().endpoint.clone();
-    let mut h = harness(app);
+    let mut h = harness(SIZE, app);
     // A task to delete, made through the library.
     let rt = tokio::runtime::Runtime::new().unwrap();
     let client = || {
@@ -349,7 +351,7 @@ fn calls_that_change_a_server_wait_for_a_confirmation() {
         "/tmp/walscope-test/orders",
     ))
     .unwrap();
-    h.state_mut().composers.clear();
+    h.state_mut().panes.clear::<ComposerState>();
     settle(&mut h);
     compose(&mut h, "demo-synctool", "TaskStatus", "SyncTool/TaskStatus");
     set_json(&mut h, r#"{"clear_all": true}"#);
@@ -379,7 +381,7 @@ fn connections_create_test_edit_and_delete() {
     let mut app = demo_app(dir.path());
     app.show_connections = true;
     let milvus = app.connections.demo.iter().find(|p| p.name == "demo-milvus").unwrap().endpoint.clone();
-    let mut h = harness(app);
+    let mut h = harness(SIZE, app);
     settle(&mut h);
     h.get_by_label("New profile").click();
     settle(&mut h);
@@ -393,9 +395,9 @@ fn connections_create_test_edit_and_delete() {
     fill(&mut h, "Endpoint (host:port):", &milvus);
     {
         let f = h.state_mut().connections.form.as_mut().unwrap();
-        f.auth = walscope::ui::profile_form::AuthChoice::Token;
+        f.auth = walscope::ui::panes::connections::profile_form::AuthChoice::Token;
         f.secret_env = "WALSCOPE_TEST_TOKEN_UNSET".into();
-        f.auth = walscope::ui::profile_form::AuthChoice::None;
+        f.auth = walscope::ui::panes::connections::profile_form::AuthChoice::None;
     }
     settle(&mut h);
     h.get_by_label("Save profile").click();
@@ -409,14 +411,14 @@ fn connections_create_test_edit_and_delete() {
     step_until(&mut h, "the test", |h| {
         matches!(
             h.state().connections.result("primary"),
-            Some(walscope::ui::panels::connections::CheckResult::Done(_))
+            Some(walscope::ui::panes::connections::CheckResult::Done(_))
         )
     });
     settle(&mut h);
     h.get_by_label_contains("OK: Milvus v2.6.20-walscope-demo (GetVersion) in ");
 
     // Edit: a dead port, tested before saving, fails in words.
-    let (_held, dead) = common::refused_address();
+    let (_held, dead) = crate::common::refused_address();
     let dead_addr = dead.to_string();
     h.get_by_label("Edit primary").click();
     settle(&mut h);
@@ -426,7 +428,7 @@ fn connections_create_test_edit_and_delete() {
     step_until(
         &mut h,
         "the failure",
-        |h| matches!(h.state().connections.result("primary"), Some(walscope::ui::panels::connections::CheckResult::Done(r)) if !r.ok()),
+        |h| matches!(h.state().connections.result("primary"), Some(walscope::ui::panes::connections::CheckResult::Done(r)) if !r.ok()),
     );
     settle(&mut h);
     let text = h.state().connections.result("primary").unwrap().text();

@@ -1,11 +1,8 @@
 //! Editing in the window, headless with egui_kittest: open an OpenMLDB progress file, edit
 //! `sync_point.offset`, undo and redo, save; the file decodes to the new value and only those
 //! bytes changed. An invalid number is refused with a message at the field.
-#![cfg(feature = "gui")]
 
-mod common;
-
-use common::gui::{settle, step_until};
+use crate::common::gui::{harness, settle, step_until};
 use egui_kittest::Harness;
 use egui_kittest::kittest::Queryable;
 use std::path::Path;
@@ -40,9 +37,7 @@ fn edit_a_progress_file_and_save() {
     let original = std::fs::read(&file).unwrap();
     let old_offset = offset_of(&file);
 
-    let mut h = Harness::builder()
-        .with_size(eframe::egui::Vec2::new(1400.0, 900.0))
-        .build_ui_state(|ui, app: &mut WalscopeApp| app.ui(ui), WalscopeApp::new());
+    let mut h = harness([1400.0, 900.0], WalscopeApp::new());
     h.step();
     h.state_mut().open(file.clone());
     step_until(&mut h, "the row", |h| h.query_by_label_contains("at binlog offset=").is_some());
@@ -113,9 +108,7 @@ fn review_close_guard_save_as_and_keys() {
     std::fs::copy(Path::new(env!("CARGO_MANIFEST_DIR")).join("assets/samples/synctool/7/0.progress"), &file)
         .unwrap();
     let original = std::fs::read(&file).unwrap();
-    let mut h = Harness::builder()
-        .with_size(eframe::egui::Vec2::new(1400.0, 900.0))
-        .build_ui_state(|ui, app: &mut WalscopeApp| app.ui(ui), WalscopeApp::new());
+    let mut h = harness([1400.0, 900.0], WalscopeApp::new());
     h.step();
     h.state_mut().open(file.clone());
     step_until(&mut h, "the file", |h| h.state().tabs.len() == 1);
@@ -208,9 +201,7 @@ fn closing_the_window_with_unsaved_edits_asks() {
     let file = dir.path().join("0.progress");
     std::fs::copy(Path::new(env!("CARGO_MANIFEST_DIR")).join("assets/samples/synctool/7/0.progress"), &file)
         .unwrap();
-    let mut h = Harness::builder()
-        .with_size(eframe::egui::Vec2::new(1400.0, 900.0))
-        .build_ui_state(|ui, app: &mut WalscopeApp| app.ui(ui), WalscopeApp::new());
+    let mut h = harness([1400.0, 900.0], WalscopeApp::new());
     h.step();
     h.state_mut().open(file);
     step_until(&mut h, "the file", |h| h.state().tabs.len() == 1);
@@ -233,9 +224,7 @@ fn save_as_refuses_a_file_open_in_another_tab() {
     let (a, b) = (dir.path().join("a.progress"), dir.path().join("b.progress"));
     std::fs::copy(&sample, &a).unwrap();
     std::fs::copy(&sample, &b).unwrap();
-    let mut h = Harness::builder()
-        .with_size(eframe::egui::Vec2::new(1400.0, 900.0))
-        .build_ui_state(|ui, app: &mut WalscopeApp| app.ui(ui), WalscopeApp::new());
+    let mut h = harness([1400.0, 900.0], WalscopeApp::new());
     h.step();
     h.state_mut().open(a.clone());
     step_until(&mut h, "a", |h| h.state().tabs.len() == 1);

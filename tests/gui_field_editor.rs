@@ -1,24 +1,18 @@
 //! The field editor in the window, headless with egui_kittest: enums from a drop-down, list
 //! elements moved and removed, fields cleared and added, JSON edits that rewrite only what
 //! changed, and a bytes field decoded as a chosen type and edited inside.
-#![cfg(feature = "gui")]
 
-mod common;
-
-use common::gui::{settle, step_until};
+use crate::common::gui::{harness, settle, step_until};
 use egui_kittest::Harness;
 use egui_kittest::kittest::Queryable;
 use std::path::{Path, PathBuf};
 use walscope::codec;
 use walscope::schema::SchemaSet;
 use walscope::ui::WalscopeApp;
-use walscope::ui::file_tab::ReadAs;
+use walscope::ui::panes::file::ReadAs;
 
-fn harness() -> Harness<'static, WalscopeApp> {
-    Harness::builder()
-        .with_size(eframe::egui::Vec2::new(1400.0, 900.0))
-        .build_ui_state(|ui, app: &mut WalscopeApp| app.ui(ui), WalscopeApp::new())
-}
+/// The window size these tests draw at.
+const SIZE: [f32; 2] = [1400.0, 900.0];
 
 /// One message of `type_name`, from JSON, alone in a file.
 fn message_file(dir: &Path, name: &str, type_name: &str, json: &str) -> PathBuf {
@@ -73,7 +67,7 @@ fn decode_a_bytes_field_as_a_type_and_edit_inside_it() {
         "milvus.proto.common.Blob",
         &format!(r#"{{"value": "{inner}"}}"#),
     );
-    let mut h = harness();
+    let mut h = harness(SIZE, WalscopeApp::new());
     open(&mut h, file, "milvus.proto.common.Blob");
 
     click(&mut h, "value: ");
@@ -127,7 +121,7 @@ fn move_and_remove_list_elements() {
                      {{"status": "SUCCESS", "count": "3", "dataCollector": "{LONG}"}}]}}"#
         ),
     );
-    let mut h = harness();
+    let mut h = harness(SIZE, WalscopeApp::new());
     open(&mut h, file, t);
     let statuses = |h: &Harness<'static, WalscopeApp>| -> Vec<String> {
         current_json(h, t)["task"]
@@ -174,7 +168,7 @@ fn enum_drop_down_clear_add_and_json_edits_on_a_progress_file() {
     std::fs::copy(Path::new(env!("CARGO_MANIFEST_DIR")).join("assets/samples/synctool/7/0.progress"), &file)
         .unwrap();
     let t = "openmldb.datasync.AddSyncTaskRequest";
-    let mut h = harness();
+    let mut h = harness(SIZE, WalscopeApp::new());
     h.step();
     h.state_mut().open(file);
     step_until(&mut h, "the file to open", |h| h.state().tabs.len() == 1);

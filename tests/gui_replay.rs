@@ -4,11 +4,9 @@
 //! tables and skip reasons shown, the confirmation opened without anything being sent, then
 //! applied and verified OK; the salvage pane's "Replay into the new primary..." opens the pane
 //! on its folder and new primary; a folder that is no salvage is explained in words.
-#![cfg(feature = "gui")]
 
-mod common;
-
-use common::gui::{settle, step_until};
+use crate::common::gui::{harness, settle, step_until};
+use crate::common::walgen::{small_wal, timetick_of_message};
 use egui_kittest::Harness;
 use egui_kittest::kittest::Queryable;
 use std::collections::BTreeMap;
@@ -20,45 +18,35 @@ use walscope::replay::{NewPrimary, SkipReason};
 use walscope::sim::milvus::MilvusDemo;
 use walscope::sim::milvus::pair::{MilvusPair, MilvusPairConfig};
 use walscope::ui::WalscopeApp;
-use walscope::ui::replay::{ReplayState, Stage};
+use walscope::ui::panes::replay::{ReplayState, Stage};
+use walscope::ui::panes::salvage::SalvageState;
 
 /// Small messages, so the salvage and the replay are quick in a debug build; `events` is
 /// dropped and created again after the checkpoints, which the plan warns about.
-fn wal() -> walscope::sim::WalGenConfig {
+fn rehearsal_wal() -> walscope::sim::WalGenConfig {
     walscope::sim::WalGenConfig {
-        seed: 5,
-        rows: (1, 1),
         rehearsal: true,
         recreate_events_at: Some(walscope::sim::walgen::AUDIT_STEP + 30),
-        ..Default::default()
+        total: walscope::sim::WalGenConfig::default().total,
+        ..small_wal(5)
     }
 }
 
-fn harness(app: WalscopeApp) -> Harness<'static, WalscopeApp> {
-    Harness::builder()
-        .with_size(eframe::egui::Vec2::new(1600.0, 2400.0))
-        .build_ui_state(|ui, app: &mut WalscopeApp| app.ui(ui), app)
-}
+/// The window size these tests draw at.
+const SIZE: [f32; 2] = [1600.0, 2400.0];
 
 fn rehearsal(rt: &tokio::runtime::Runtime) -> MilvusPair {
     rt.block_on(MilvusDemo::start_pair(MilvusPairConfig {
-        wal: wal(),
+        wal: rehearsal_wal(),
         rehearsal: true,
         ..Default::default()
     }))
     .unwrap()
 }
 
-/// The timetick by which about `n` messages of the demo WAL have been written (all pchannels):
-/// well past the rehearsal's late `audit` collection.
-fn end_after(n: usize) -> u64 {
-    let set = walscope::schema::SchemaSet::builtin();
-    walscope::sim::WalGenerator::new(set.pool(), wal()).nth(n).unwrap().timetick
-}
-
 /// A finished salvage of every pchannel into `folder`, through the library.
 fn salvage(pair: &MilvusPair, rt: &tokio::runtime::Runtime, folder: &Path, end: u64) {
-    common::salvage::salvage_pair(pair, rt, folder, end);
+    crate::common::salvage::salvage_pair(pair, rt, folder, end);
 }
 
 /// An app that knows the pair's two profiles and keeps its files in `dir`.
@@ -68,13 +56,13 @@ fn app_with(pair: &MilvusPair, dir: &Path) -> Harness<'static, WalscopeApp> {
     for (name, addr) in [("demo-old-primary", pair.old_addr()), ("demo-new-primary", pair.new_addr())] {
         app.connections.demo.push(ConnectionProfile::plain(name, TransportKind::Grpc, addr.to_string()));
     }
-    let mut h = harness(app);
+    let mut h = harness(SIZE, app);
     h.step();
     h
 }
 
 fn pane<'a>(h: &'a Harness<'static, WalscopeApp>) -> &'a ReplayState {
-    &h.state().replays[0]
+    h.state().panes.first::<ReplayState>().unwrap()
 }
 
 /// Row counts of the collections on the new primary, read over the wire.
@@ -97,7 +85,7 @@ fn a_salvage_is_planned_confirmed_applied_and_verified() {
     let pair = rehearsal(&rt);
     let dir = tempfile::tempdir().unwrap();
     let folder = dir.path().join("salvage");
-    salvage(&pair, &rt, &folder, end_after(600));
+    salvage(&pair, &rt, &folder, timetick_of_message(rehearsal_wal(), 600));
     let mut h = app_with(&pair, dir.path());
     h.state_mut().new_replay(Some(folder.clone()), Some("demo-new-primary".into()));
     settle(&mut h);
@@ -203,9 +191,9 @@ fn the_salvage_pane_offers_the_replay_of_its_folder() {
     let folder = dir.path().join("salvage-x");
     h.state_mut().new_salvage();
     {
-        let s = &mut h.state_mut().salvages[0];
+        let s = h.state_mut().panes.first_mut::<SalvageState>().unwrap();
         s.folder = folder.display().to_string();
-        s.ends.push(walscope::ui::salvage::DumpEnd {
+        s.ends.push(walscope::ui::panes::salvage::DumpEnd {
             pchannel: "by-dev-rootcoord-dml_0".into(),
             file: folder.join("dml_0.dump"),
             outcome: Ok("complete: 10 frames".into()),
@@ -215,7 +203,7 @@ fn the_salvage_pane_offers_the_replay_of_its_folder() {
     }
     settle(&mut h);
     h.get_by_label("Replay into the new primary...").click();
-    step_until(&mut h, "the replay pane", |h| !h.state().replays.is_empty());
+    step_until(&mut h, "the replay pane", |h| h.state().panes.first::<ReplayState>().is_some());
     settle(&mut h);
     assert_eq!(pane(&h).folder, folder.display().to_string());
     assert_eq!(pane(&h).new_primary, "demo-new-primary");

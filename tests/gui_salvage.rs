@@ -2,11 +2,9 @@
 //! forced failover over loopback: from the profiles to four finished dumps that open in the
 //! browser; one pchannel cancelled and resumed, byte-identical to an uninterrupted run; the app
 //! closed mid-salvage, then the folder resumed; a server without the salvage API explained.
-#![cfg(feature = "gui")]
 
-mod common;
-
-use common::gui::{settle, step_until};
+use crate::common::gui::{harness, settle, step_until};
+use crate::common::walgen::{small_wal, timetick_of_message};
 use egui_kittest::Harness;
 use egui_kittest::kittest::Queryable;
 use std::path::{Path, PathBuf};
@@ -15,21 +13,17 @@ use walscope::net::profile::{ConnectionProfile, TransportKind};
 use walscope::sim::milvus::Faults;
 use walscope::sim::milvus::pair::{MilvusPair, MilvusPairConfig};
 use walscope::ui::WalscopeApp;
+use walscope::ui::panes::salvage::SalvageState;
 
-fn harness(app: WalscopeApp) -> Harness<'static, WalscopeApp> {
-    Harness::builder()
-        .with_size(eframe::egui::Vec2::new(1600.0, 1600.0))
-        .build_ui_state(|ui, app: &mut WalscopeApp| app.ui(ui), app)
-}
+/// The window size these tests draw at.
+const SIZE: [f32; 2] = [1600.0, 1600.0];
 
-/// Small messages, so the dumps are quick in a debug build.
-fn wal() -> walscope::sim::WalGenConfig {
-    walscope::sim::WalGenConfig { seed: 5, rows: (1, 1), total: None, ..Default::default() }
-}
+/// The seed of this suite's WAL (small messages, so the dumps are quick in a debug build).
+const SEED: u64 = 5;
 
 fn pair(rt: &tokio::runtime::Runtime, old_faults: Faults, new_faults: Faults) -> MilvusPair {
     rt.block_on(MilvusPair::start(MilvusPairConfig {
-        wal: wal(),
+        wal: small_wal(SEED),
         old_faults,
         new_faults,
         ..Default::default()
@@ -45,22 +39,16 @@ fn app_with(pair: &MilvusPair, dir: &Path, folder: &Path) -> Harness<'static, Wa
     for (name, addr) in [("demo-old-primary", pair.old_addr()), ("demo-new-primary", pair.new_addr())] {
         app.connections.demo.push(ConnectionProfile::plain(name, TransportKind::Grpc, addr.to_string()));
     }
-    let mut h = harness(app);
+    let mut h = harness(SIZE, app);
     h.step();
     h.state_mut().new_salvage();
-    h.state_mut().salvages[0].folder = folder.display().to_string();
+    h.state_mut().panes.first_mut::<SalvageState>().unwrap().folder = folder.display().to_string();
     settle(&mut h);
     h
 }
 
-/// The timetick by which about `n` messages of the demo WAL have been written (all pchannels).
-fn end_after(n: usize) -> u64 {
-    let set = walscope::schema::SchemaSet::builtin();
-    walscope::sim::WalGenerator::new(set.pool(), wal()).nth(n).unwrap().timetick
-}
-
-fn pane<'a>(h: &'a Harness<'static, WalscopeApp>) -> &'a walscope::ui::salvage::SalvageState {
-    &h.state().salvages[0]
+fn pane<'a>(h: &'a Harness<'static, WalscopeApp>) -> &'a SalvageState {
+    h.state().panes.first::<SalvageState>().unwrap()
 }
 
 /// Offers the pchannels from the old primary and fetches every checkpoint.
@@ -70,7 +58,7 @@ fn prepare(h: &mut Harness<'static, WalscopeApp>, end: u64) {
     settle(h);
     h.get_by_label("Fetch checkpoints").click();
     step_until(h, "the checkpoints", |h| pane(h).ready_pchannels().len() == 4);
-    h.state_mut().salvages[0].end_time = end.to_string();
+    h.state_mut().panes.first_mut::<SalvageState>().unwrap().end_time = end.to_string();
     settle(h);
 }
 
@@ -110,7 +98,7 @@ fn uninterrupted(
     folder: &Path,
     end: u64,
 ) -> Vec<(String, Vec<u8>)> {
-    common::salvage::salvage_pair(pair, rt, folder, end);
+    crate::common::salvage::salvage_pair(pair, rt, folder, end);
     dumps(folder)
 }
 
@@ -121,7 +109,7 @@ fn four_pchannels_salvaged_and_opened() {
     let dir = tempfile::tempdir().unwrap();
     let folder = dir.path().join("salvage");
     let mut h = app_with(&pair, dir.path(), &folder);
-    let end = end_after(600);
+    let end = timetick_of_message(small_wal(SEED), 600);
     prepare(&mut h, end);
     h.get_by_label_contains("RocksMQ");
     h.get_by_label_contains("Pulsar");
@@ -160,7 +148,7 @@ fn a_cancelled_pchannel_resumes_to_the_same_bytes() {
     let dir = tempfile::tempdir().unwrap();
     let folder = dir.path().join("salvage");
     let mut h = app_with(&pair, dir.path(), &folder);
-    let end = end_after(4_000);
+    let end = timetick_of_message(small_wal(SEED), 4_000);
     prepare(&mut h, end);
     h.get_by_label("Start salvage").click();
     step_until(&mut h, "frames on dml_0", |h| {
@@ -189,7 +177,7 @@ fn a_restart_mid_salvage_resumes_from_the_folder() {
     let pair = pair(&rt, Faults { stall_after: Some(30), ..Default::default() }, Faults::default());
     let dir = tempfile::tempdir().unwrap();
     let folder = dir.path().join("salvage");
-    let end = end_after(4_000);
+    let end = timetick_of_message(small_wal(SEED), 4_000);
     {
         let mut h = app_with(&pair, dir.path(), &folder);
         prepare(&mut h, end);
@@ -238,7 +226,7 @@ fn a_server_without_the_salvage_api_is_explained() {
     let pair = pair(&rt, Faults::default(), Faults::old_server());
     let dir = tempfile::tempdir().unwrap();
     let mut h = app_with(&pair, dir.path(), &dir.path().join("salvage"));
-    h.state_mut().salvages[0].pchannels = "by-dev-rootcoord-dml_0".into();
+    h.state_mut().panes.first_mut::<SalvageState>().unwrap().pchannels = "by-dev-rootcoord-dml_0".into();
     settle(&mut h);
     h.get_by_label("Fetch checkpoints").click();
     step_until(&mut h, "the answer", |h| pane(h).checkpoints.is_some());

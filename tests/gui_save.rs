@@ -6,23 +6,17 @@
 //! through a hard link or a symlink); `--demo` with no file opens its own copy of the sample,
 //! outside the repository. Every write is checked by the fingerprint (bytes, inode) of the file
 //! and its backup before and after.
-#![cfg(feature = "gui")]
 
-mod common;
-
-use common::gui::{settle, step_until};
-use eframe::egui::{Key, Modifiers, Vec2};
+use crate::common::gui::{harness, settle, step_until};
+use eframe::egui::{Key, Modifiers};
 use egui_kittest::Harness;
 use egui_kittest::kittest::Queryable;
 use std::hash::{Hash, Hasher};
 use std::path::{Path, PathBuf};
 use walscope::ui::WalscopeApp;
 
-fn harness(app: WalscopeApp) -> Harness<'static, WalscopeApp> {
-    Harness::builder()
-        .with_size(Vec2::new(1400.0, 900.0))
-        .build_ui_state(|ui, app: &mut WalscopeApp| app.ui(ui), app)
-}
+/// The window size these tests draw at.
+const SIZE: [f32; 2] = [1400.0, 900.0];
 
 fn sample(rel: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("assets/samples").join(rel)
@@ -62,7 +56,7 @@ fn offset_on_disk(path: &Path) -> u64 {
 fn open_progress(dir: &Path, name: &str) -> (Harness<'static, WalscopeApp>, PathBuf) {
     let file = dir.join(name);
     std::fs::copy(sample("synctool/7/0.progress"), &file).unwrap();
-    let mut h = harness(WalscopeApp::new());
+    let mut h = harness(SIZE, WalscopeApp::new());
     h.step();
     h.state_mut().open(file.clone());
     step_until(&mut h, "the file", |h| {
@@ -161,7 +155,7 @@ fn filter_selection_and_scroll_survive_a_save() {
     let set = walscope::schema::SchemaSet::builtin();
     walscope::sim::sample::write_milvus_dump(set.pool(), &file, 3000, 1, Default::default(), None).unwrap();
     let original = fingerprint(&file);
-    let mut h = harness(WalscopeApp::new());
+    let mut h = harness(SIZE, WalscopeApp::new());
     h.step();
     h.state_mut().open(file.clone());
     step_until(&mut h, "the file indexed", |h| {
@@ -269,7 +263,7 @@ fn demo_without_a_file_opens_a_copy_in_a_temp_folder() {
     let mut app = WalscopeApp::new();
     app.config_dir = Some(config.path().to_path_buf());
     app.launch(Default::default(), &[], true);
-    let mut h = harness(app);
+    let mut h = harness(SIZE, app);
     step_until(&mut h, "the demo's copy", |h| {
         h.state().tabs.len() == 1 && h.state().tabs[0].dump.index().is_done()
     });
@@ -292,7 +286,7 @@ fn demo_without_a_file_opens_a_copy_in_a_temp_folder() {
     let mut app = WalscopeApp::new();
     app.config_dir = Some(config.path().to_path_buf());
     app.launch(Default::default(), std::slice::from_ref(&file), true);
-    let mut h = harness(app);
+    let mut h = harness(SIZE, app);
     step_until(&mut h, "the named file", |h| h.state().tabs.len() == 1 && h.state().opening.is_empty());
     assert_eq!(h.state().tabs[0].path, file);
     assert!(h.state().demo_folder().is_none());

@@ -1,9 +1,7 @@
 //! The schemas panel, headless with egui_kittest: sources, search, a definition, and loading a
 //! .proto file (a syntax error is explained with file:line:column; a good file adds its types).
-#![cfg(feature = "gui")]
 
-mod common;
-
+use crate::common::gui::harness;
 use egui_kittest::Harness;
 use egui_kittest::kittest::{NodeT, Queryable};
 use std::time::{Duration, Instant};
@@ -11,9 +9,7 @@ use walscope::ui::WalscopeApp;
 
 #[test]
 fn browse_search_and_load_schemas() {
-    let mut h = Harness::builder()
-        .with_size(eframe::egui::Vec2::new(1400.0, 1000.0))
-        .build_ui_state(|ui, app: &mut WalscopeApp| app.ui(ui), WalscopeApp::new());
+    let mut h = harness([1400.0, 1000.0], WalscopeApp::new());
     h.step();
     h.get_by_label("View").click();
     for _ in 0..5 {
@@ -72,9 +68,7 @@ async fn package_tree_and_reflection() {
         MilvusDemo::start(MilvusDemoConfig { addr, reflection: true, ..Default::default() }).await.unwrap();
     let endpoint = server.addr().to_string();
     tokio::task::spawn_blocking(move || {
-        let mut h = Harness::builder()
-            .with_size(eframe::egui::Vec2::new(1400.0, 1000.0))
-            .build_ui_state(|ui, app: &mut WalscopeApp| app.ui(ui), WalscopeApp::new());
+        let mut h = harness([1400.0, 1000.0], WalscopeApp::new());
         h.step();
         h.state_mut().show_schemas = true;
         for _ in 0..5 {
@@ -115,7 +109,7 @@ async fn package_tree_and_reflection() {
             "server reflection at {endpoint}: milvus.proto.milvus.MilvusService"
         ));
 
-        let (_held, dead) = common::refused_address();
+        let (_held, dead) = crate::common::refused_address();
         let dead = dead.to_string();
         fetch(&mut h, &dead);
         h.get_by_label_contains("Not loaded:");
@@ -130,9 +124,7 @@ async fn package_tree_and_reflection() {
 /// break the link says so in one message.
 #[test]
 fn upstream_schemas_beside_the_builtins() {
-    let mut h = Harness::builder()
-        .with_size(eframe::egui::Vec2::new(1400.0, 1400.0))
-        .build_ui_state(|ui, app: &mut WalscopeApp| app.ui(ui), WalscopeApp::new());
+    let mut h = harness([1400.0, 1400.0], WalscopeApp::new());
     h.step();
     h.state_mut().show_schemas = true;
     for _ in 0..5 {
@@ -175,9 +167,7 @@ fn upstream_schemas_beside_the_builtins() {
     assert!(common.contains("int32 code = 3;"));
     std::fs::write(dir.path().join("common.proto"), common.replace("int32 code = 3;", "int64 code = 3;"))
         .unwrap();
-    let mut h = Harness::builder()
-        .with_size(eframe::egui::Vec2::new(1400.0, 1400.0))
-        .build_ui_state(|ui, app: &mut WalscopeApp| app.ui(ui), WalscopeApp::new());
+    let mut h = harness([1400.0, 1400.0], WalscopeApp::new());
     h.step();
     h.state_mut().show_schemas = true;
     h.step();

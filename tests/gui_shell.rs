@@ -1,24 +1,18 @@
 //! The window's shell, headless with egui_kittest: menus (File, Edit, View, Connections, Help),
 //! dock panes, shortcuts, recent files and the state kept between runs, and the `--demo`
 //! connection profiles checked against the real demo servers on loopback.
-#![cfg(feature = "gui")]
 
-mod common;
-
-use common::gui::{settle, step_until};
-use eframe::egui::{Key, Modifiers, Vec2};
+use crate::common::gui::{harness, settle, step_until};
+use eframe::egui::{Key, Modifiers};
 use egui_kittest::Harness;
 use egui_kittest::kittest::{NodeT, Queryable};
 use std::path::{Path, PathBuf};
 use walscope::ui::WalscopeApp;
-use walscope::ui::layout::Pane;
+use walscope::ui::panes::PaneId as Pane;
 use walscope::ui::recent::{PersistedState, RECENT_MAX, RecentFiles, Theme};
 
-fn harness(app: WalscopeApp) -> Harness<'static, WalscopeApp> {
-    Harness::builder()
-        .with_size(Vec2::new(1400.0, 900.0))
-        .build_ui_state(|ui, app: &mut WalscopeApp| app.ui(ui), app)
-}
+/// The window size these tests draw at.
+const SIZE: [f32; 2] = [1400.0, 900.0];
 
 fn sample(rel: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("assets/samples").join(rel)
@@ -43,7 +37,7 @@ fn open_menu(h: &mut Harness<'static, WalscopeApp>, name: &str) {
 fn edit_menu_undoes_redoes_and_is_disabled_without_edits() {
     let dir = tempfile::tempdir().unwrap();
     let file = progress_copy(dir.path(), "0.progress");
-    let mut h = harness(WalscopeApp::new());
+    let mut h = harness(SIZE, WalscopeApp::new());
     h.step();
     open_menu(&mut h, "Edit");
     assert!(h.get_by_label("Undo Ctrl+Z").accesskit_node().is_disabled(), "nothing open: nothing to undo");
@@ -82,7 +76,7 @@ fn edit_menu_undoes_redoes_and_is_disabled_without_edits() {
 
 #[test]
 fn panes_follow_the_view_menu_and_close_with_their_tab() {
-    let mut h = harness(WalscopeApp::new());
+    let mut h = harness(SIZE, WalscopeApp::new());
     h.step();
     assert!(h.state().layout.has(&Pane::Start), "the start page with no file open");
     open_menu(&mut h, "View");
@@ -114,7 +108,7 @@ fn panes_follow_the_view_menu_and_close_with_their_tab() {
 fn shortcuts_cycle_and_close_files() {
     let dir = tempfile::tempdir().unwrap();
     let [a, b, c] = ["a", "b", "c"].map(|n| progress_copy(dir.path(), &format!("{n}.progress")));
-    let mut h = harness(WalscopeApp::new());
+    let mut h = harness(SIZE, WalscopeApp::new());
     h.step();
     for (i, f) in [&a, &b, &c].into_iter().enumerate() {
         h.state_mut().open(f.clone());
@@ -156,7 +150,7 @@ fn recent_files_are_recorded_listed_and_persisted() {
     let mut app = WalscopeApp::new();
     app.recent = RecentFiles::new(vec![gone.clone()]);
     app.show_schemas = true;
-    let mut h = harness(app);
+    let mut h = harness(SIZE, app);
     h.step();
     h.state_mut().open(file.clone());
     step_until(&mut h, "the file", |h| h.state().tabs.len() == 1);
@@ -181,7 +175,7 @@ fn recent_files_are_recorded_listed_and_persisted() {
     assert_eq!(again.recent.paths(), h.state().recent.paths());
     assert!(again.show_schemas && !again.show_tasks);
     assert!(again.layout.has(&Pane::Schemas) && again.layout.has(&Pane::File(file.clone())));
-    let mut h2 = harness(again);
+    let mut h2 = harness(SIZE, again);
     step_until(&mut h2, "the previous file to reopen", |h| h.state().tabs.len() == 1);
     assert_eq!(h2.state().tabs[0].path, file);
 
@@ -210,7 +204,7 @@ fn demo_profiles_are_listed_and_checked_against_the_demo_servers() {
         names,
         ["demo-milvus", "demo-old-primary", "demo-new-primary", "demo-synctool", "demo-collector"]
     );
-    let mut h = harness(app);
+    let mut h = harness(SIZE, app);
     h.step();
     open_menu(&mut h, "Connections");
     h.get_by_label("demo-milvus (demo)");
@@ -227,7 +221,7 @@ fn demo_profiles_are_listed_and_checked_against_the_demo_servers() {
         ["demo-milvus", "demo-synctool", "demo-collector"].iter().all(|n| {
             !matches!(
                 h.state().connections.result(n),
-                None | Some(walscope::ui::panels::connections::CheckResult::Running)
+                None | Some(walscope::ui::panes::connections::CheckResult::Running)
             )
         })
     });
@@ -241,7 +235,7 @@ fn demo_profiles_are_listed_and_checked_against_the_demo_servers() {
 
 #[test]
 fn a_check_against_a_closed_port_fails_in_words() {
-    let (_held, closed) = common::refused_address();
+    let (_held, closed) = crate::common::refused_address();
     let port = closed.port();
     let mut app = WalscopeApp::new();
     app.connections.demo.push(walscope::net::profile::ConnectionProfile::plain(
@@ -249,7 +243,7 @@ fn a_check_against_a_closed_port_fails_in_words() {
         walscope::net::profile::TransportKind::Grpc,
         format!("127.0.0.1:{port}"),
     ));
-    let mut h = harness(app);
+    let mut h = harness(SIZE, app);
     h.step();
     open_menu(&mut h, "Connections");
     h.get_by_label("Test nobody").click();
@@ -262,7 +256,7 @@ fn dragging_a_tab_splits_the_files_side_by_side() {
     let dir = tempfile::tempdir().unwrap();
     let a = progress_copy(dir.path(), "a.progress");
     let b = progress_copy(dir.path(), "b.progress");
-    let mut h = harness(WalscopeApp::new());
+    let mut h = harness(SIZE, WalscopeApp::new());
     h.step();
     h.state_mut().open(a.clone());
     step_until(&mut h, "a", |h| h.state().tabs.len() == 1);
@@ -312,7 +306,7 @@ fn status_bar_cancel_buttons_stay_put_while_progress_texts_change() {
             Box::new(move || stop.store(true, Ordering::SeqCst)),
         );
     }
-    let mut h = harness(app);
+    let mut h = harness(SIZE, app);
     settle(&mut h);
     let buttons = |h: &Harness<'static, WalscopeApp>| -> Vec<_> {
         h.query_all_by_label("x").map(|n| n.rect().min).collect()

@@ -2,11 +2,8 @@
 //! DataCollector over loopback: create a task from the form, it runs, its rows rise on the plot;
 //! a stalled sub-task and a SyncTool restart's count reset are flagged with what they mean;
 //! deleting waits for a second click (checked on the server); clear_all waits for the words.
-#![cfg(feature = "gui")]
 
-mod common;
-
-use common::gui::{settle, step_until};
+use crate::common::gui::{harness, settle, step_until};
 use egui_kittest::Harness;
 use egui_kittest::kittest::{NodeT, Queryable};
 use std::time::Duration;
@@ -37,9 +34,7 @@ fn create_watch_trouble_and_delete_a_sync_task() {
     app.show_tasks = true;
     app.tasks.profile = "synctool".into();
     app.tasks.interval_secs = 1;
-    let mut h = Harness::builder()
-        .with_size(eframe::egui::Vec2::new(1600.0, 1600.0))
-        .build_ui_state(|ui, app: &mut WalscopeApp| app.ui(ui), app);
+    let mut h = harness([1600.0, 1600.0], app);
     settle(&mut h);
     h.get_by_label("Watch").click();
     step_until(&mut h, "the first poll", |h| {

@@ -13,8 +13,8 @@
 //! - **Panes never do the work.** No file under `crates/gui/src/panes/` builds a transport, makes
 //!   a call or spawns work (`tokio::spawn`, `GrpcTransport::connect`, `BrpcTransport::`,
 //!   `HttpJsonTransport::`, `std::thread::spawn`, `call_unary`, `call_server_stream`): a pane asks
-//!   for work through its commands, and a job does it. Until the panes live in `panes/`, the
-//!   folder checked is `crates/gui/src/panels/`.
+//!   for work through its commands, and a job does it (the job bodies live in
+//!   `crates/gui/src/work/`).
 //!
 //! Each check is also run once on a made-up input that breaks it (`the_checks_catch_*`), so a
 //! check that cannot fail would fail here.
@@ -97,7 +97,7 @@ fn no_module_cycle_in_the_app() {
 #[test]
 fn panes_never_build_a_transport_call_or_spawn() {
     let gui = Path::new(ROOT).join("crates/gui/src");
-    let dir = if gui.join("panes").is_dir() { gui.join("panes") } else { gui.join("panels") };
+    let dir = gui.join("panes");
     let mut files = Vec::new();
     rust_files(&dir, &mut files);
     assert!(!files.is_empty(), "no pane files under {}", dir.display());

@@ -32,8 +32,9 @@ fn script(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts").join(name)
 }
 
+/// This suite's WAL: small messages of one or two rows.
 fn wal() -> WalGenConfig {
-    WalGenConfig { seed: 23, rows: (1, 2), total: None, ..Default::default() }
+    WalGenConfig { rows: (1, 2), ..common::walgen::small_wal(23) }
 }
 
 /// The end timetick of a window of about `n` messages after the demo's checkpoint, ending on a

@@ -34,7 +34,7 @@ async fn salvage_of_3k_messages_equals_the_demo_wal() {
 }
 
 /// The full-size check; the synthetic WAL is slow to generate in debug builds, so run it with
-/// `cargo test --release --no-default-features --test salvage_demo -- --ignored`.
+/// `cargo test --release --test tests -- --ignored salvage_demo::`.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore]
 async fn salvage_of_100k_messages_equals_the_demo_wal() {

@@ -5,6 +5,7 @@
 //! identical to an uninterrupted run; missing checkpoints, old servers and missing privileges
 //! explained; the result analysis (opaque transactions of servers before 2.6.20 flagged).
 
+use crate::common::walgen::{small_wal, timetick_after_ms};
 use std::path::Path;
 use std::time::Duration;
 use walscope::dump::framing::write_frame;
@@ -25,13 +26,9 @@ use walscope::sim::{GeneratedMessage, WalGenConfig, WalGenerator};
 const CHECKPOINT_INDEX: usize = 5;
 const LAG: usize = 3;
 
+/// This suite's WAL: small messages.
 fn wal() -> WalGenConfig {
-    WalGenConfig { seed: 23, rows: (1, 1), total: None, ..Default::default() }
-}
-
-/// `ms` of synthetic WAL time after its start, as a timetick.
-fn end_after(ms: u64) -> u64 {
-    (walscope::sim::walgen::START_MS + ms) << 18
+    small_wal(23)
 }
 
 fn plain(m: &GeneratedMessage) -> bool {
@@ -134,7 +131,7 @@ fn dump_of(dir: &Path, pchannel: &str) -> Vec<u8> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn four_pchannels_in_parallel_skip_or_keep_exactly_the_replicated_frames() {
-    let end = end_after(2_500);
+    let end = timetick_after_ms(2_500);
     let p = pair(Faults::default(), Faults::default()).await;
     let root = tempfile::tempdir().unwrap();
     let (skip_dir, keep_dir) = (root.path().join("skip"), root.path().join("keep"));
@@ -202,7 +199,7 @@ async fn four_pchannels_in_parallel_skip_or_keep_exactly_the_replicated_frames()
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_cancelled_dump_resumed_equals_an_uninterrupted_run() {
-    let end = end_after(2_000);
+    let end = timetick_after_ms(2_000);
     let p = pair(Faults { stall_after: Some(150), ..Default::default() }, Faults::default()).await;
     let dir = tempfile::tempdir().unwrap();
     let run = salvage_set::start(set_spec(&p, dir.path(), end, true)).await.unwrap();
@@ -244,7 +241,7 @@ async fn a_cancelled_dump_resumed_equals_an_uninterrupted_run() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_restart_resumes_the_whole_folder_from_the_manifests() {
-    let end = end_after(2_500);
+    let end = timetick_after_ms(2_500);
     let p = pair(Faults { stall_after: Some(60), ..Default::default() }, Faults::default()).await;
     let dir = tempfile::tempdir().unwrap();
     let run = salvage_set::start(set_spec(&p, dir.path(), end, true)).await.unwrap();
@@ -306,7 +303,7 @@ async fn missing_checkpoints_and_old_servers_are_explained() {
 
     // The old primary predates DumpMessages: the dump fails, naming its version.
     let dir = tempfile::tempdir().unwrap();
-    let run = salvage_set::start(set_spec(&p, dir.path(), end_after(500), true)).await.unwrap();
+    let run = salvage_set::start(set_spec(&p, dir.path(), timetick_after_ms(500), true)).await.unwrap();
     let (manifest, results) = run.wait().await;
     for (pc, r) in &results {
         let e = r.as_ref().err().unwrap_or_else(|| panic!("{pc} succeeded")).to_string();
@@ -338,7 +335,7 @@ async fn permission_denied_names_the_privilege_and_the_admin_gets_through() {
     let p =
         pair(Faults { dump_privilege: Some(admin.clone()), ..Default::default() }, Faults::default()).await;
     let dir = tempfile::tempdir().unwrap();
-    let end = end_after(300);
+    let end = timetick_after_ms(300);
     let run = salvage_set::start(set_spec(&p, dir.path(), end, true)).await.unwrap();
     let (_, results) = run.wait().await;
     for (_, r) in &results {
@@ -378,7 +375,7 @@ async fn transactions_from_a_server_before_2_6_20_are_flagged_as_lost() {
     let clean = pair(Faults::before_txn_fix(), Faults::default()).await;
     let root = tempfile::tempdir().unwrap();
     let (dir, want) = (root.path().join("got"), root.path().join("want"));
-    let end = end_after(3_000);
+    let end = timetick_after_ms(3_000);
     let mut spec = set_spec(&p, &dir, end, true);
     spec.run.max_retries = 2;
     let (manifest, _) = salvage_set::start(spec).await.unwrap().wait().await;
@@ -413,7 +410,7 @@ async fn transactions_from_a_server_before_2_6_20_are_flagged_as_lost() {
 async fn an_old_primary_that_is_down_is_said_in_words() {
     let p = pair(Faults::default(), Faults::default()).await;
     let dir = tempfile::tempdir().unwrap();
-    let mut spec = set_spec(&p, dir.path(), end_after(300), true);
+    let mut spec = set_spec(&p, dir.path(), timetick_after_ms(300), true);
     spec.old_primary = ConnectionProfile::plain("old", TransportKind::Grpc, "127.0.0.1:1".into());
     let run = salvage_set::start(spec).await.unwrap();
     assert_eq!(run.jobs.len(), 4, "the checkpoints come from the new primary alone");

@@ -1,8 +1,9 @@
 //! The integration tests: one binary (ripgrep's `tests/tests.rs` pattern), one module per
 //! subject, the shared helpers in `common` and the fixtures in `tests/fixtures/` and
 //! `assets/samples/`. They run the real `walscope` binary, real files and real servers on
-//! 127.0.0.1 across the crates; each crate's own unit tests sit beside its code
-//! (`cargo test -p walscope-core`, ...).
+//! 127.0.0.1 across the crates; the window's suites (`gui_*`, headless with egui_kittest) need
+//! the `gui` feature. Each crate's own unit tests sit beside its code (`cargo test -p
+//! walscope-core`, ...).
 
 mod common;
 
@@ -26,6 +27,26 @@ mod fuzz_regressions;
 mod grpc_demo;
 mod grpc_reflection;
 mod grpc_security;
+#[cfg(feature = "gui")]
+mod gui_browser;
+#[cfg(feature = "gui")]
+mod gui_composer;
+#[cfg(feature = "gui")]
+mod gui_editor;
+#[cfg(feature = "gui")]
+mod gui_field_editor;
+#[cfg(feature = "gui")]
+mod gui_replay;
+#[cfg(feature = "gui")]
+mod gui_salvage;
+#[cfg(feature = "gui")]
+mod gui_save;
+#[cfg(feature = "gui")]
+mod gui_schemas;
+#[cfg(feature = "gui")]
+mod gui_shell;
+#[cfg(feature = "gui")]
+mod gui_tasks;
 mod house;
 mod index_memory;
 mod lossless_edit;

@@ -1,9 +1,17 @@
-//! Driving the app in egui_kittest tests: step until background work shows up, and let
-//! animations settle before clicking.
+//! Driving the app in egui_kittest tests: the one harness, stepping until background work
+//! shows up, and letting animations settle before clicking.
 
 use egui_kittest::Harness;
 use std::time::{Duration, Instant};
 use walscope::ui::WalscopeApp;
+
+/// The window `app` draws into, headless, `size` points wide and high (each suite picks the size
+/// its panes need to show whole).
+pub fn harness(size: [f32; 2], app: WalscopeApp) -> Harness<'static, WalscopeApp> {
+    Harness::builder()
+        .with_size(eframe::egui::Vec2::new(size[0], size[1]))
+        .build_ui_state(|ui, app: &mut WalscopeApp| app.ui(ui), app)
+}
 
 /// Steps the UI until `done` holds, letting background threads work in between.
 pub fn step_until(

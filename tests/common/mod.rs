@@ -6,6 +6,7 @@
 pub mod gui;
 pub mod rehearsal;
 pub mod salvage;
+pub mod walgen;
 
 use prost_reflect::{DynamicMessage, Kind, MapKey, MessageDescriptor, Value};
 

@@ -14,8 +14,9 @@ use walscope::sim::{GeneratedMessage, WalGenConfig, WalGenerator};
 pub const PCHANNEL: &str = "by-dev-rootcoord-dml_1";
 pub const CHECKPOINT_INDEX: usize = 5;
 
+/// The salvage fixtures' WAL: small messages.
 pub fn wal() -> WalGenConfig {
-    WalGenConfig { seed: 11, rows: (1, 1), total: None, ..Default::default() }
+    super::walgen::small_wal(11)
 }
 
 fn plain(m: &GeneratedMessage) -> bool {

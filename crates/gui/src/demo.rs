@@ -6,7 +6,7 @@
 //! Must never: save a demo profile, or start a server on anything but 127.0.0.1.
 
 use crate::WalscopeApp;
-use crate::outcome::Notice;
+use crate::panes::outcome::Notice;
 
 /// The running demo servers, kept alive as long as the window.
 #[derive(Default)]
@@ -37,7 +37,7 @@ impl WalscopeApp {
                 self.tasks.table = "orders".into();
                 self.tasks.mode = 2;
                 self.tasks.dest = "/tmp/walscope-demo/orders".into();
-                self.watch_tasks(crate::net_jobs::TASKS_DASHBOARD);
+                self.watch_tasks(crate::panes::tasks::TASKS_DASHBOARD);
                 self.show_tasks = true;
                 self.demo.running = Some(demo);
             }
@@ -52,8 +52,8 @@ impl WalscopeApp {
 
     /// Switches a fault of the demo SyncTool's data (`--demo` only); the dashboard then shows
     /// the warning it causes.
-    pub fn demo_fault(&mut self, f: crate::command::DemoFault) {
-        use crate::command::DemoFault;
+    pub fn demo_fault(&mut self, f: crate::panes::command::DemoFault) {
+        use crate::panes::command::DemoFault;
         let Some(d) = self.demo.running.as_ref().map(|demo| &demo.datasync) else { return };
         let Some(tid) = crate::sim::datasync::DatasyncDemo::tid_of("demo_db", "orders") else { return };
         match f {
@@ -82,7 +82,7 @@ impl WalscopeApp {
     }
 
     /// Nothing to switch: this build has no demo servers.
-    pub fn demo_fault(&mut self, f: crate::command::DemoFault) {
+    pub fn demo_fault(&mut self, f: crate::panes::command::DemoFault) {
         self.notice = Some(Notice::error(format!("{f:?}: this walscope was built without the demo servers")));
     }
 }

@@ -7,9 +7,8 @@
 //! library already runs on its own threads (indexing, filter scans) is registered as a
 //! *watched* job: the registry reads its progress and can cancel it, the library does the work.
 //! Must never: block the UI thread (a frame only reads snapshots and `try_recv`s), or let a
-//! panel spawn work itself (panels send commands; the app starts jobs here).
+//! pane spawn work itself (panes send commands; the app starts jobs here).
 
-use super::outcome::{JobError, JobOutput};
 use crate::dump::background::Wake;
 use std::future::Future;
 use std::sync::Arc;
@@ -26,10 +25,8 @@ pub enum JobOwner {
     File(std::path::PathBuf),
     Schemas,
     Connections,
-    Composer(u64),
-    Salvage(u64),
-    Replay(u64),
-    Tasks(u64),
+    /// A pane opened by number (a composer, a salvage, a replay, a dashboard: `PaneId::number`).
+    Pane(u64),
 }
 
 /// How far a job is, in numbers and words.
@@ -40,7 +37,55 @@ pub struct JobProgress {
     pub text: String,
 }
 
-pub type JobResult = Result<JobOutput, JobError>;
+/// A job's result: what it made (`T`, the window's typed outputs), or why it did not.
+pub type JobResult<T> = Result<T, JobError>;
+
+/// What a watched job (work the library runs itself) hands back when it is done: its last words.
+pub struct JobDone(pub String);
+
+/// Why a job did not do its work: the library's own error, kept typed so the pane that shows
+/// it can say what happened (the words are made where it is drawn).
+#[derive(Debug, thiserror::Error)]
+pub enum JobError {
+    #[error(transparent)]
+    Net(#[from] crate::net::NetError),
+    #[error(transparent)]
+    Schema(#[from] crate::schema::SchemaError),
+    #[error(transparent)]
+    Profile(#[from] crate::net::profile::ProfileError),
+    #[error(transparent)]
+    History(#[from] crate::net::history::HistoryError),
+    #[error(transparent)]
+    Reflection(#[from] crate::net::reflection::ReflectionError),
+    #[error(transparent)]
+    Call(#[from] crate::net::call::CallError),
+    #[error(transparent)]
+    Input(#[from] walscope_core::input::InputError),
+    #[error(transparent)]
+    Dump(#[from] crate::dump::reader::DumpError),
+    #[error(transparent)]
+    Salvage(#[from] walscope_ops::salvage::SalvageError),
+    /// A SyncTool answered a dashboard's call with a refusal.
+    #[error("{method} was refused: {error}")]
+    SyncToolRefused { method: &'static str, error: crate::net::SyncToolError },
+    /// A call the dashboard has no way to send.
+    #[error("the dashboard does not send {0}")]
+    NotSent(&'static str),
+    /// A server did not answer in time.
+    #[error("{endpoint}: no answer within {secs} s")]
+    NoAnswer { endpoint: String, secs: u64 },
+    /// A file could not be opened, read or written.
+    #[error("{path}: {reason}")]
+    File { path: std::path::PathBuf, reason: String },
+    /// The window's runtime could not start.
+    #[error("cannot start the network runtime: {0}")]
+    NoRuntime(Arc<std::io::Error>),
+    /// The job's task ended without handing back a result.
+    #[error("the job ended without a result (it panicked?)")]
+    Panicked,
+    #[error("stopped")]
+    Cancelled,
+}
 
 /// What a job's body gets: where to report progress, whether it is cancelled, how to wake the UI.
 #[derive(Clone)]
@@ -61,22 +106,22 @@ impl JobCtx {
 /// Progress of work the library runs itself, read each frame: (progress, done).
 pub type Probe = Box<dyn Fn() -> (JobProgress, bool) + Send>;
 
-enum Source {
-    Spawned { progress: watch::Receiver<JobProgress>, result: oneshot::Receiver<JobResult> },
+enum Source<T> {
+    Spawned { progress: watch::Receiver<JobProgress>, result: oneshot::Receiver<JobResult<T>> },
     Watched { probe: Probe, stop: Box<dyn Fn() + Send> },
 }
 
-pub struct Job {
+pub struct Job<T> {
     pub id: JobId,
     pub label: String,
     pub owner: JobOwner,
     pub cancel: CancellationToken,
     /// How often the window redraws while this job runs (its numbers move).
     pub repaint: Duration,
-    source: Source,
+    source: Source<T>,
 }
 
-impl Job {
+impl<T> Job<T> {
     /// The latest progress (never waits).
     pub fn progress(&self) -> JobProgress {
         match &self.source {
@@ -91,23 +136,24 @@ impl Job {
 }
 
 /// A finished job, handed to the app once.
-pub struct Finished {
+pub struct Finished<T> {
     pub id: JobId,
     pub label: String,
     pub owner: JobOwner,
-    pub result: JobResult,
+    pub result: JobResult<T>,
 }
 
-pub struct JobRegistry {
+/// The window's jobs; `T` is what a job hands back when it did its work.
+pub struct JobRegistry<T> {
     runtime: Option<Arc<tokio::runtime::Runtime>>,
-    runtime_error: Option<String>,
-    jobs: Vec<Job>,
+    runtime_error: Option<Arc<std::io::Error>>,
+    jobs: Vec<Job<T>>,
     next: JobId,
     wake: Wake,
 }
 
-impl JobRegistry {
-    pub fn new(wake: Wake) -> JobRegistry {
+impl<T: From<JobDone> + Send + 'static> JobRegistry<T> {
+    pub fn new(wake: Wake) -> JobRegistry<T> {
         JobRegistry { runtime: None, runtime_error: None, jobs: Vec::new(), next: 1, wake }
     }
 
@@ -122,14 +168,14 @@ impl JobRegistry {
                 .build()
             {
                 Ok(rt) => self.runtime = Some(Arc::new(rt)),
-                Err(e) => self.runtime_error = Some(format!("cannot start the network runtime: {e}")),
+                Err(e) => self.runtime_error = Some(Arc::new(e)),
             }
         }
         self.runtime.as_ref().map(|rt| rt.handle().clone())
     }
 
-    pub fn runtime_error(&self) -> Option<&str> {
-        self.runtime_error.as_deref()
+    pub fn runtime_error(&self) -> Option<JobError> {
+        self.runtime_error.clone().map(JobError::NoRuntime)
     }
 
     pub fn wake(&self) -> Wake {
@@ -148,7 +194,7 @@ impl JobRegistry {
     pub fn spawn<F, Fut>(&mut self, label: impl Into<String>, owner: JobOwner, body: F) -> JobId
     where
         F: FnOnce(JobCtx) -> Fut,
-        Fut: Future<Output = JobResult> + Send + 'static,
+        Fut: Future<Output = JobResult<T>> + Send + 'static,
     {
         self.spawn_with(label, owner, true, body)
     }
@@ -158,7 +204,7 @@ impl JobRegistry {
     pub fn spawn_graceful<F, Fut>(&mut self, label: impl Into<String>, owner: JobOwner, body: F) -> JobId
     where
         F: FnOnce(JobCtx) -> Fut,
-        Fut: Future<Output = JobResult> + Send + 'static,
+        Fut: Future<Output = JobResult<T>> + Send + 'static,
     {
         self.spawn_with(label, owner, false, body)
     }
@@ -166,7 +212,7 @@ impl JobRegistry {
     fn spawn_with<F, Fut>(&mut self, label: impl Into<String>, owner: JobOwner, abort: bool, body: F) -> JobId
     where
         F: FnOnce(JobCtx) -> Fut,
-        Fut: Future<Output = JobResult> + Send + 'static,
+        Fut: Future<Output = JobResult<T>> + Send + 'static,
     {
         let (ctx, progress, result_rx, result_tx) = self.parts();
         let id = self.ids();
@@ -188,8 +234,11 @@ impl JobRegistry {
                 });
             }
             None => {
-                let why = self.runtime_error.clone().unwrap_or_default();
-                let _ = result_tx.send(Err(JobError::Other(why)));
+                let why = self
+                    .runtime_error
+                    .clone()
+                    .unwrap_or_else(|| Arc::new(std::io::Error::other("no runtime")));
+                let _ = result_tx.send(Err(JobError::NoRuntime(why)));
             }
         }
         let cancel = ctx.cancel.clone();
@@ -208,7 +257,7 @@ impl JobRegistry {
     /// `ctx.cancel` itself where it can stop early.
     pub fn spawn_blocking<F>(&mut self, label: impl Into<String>, owner: JobOwner, body: F) -> JobId
     where
-        F: FnOnce(JobCtx) -> JobResult + Send + 'static,
+        F: FnOnce(JobCtx) -> JobResult<T> + Send + 'static,
     {
         let (ctx, progress, result_rx, result_tx) = self.parts();
         let id = self.ids();
@@ -222,8 +271,11 @@ impl JobRegistry {
                 });
             }
             None => {
-                let why = self.runtime_error.clone().unwrap_or_default();
-                let _ = result_tx.send(Err(JobError::Other(why)));
+                let why = self
+                    .runtime_error
+                    .clone()
+                    .unwrap_or_else(|| Arc::new(std::io::Error::other("no runtime")));
+                let _ = result_tx.send(Err(JobError::NoRuntime(why)));
             }
         }
         self.jobs.push(Job {
@@ -268,7 +320,7 @@ impl JobRegistry {
     #[allow(clippy::type_complexity)]
     fn parts(
         &self,
-    ) -> (JobCtx, watch::Receiver<JobProgress>, oneshot::Receiver<JobResult>, oneshot::Sender<JobResult>)
+    ) -> (JobCtx, watch::Receiver<JobProgress>, oneshot::Receiver<JobResult<T>>, oneshot::Sender<JobResult<T>>)
     {
         let (ptx, prx) = watch::channel(JobProgress::default());
         let (rtx, rrx) = oneshot::channel();
@@ -295,21 +347,12 @@ impl JobRegistry {
         }
     }
 
-    /// Cancels the jobs of `owner` whose label `pick` chooses.
-    pub fn cancel_where(&mut self, owner: &JobOwner, pick: impl Fn(&str) -> bool) {
-        let ids: Vec<JobId> =
-            self.jobs.iter().filter(|j| j.owner == *owner && pick(&j.label)).map(|j| j.id).collect();
-        for id in ids {
-            self.cancel(id);
-        }
-    }
-
     /// The jobs still running, oldest first.
-    pub fn running(&self) -> &[Job] {
+    pub fn running(&self) -> &[Job<T>] {
         &self.jobs
     }
 
-    pub fn running_for(&self, owner: &JobOwner) -> impl Iterator<Item = &Job> {
+    pub fn running_for(&self, owner: &JobOwner) -> impl Iterator<Item = &Job<T>> {
         self.jobs.iter().filter(move |j| j.owner == *owner)
     }
 
@@ -318,7 +361,7 @@ impl JobRegistry {
     }
 
     /// Takes the jobs that have ended since the last call. Never waits.
-    pub fn finished(&mut self) -> Vec<Finished> {
+    pub fn finished(&mut self) -> Vec<Finished<T>> {
         let mut out = Vec::new();
         let mut i = 0;
         while i < self.jobs.len() {
@@ -326,13 +369,11 @@ impl JobRegistry {
                 Source::Spawned { result, .. } => match result.try_recv() {
                     Ok(r) => Some(r),
                     Err(oneshot::error::TryRecvError::Empty) => None,
-                    Err(oneshot::error::TryRecvError::Closed) => {
-                        Some(Err(JobError::Other("the job ended without a result (it panicked?)".into())))
-                    }
+                    Err(oneshot::error::TryRecvError::Closed) => Some(Err(JobError::Panicked)),
                 },
                 Source::Watched { probe, .. } => {
                     let (p, done) = probe();
-                    done.then(|| Ok(JobOutput::Done(p.text)))
+                    done.then(|| Ok(T::from(JobDone(p.text))))
                 }
             };
             match done {
@@ -350,7 +391,7 @@ impl JobRegistry {
 /// How long the way out waits for what dropping the jobs sets off (see [`JobRegistry`]'s drop).
 const EXIT_GRACE: Duration = Duration::from_secs(2);
 
-impl Drop for JobRegistry {
+impl<T> Drop for JobRegistry<T> {
     /// Every job is cancelled and its task dropped where it waits: the network is never waited
     /// for. What dropping a task sets off still finishes, for up to [`EXIT_GRACE`]: a salvage's
     /// dump writer hands over the frames it holds and its thread writes them and closes the

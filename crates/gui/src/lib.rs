@@ -1,38 +1,38 @@
-//! The desktop app (eframe/egui). State lives in [`app::WalscopeApp`] and [`file_tab::FileTab`];
-//! `panels/` only draw that state and send what the user asked for ([`command::AppCommand`]);
-//! long work runs as a job of the one [`jobs::JobRegistry`]; `widgets/` are reusable
-//! pieces (the hex view); [`layout`] is the dock the panes live in; [`recent`] is what is
-//! remembered between runs. Must never: block the UI thread on files or the network, or decode
-//! more than the one selected message on it (rows are decoded by a background loader).
+//! The desktop app (eframe/egui). A map of the crate:
+//!
+//! - [`app`]: [`WalscopeApp`], the frame loop (take in finished jobs, draw, apply commands),
+//!   the open files and the app's own panes; `app/apply.rs` applies what was asked,
+//!   `app/results.rs` routes each job's typed result to its owner.
+//! - [`panes`]: one folder per pane kind (`start`, `schemas`, `file`, `composer`,
+//!   `connections`, `tasks`, `salvage`, `replay`, `jobs`) with its state, drawing and what it
+//!   does with its results; the [`panes::Pane`] trait, the [`panes::Panes`] map, the read-only
+//!   [`panes::AppView`], the commands ([`panes::command::AppCommand`] through the cloneable
+//!   [`panes::command::CommandSender`]) and the results ([`panes::outcome::JobOutput`]).
+//! - [`layout`]: the dock the panes live in (egui_tiles), dispatching through the trait.
+//! - [`shell`]: the frame around the panes (menu bar, status bar, "unsaved edits" question).
+//! - [`work`]: what a command starts as a job, and the job bodies that call walscope-core and
+//!   walscope-ops (calls, streams, SyncTool, salvage, replay).
+//! - [`jobs`]: the one [`jobs::JobRegistry`] (runtime, progress, cancel, typed [`jobs::JobError`]).
+//! - [`widgets`]: reusable pieces (the hex view, a sparkline); [`recent`]: what is remembered
+//!   between runs; [`demo`], [`demo_copy`]: `--demo`; [`embedded`], [`startup`]: small helpers.
+//!
+//! Must never: block the UI thread on files or the network, or decode more than the one
+//! selected message on it (rows are decoded by a background loader); a pane never does work
+//! itself (tests/house.rs checks `panes/`).
 
 pub mod app;
-mod call_jobs;
-pub mod command;
-pub mod composer;
 pub mod demo;
 pub mod demo_copy;
-pub mod detail;
-pub mod edit_plan;
 pub mod embedded;
-pub mod field_edit;
-pub mod file_save;
-pub mod file_tab;
 pub mod jobs;
 pub mod layout;
-pub mod net_jobs;
-pub mod outcome;
-mod pane_ui;
-pub mod panels;
+pub mod panes;
 pub mod path_complete;
-pub mod profile_form;
 pub mod recent;
-pub mod replay;
-mod replay_jobs;
-pub mod row_order;
-pub mod salvage;
-mod salvage_jobs;
+pub mod shell;
 pub mod startup;
 pub mod widgets;
+pub mod work;
 
 pub use app::WalscopeApp;
 

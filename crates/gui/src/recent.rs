@@ -6,7 +6,7 @@
 //! checked on a worker thread). Must never: read a file's contents, stat files on the UI thread,
 //! or fail start-up because the stored state is old or damaged (it is then ignored).
 
-use super::layout::Pane;
+use crate::panes::PaneId;
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -58,7 +58,7 @@ pub struct PersistedState {
     pub show_tasks: bool,
     pub show_connections: bool,
     /// The dock arrangement.
-    pub layout: Option<egui_tiles::Tree<Pane>>,
+    pub layout: Option<egui_tiles::Tree<PaneId>>,
 }
 
 impl Default for PersistedState {

@@ -1,0 +1,175 @@
+//! What a pane can ask for: [`AppCommand`], sent through a cloneable [`CommandSender`] (rerun's
+//! idea). Panes and the shell send; the app drains the commands once per frame, after drawing
+//! (`WalscopeApp::apply_commands`), and starts a job wherever work is needed.
+//!
+//! Must never: carry a closure or a handle that does work (a command says what is wanted; the
+//! app decides how). The one exception left is `FileWork`: a file's size sort travels as the
+//! closure `RowOrder::sort_by` made, and a filter scan as the library's handle to watch.
+
+use super::file::ReadAs;
+use super::outcome::Notice;
+use crate::jobs::JobId;
+use std::path::PathBuf;
+/// What the demo's DataCollector and SyncTool can be made to do (`--demo` only), on the demo
+/// table `demo_db.orders`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DemoFault {
+    /// Partition 0 gets zero-row heartbeats only.
+    StallWithHeartbeat,
+    /// Partition 1 gets nothing at all.
+    StallSilent,
+    /// Partition 1's collector goes quiet and refuses the reassignment: FAILED.
+    Fail,
+    /// Everything back to normal (a FAILED sub-task stays FAILED, as in OpenMLDB).
+    Heal,
+    /// SyncTool restarts: counts go back to 0.
+    RestartSyncTool,
+}
+
+/// A composer's call as it will go out.
+#[derive(Debug, Clone)]
+pub struct CallSpec {
+    pub composer: u64,
+    pub profile: crate::net::profile::ConnectionProfile,
+    /// The method's full name.
+    pub method: String,
+    /// The request exactly as it will be sent.
+    pub request: Vec<u8>,
+    pub metadata: Vec<(String, String)>,
+    pub deadline: Option<std::time::Duration>,
+    pub stream: bool,
+}
+
+/// Something a panel asked for.
+#[derive(Debug)]
+pub enum AppCommand {
+    /// Open a file in a new tab (or show it when it is open).
+    Open(PathBuf),
+    /// Open a file read a chosen way (framing, type).
+    OpenAs(PathBuf, ReadAs),
+    /// Open the app's own copy of the sample Milvus dump (written into its temp folder first).
+    OpenDemoCopy,
+    /// Show the desktop's file dialog; the chosen file opens.
+    PickFile,
+    /// Close file tab N (asks first when it has unsaved edits).
+    CloseTab(usize),
+    /// Close a file, dropping its unsaved edits (the operator said so).
+    DiscardFile(PathBuf),
+    /// Read an open file another way: it is opened again, its pane waiting in place.
+    Reopen(PathBuf, ReadAs),
+    /// Run what a file asked for (a save, a size sort, a filter scan to watch) as a job.
+    FileWork { path: PathBuf, work: super::file::TabWork },
+    /// Undo the last edit of a file.
+    Undo(PathBuf),
+    /// Redo the last undone edit of a file.
+    Redo(PathBuf),
+    /// Show what saving a file would write, then save it if confirmed (`save_as`: to another
+    /// file).
+    AskSave { path: PathBuf, save_as: bool },
+    /// Stop a job.
+    CancelJob(JobId),
+    /// Load a .proto file (with include paths) or a descriptor set into the pool.
+    LoadSchemas { proto: Option<(PathBuf, Vec<PathBuf>)>, descriptor_set: Option<PathBuf> },
+    /// Fetch a server's schemas by reflection (host:port or a profile name).
+    Reflect(String),
+    /// Check whether the recent files are still there.
+    RefreshRecent,
+    /// Read profiles.json.
+    LoadProfiles,
+    /// Make one harmless call with a profile and say what answered.
+    CheckProfile(crate::net::profile::ConnectionProfile),
+    /// Save a profile in profiles.json (`original`: the name it had, when renamed).
+    SaveProfile { original: Option<String>, profile: crate::net::profile::ConnectionProfile },
+    /// Remove a profile from profiles.json.
+    DeleteProfile(String),
+    /// Open a composer pane (with a profile, a method and request bytes when given).
+    NewComposer { profile: Option<String>, method: Option<String>, request: Vec<u8> },
+    /// Open a composer on a message read elsewhere ("Send..."): a method that takes its type
+    /// is preselected, and its bytes are kept exactly.
+    SendMessage { type_name: String, bytes: Vec<u8> },
+    /// Make a composer the focused one (it takes Ctrl+Enter and Esc).
+    FocusComposer(u64),
+    /// Open a pane of a kind registered in `panes::openable` (or show it when open).
+    OpenPane(super::PaneId),
+    /// A pane's tab was closed: stop its jobs and drop its state.
+    ClosePane(super::PaneId),
+    /// Send a composer's request.
+    Call(Box<CallSpec>),
+    /// Open a salvage pane.
+    NewSalvage,
+    /// Offer the old primary's pchannels (from its replicate configuration) in a salvage pane.
+    OfferPchannels(u64),
+    /// Fetch every pchannel's salvage checkpoint from the new primary.
+    FetchCheckpoints(u64),
+    /// Look for unfinished dumps in the salvage pane's folder.
+    LookInFolder(u64),
+    /// Start one dump per pchannel with a checkpoint, in parallel, into the folder.
+    StartSalvage(u64),
+    /// Continue an unfinished dump of the folder (None: all of them).
+    ResumeSalvage { pane: u64, pchannel: Option<String> },
+    /// Open a replay pane (on a salvage folder and a new primary profile when given).
+    NewReplay { folder: Option<PathBuf>, new_primary: Option<String> },
+    /// Choose a replay pane's salvage folder with the desktop's dialog.
+    PickReplayFolder(u64),
+    /// Plan a replay pane's replay (reads the folder and the new primary; sends nothing).
+    PlanReplay(u64),
+    /// Apply a replay pane's plan: only after the operator confirmed it.
+    ApplyReplay(u64),
+    /// Stop a replay pane's apply after the unit it is sending.
+    CancelReplay(u64),
+    /// Verify a replay pane's plan against the new primary again.
+    VerifyReplay(u64),
+    /// Read the call history for a composer (optionally only entries containing some text).
+    LoadHistory { composer: u64, search: String },
+    /// Copy a composer's stream dump (and its manifest) to a chosen file.
+    /// `replace`: the operator ticked "Replace an existing file".
+    SaveStream { composer: u64, from: PathBuf, to: PathBuf, replace: bool },
+    /// Poll a dashboard's SyncTool from now on.
+    WatchTasks(u64),
+    /// A SyncTool call from a dashboard (CreateSyncTask, DeleteSyncTask, TaskStatus with
+    /// clear_all) with its request.
+    TaskCall { dashboard: u64, method: &'static str, request: serde_json::Value },
+    /// Open another sync-task dashboard.
+    NewDashboard,
+    /// With `--demo`: make the demo SyncTool's data misbehave, to see the dashboard's warnings.
+    DemoFault(DemoFault),
+    /// Say something in the status bar.
+    Notify(Notice),
+}
+
+/// Where panes, the shell and the app send [`AppCommand`]s; clones send into the same queue,
+/// which the app drains once per frame ([`CommandSender::drain`]).
+#[derive(Clone)]
+pub struct CommandSender {
+    tx: std::sync::mpsc::Sender<AppCommand>,
+    rx: std::sync::Arc<std::sync::Mutex<std::sync::mpsc::Receiver<AppCommand>>>,
+}
+
+impl Default for CommandSender {
+    fn default() -> Self {
+        let (tx, rx) = std::sync::mpsc::channel();
+        CommandSender { tx, rx: std::sync::Arc::new(std::sync::Mutex::new(rx)) }
+    }
+}
+
+impl std::fmt::Debug for CommandSender {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("CommandSender")
+    }
+}
+
+impl CommandSender {
+    /// Queues `cmd`; it is applied after the frame is drawn.
+    pub fn send(&self, cmd: AppCommand) {
+        // The receiver lives as long as every sender (it is held beside them).
+        let _ = self.tx.send(cmd);
+    }
+
+    /// Every command queued so far, in the order sent. Never waits.
+    pub fn drain(&self) -> Vec<AppCommand> {
+        match self.rx.lock() {
+            Ok(rx) => rx.try_iter().collect(),
+            Err(_) => Vec::new(),
+        }
+    }
+}

@@ -1,0 +1,281 @@
+//! The Connections pane: every profile (saved in profiles.json, and the in-memory ones `--demo`
+//! adds) with its transport, endpoint and security; create, edit, duplicate, test and delete;
+//! "Test" says how fast the server answered, its version where it has one, whether reflection
+//! answers, or why it failed in words. Insecure profiles are marked.
+//!
+//! Owns: [`ConnectionsState`]. Must never: call the network or touch profiles.json itself (it
+//! sends commands; jobs do), write demo profiles to disk, or hold a secret (profiles name where
+//! their secret comes from).
+
+pub mod profile_editor;
+pub mod profile_form;
+
+use crate::net::probe::ProbeReport;
+use crate::net::profile::{ConnectionProfile, TransportKind};
+use crate::panes::command::{AppCommand, CommandSender};
+use crate::panes::connections::profile_form::{AuthChoice, ProfileForm, SecretChoice, TlsChoice};
+use crate::panes::outcome::{JobError, JobOutput};
+use eframe::egui;
+use std::collections::HashMap;
+
+/// The outcome of one test.
+#[derive(Debug, Clone)]
+pub enum CheckResult {
+    Running,
+    Done(Box<ProbeReport>),
+}
+
+impl CheckResult {
+    /// The result as a label: plain when it answered, in the error colour when it did not.
+    pub fn show(&self, ui: &mut egui::Ui) {
+        let text = self.text();
+        let colour =
+            if text.starts_with("Failed") { ui.visuals().error_fg_color } else { ui.visuals().text_color() };
+        ui.colored_label(colour, text);
+    }
+
+    /// In words: "OK: …" or "Failed: …".
+    pub fn text(&self) -> String {
+        match self {
+            CheckResult::Running => "testing...".into(),
+            CheckResult::Done(r) if r.ok() => {
+                let reflection = match &r.reflection {
+                    Some(Ok(s)) => format!("; reflection answers ({} services)", s.len()),
+                    Some(Err(e)) => format!("; reflection: {e}"),
+                    None => String::new(),
+                };
+                format!("OK: {}{reflection}", r.summary())
+            }
+            CheckResult::Done(r) => format!("Failed: {}", r.summary()),
+        }
+    }
+}
+
+#[derive(Default)]
+pub struct ConnectionsState {
+    /// Added by `--demo`; never saved.
+    pub demo: Vec<ConnectionProfile>,
+    /// From profiles.json, read by a job (None: not read yet).
+    pub saved: Option<Result<Vec<ConnectionProfile>, String>>,
+    /// A read of profiles.json was asked for.
+    pub loading: bool,
+    /// Test results by profile name.
+    pub checks: HashMap<String, CheckResult>,
+    /// The profile being created or edited.
+    pub form: Option<ProfileForm>,
+    /// A profile whose deletion waits for "Delete" to be pressed again.
+    pub confirm_delete: Option<String>,
+    /// What the last save or delete said.
+    pub note: Option<Result<String, String>>,
+}
+
+impl ConnectionsState {
+    /// Every profile shown: demo ones first, then the saved ones.
+    pub fn profiles(&self) -> Vec<(ConnectionProfile, bool)> {
+        let mut all: Vec<(ConnectionProfile, bool)> = self.demo.iter().map(|p| (p.clone(), true)).collect();
+        if let Some(Ok(saved)) = &self.saved {
+            all.extend(saved.iter().map(|p| (p.clone(), false)));
+        }
+        all
+    }
+
+    pub fn result(&self, name: &str) -> Option<CheckResult> {
+        self.checks.get(name).cloned()
+    }
+
+    fn names(&self) -> Vec<String> {
+        self.profiles().into_iter().map(|(p, _)| p.name).collect()
+    }
+
+    /// Takes a finished job of this panel's (a read of profiles.json, a test, a save).
+    pub fn take(&mut self, result: Result<JobOutput, JobError>) {
+        match result {
+            Ok(JobOutput::Profiles(p)) => self.saved = Some(Ok(p)),
+            Ok(JobOutput::Probed(r)) => {
+                self.checks.insert(r.profile.clone(), CheckResult::Done(r));
+            }
+            Ok(JobOutput::ProfilesSaved { profiles, what }) => {
+                self.saved = Some(Ok(profiles));
+                self.note = Some(Ok(what));
+            }
+            Ok(_) => {}
+            Err(e) => self.note = Some(Err(e.to_string())),
+        }
+    }
+}
+
+pub fn transport_name(t: TransportKind) -> &'static str {
+    match t {
+        TransportKind::Grpc => "gRPC",
+        TransportKind::Brpc => "brpc",
+        TransportKind::Http => "HTTP/JSON",
+    }
+}
+
+impl super::Pane for ConnectionsState {
+    fn title(&self, _view: &super::AppView<'_>) -> String {
+        "Connections".into()
+    }
+
+    fn draw(&mut self, ui: &mut egui::Ui, view: &super::AppView<'_>, tx: &CommandSender) {
+        egui::ScrollArea::vertical()
+            .id_salt("connections_panel")
+            .show(ui, |ui| show(self, &view.profiles_file, ui, tx));
+    }
+
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
+    }
+    fn as_any_mut(&mut self) -> &mut dyn std::any::Any {
+        self
+    }
+}
+
+/// The pane; `store` is where profiles are saved (shown to the operator).
+pub fn show(st: &mut ConnectionsState, store: &std::path::Path, ui: &mut egui::Ui, tx: &CommandSender) {
+    if !st.loading {
+        st.loading = true;
+        tx.send(AppCommand::LoadProfiles);
+    }
+    ui.heading("Connections");
+    ui.horizontal(|ui| {
+        if ui.button("New profile").clicked() {
+            st.form = Some(ProfileForm::default());
+        }
+        if ui.button("Reload saved profiles").clicked() {
+            tx.send(AppCommand::LoadProfiles);
+        }
+        ui.weak(format!("saved in {}", store.display()));
+    });
+    match &st.note {
+        Some(Ok(n)) => {
+            ui.label(n);
+        }
+        Some(Err(e)) => {
+            ui.colored_label(ui.visuals().error_fg_color, e);
+        }
+        None => {}
+    }
+    if let Some(Err(e)) = &st.saved {
+        ui.colored_label(ui.visuals().error_fg_color, format!("Saved profiles not loaded: {e}"));
+    }
+    let profiles = st.profiles();
+    if profiles.is_empty() {
+        ui.label("No connection profiles yet: press New profile.");
+    }
+    for (p, demo) in &profiles {
+        egui::Frame::group(ui.style()).show(ui, |ui| {
+            ui.horizontal_wrapped(|ui| {
+                ui.strong(if *demo { format!("{} (demo)", p.name) } else { p.name.clone() });
+                ui.label(transport_name(p.transport));
+                ui.monospace(&p.endpoint);
+                if p.is_insecure() {
+                    ui.colored_label(ui.visuals().warn_fg_color, "INSECURE").on_hover_text(
+                        "plaintext to a host that is not this machine, or TLS without verification",
+                    );
+                } else {
+                    ui.label(security(p));
+                }
+            });
+            ui.horizontal_wrapped(|ui| row_buttons(st, p, *demo, ui, tx));
+            match st.result(&p.name) {
+                None => {}
+                Some(CheckResult::Running) => {
+                    ui.horizontal(|ui| {
+                        ui.spinner();
+                        ui.label("testing...");
+                    });
+                }
+                Some(r @ CheckResult::Done(_)) => r.show(ui),
+            }
+        });
+    }
+    let names = st.names();
+    if let Some(form) = st.form.as_mut() {
+        ui.separator();
+        if let Some(action) = crate::panes::connections::profile_editor::show(form, &names, ui) {
+            match action {
+                crate::panes::connections::profile_editor::FormAction::Save(profile) => {
+                    tx.send(AppCommand::SaveProfile { original: form.original.clone(), profile });
+                    st.form = None;
+                }
+                crate::panes::connections::profile_editor::FormAction::Test(profile) => {
+                    st.checks.insert(profile.name.clone(), CheckResult::Running);
+                    tx.send(AppCommand::CheckProfile(profile));
+                }
+                crate::panes::connections::profile_editor::FormAction::Cancel => st.form = None,
+            }
+        }
+    }
+}
+
+fn security(p: &ConnectionProfile) -> String {
+    use crate::net::profile::TlsSettings;
+    let tls = match &p.tls {
+        TlsSettings::Plaintext => "plaintext (loopback)",
+        TlsSettings::System => "TLS",
+        TlsSettings::CaFile { .. } => "TLS (own CA)",
+        TlsSettings::Insecure => "TLS unverified",
+    };
+    let mtls = if p.client_cert.is_some() { ", client cert" } else { "" };
+    let auth = if p.auth.is_some() { ", auth" } else { "" };
+    format!("{tls}{mtls}{auth}")
+}
+
+fn row_buttons(
+    st: &mut ConnectionsState,
+    p: &ConnectionProfile,
+    demo: bool,
+    ui: &mut egui::Ui,
+    tx: &CommandSender,
+) {
+    let running = matches!(st.result(&p.name), Some(CheckResult::Running));
+    if ui.add_enabled(!running, egui::Button::new(format!("Test {}", p.name))).clicked() {
+        st.checks.insert(p.name.clone(), CheckResult::Running);
+        tx.send(AppCommand::CheckProfile(p.clone()));
+    }
+    if ui.button(format!("Compose with {}", p.name)).clicked() {
+        tx.send(AppCommand::NewComposer { profile: Some(p.name.clone()), method: None, request: Vec::new() });
+    }
+    if ui.button(format!("Duplicate {}", p.name)).clicked() {
+        st.form = Some(ProfileForm::duplicate(p, &st.names()));
+    }
+    if demo {
+        ui.weak("demo: not saved");
+        return;
+    }
+    if ui.button(format!("Edit {}", p.name)).clicked() {
+        st.form = Some(ProfileForm::from_profile(p));
+    }
+    if st.confirm_delete.as_deref() == Some(p.name.as_str()) {
+        if ui.button(format!("Really delete {}", p.name)).clicked() {
+            tx.send(AppCommand::DeleteProfile(p.name.clone()));
+            st.confirm_delete = None;
+        }
+        if ui.button("Keep it").clicked() {
+            st.confirm_delete = None;
+        }
+    } else if ui.button(format!("Delete {}", p.name)).clicked() {
+        st.confirm_delete = Some(p.name.clone());
+    }
+}
+
+/// The editor's choices, drawn by [`crate::panes::connections::profile_editor`].
+pub(crate) fn tls_choices() -> [TlsChoice; 4] {
+    TlsChoice::ALL
+}
+
+pub(crate) fn auth_label(a: AuthChoice) -> &'static str {
+    match a {
+        AuthChoice::None => "none",
+        AuthChoice::UserPassword => "user + password",
+        AuthChoice::Token => "token / API key",
+    }
+}
+
+pub(crate) fn secret_label(s: SecretChoice) -> &'static str {
+    match s {
+        SecretChoice::Env => "environment variable",
+        SecretChoice::Keyring => "OS keyring entry",
+    }
+}

@@ -1,0 +1,165 @@
+//! The message list: a virtual table over millions of frames. Only visible rows are looked at;
+//! rows not decoded yet show "…" while the row loader decodes them in the background.
+//! Returns the frame the user selected.
+
+use crate::dump::view::FrameStatus;
+use crate::panes::file::FileTab;
+use crate::panes::file::row_order::SortColumn;
+use eframe::egui;
+use egui_extras::{Column, TableBuilder};
+
+pub fn show(tab: &mut FileTab, ui: &mut egui::Ui) -> Option<usize> {
+    let rows = tab.row_count();
+    let wal = tab.decoder.message_type().is_some_and(|t| t.full_name().starts_with("milvus."));
+    let mut clicked = None;
+    // Arrow keys move the selection through the shown rows.
+    if let Some(sel) = tab.selected
+        && !ui.ctx().egui_wants_keyboard_input()
+        && tab.confirm_save.is_none()
+    {
+        let (up, down) =
+            ui.input(|i| (i.key_pressed(egui::Key::ArrowUp), i.key_pressed(egui::Key::ArrowDown)));
+        // Only on a key press, and without listing the rows: a million of them cost a frame.
+        if down {
+            clicked = tab.neighbour(sel, 1);
+        } else if up {
+            clicked = tab.neighbour(sel, -1);
+        }
+    }
+    let mut sort = None;
+    let mut wanted = Vec::new();
+    // Cells must not swallow the click that selects their row.
+    ui.style_mut().interaction.selectable_labels = false;
+    // One line per row, however long the summary: the full text is in the tooltip.
+    ui.style_mut().wrap_mode = Some(egui::TextWrapMode::Truncate);
+    // Not resizable: egui_extras 0.37's resize handles swallow clicks meant for the rows.
+    let mut table = TableBuilder::new(ui)
+        .striped(true)
+        .sense(egui::Sense::click())
+        .column(Column::initial(56.0))
+        .column(Column::initial(76.0))
+        .column(Column::initial(50.0))
+        .column(Column::initial(72.0));
+    if wal {
+        table = table
+            .column(Column::initial(130.0))
+            .column(Column::initial(110.0))
+            .column(Column::initial(200.0))
+            .column(Column::initial(170.0));
+    }
+    table = table.column(Column::remainder().at_least(160.0).clip(true));
+    // Back where it was before a save read the file again.
+    if let Some(y) = tab.scroll_to.take() {
+        table = table.vertical_scroll_offset(y);
+    }
+    let headers: &[&str] = if wal {
+        &["#", "offset", "size", "status", "id", "type", "vchannel", "time (UTC)", "summary"]
+    } else {
+        &["#", "offset", "size", "status", "summary"]
+    };
+    let order = (tab.order.column, tab.order.descending, tab.order.is_sorting());
+    let scrolled = table
+        .header(20.0, |mut h| {
+            for name in headers {
+                h.col(|ui| {
+                    // Cheap columns sort: number (= offset order) and size; the rest needs decoding.
+                    let column = match *name {
+                        "#" | "offset" => Some(SortColumn::Number),
+                        "size" => Some(SortColumn::Size),
+                        _ => None,
+                    };
+                    match column {
+                        Some(c) => {
+                            let mark = match order {
+                                _ if *name == "offset" => "",
+                                (o, _, true) if o == c => " (sorting)",
+                                (o, false, _) if o == c => " (asc)",
+                                (o, true, _) if o == c => " (desc)",
+                                _ => "",
+                            };
+                            if ui
+                                .button(format!("{name}{mark}"))
+                                .on_hover_text(format!("Sort by {name}"))
+                                .clicked()
+                            {
+                                sort = Some(c);
+                            }
+                        }
+                        None => {
+                            ui.strong(*name);
+                        }
+                    }
+                });
+            }
+        })
+        .body(|body| {
+            body.rows(18.0, rows, |mut row| {
+                let Some(&frame) = tab.frames(row.index()..row.index() + 1).first() else { return };
+                row.set_selected(tab.selected == Some(frame));
+                let view = tab.decoder.cached(frame);
+                if view.is_none() {
+                    wanted.push(frame);
+                }
+                row.col(|ui| {
+                    ui.monospace(frame.to_string());
+                });
+                let loc = tab.dump.frame(frame);
+                row.col(|ui| {
+                    ui.monospace(loc.map_or(String::new(), |l| l.offset.to_string()));
+                });
+                row.col(|ui| {
+                    ui.monospace(loc.map_or(String::new(), |l| l.header.total().to_string()));
+                });
+                let edited = tab.session.is_edited(frame);
+                row.col(|ui| match view.as_ref().map(|v| &v.status) {
+                    // The row's other columns show the file as it is on disk until saved.
+                    _ if edited => {
+                        ui.colored_label(ui.visuals().warn_fg_color, "edited")
+                            .on_hover_text("unsaved edits; the other columns show the file as saved");
+                    }
+                    None => {
+                        ui.label("...");
+                    }
+                    Some(FrameStatus::Ok) => {
+                        ui.label("ok");
+                    }
+                    Some(FrameStatus::Encrypted) => {
+                        ui.label("encrypted")
+                            .on_hover_text("the payload is ciphertext (_ch); this is not damage");
+                    }
+                    Some(FrameStatus::Warning(w)) => {
+                        ui.colored_label(ui.visuals().warn_fg_color, "warning").on_hover_text(w);
+                    }
+                    Some(FrameStatus::Undecodable { offset, reason }) => {
+                        ui.colored_label(ui.visuals().error_fg_color, format!("BAD @{offset}"))
+                            .on_hover_text(reason);
+                    }
+                });
+                if wal {
+                    let w = view.as_ref().and_then(|v| v.wal.clone()).unwrap_or_default();
+                    for text in [w.message_id, w.type_name, w.vchannel, w.time] {
+                        row.col(|ui| {
+                            ui.label(&text).on_hover_text(&text);
+                        });
+                    }
+                }
+                row.col(|ui| {
+                    let text = view.as_ref().map_or("...", |v| v.summary.as_str());
+                    ui.label(text).on_hover_text(text);
+                });
+                if row.response().clicked() {
+                    clicked = Some(frame);
+                }
+            });
+        });
+    tab.scroll_y = scrolled.state.clamped_offset().y;
+    if !wanted.is_empty() {
+        tab.rows.request(wanted);
+    }
+    if let Some(c) = sort
+        && let Err(e) = tab.sort_by(c)
+    {
+        tab.filter_error = Some(e);
+    }
+    clicked
+}

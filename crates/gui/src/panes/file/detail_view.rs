@@ -1,0 +1,219 @@
+//! The selected message: WAL reading, then Tree | Hex | Wire | JSON. Selecting a tree node
+//! highlights its bytes; clicking a byte selects the field that holds it.
+
+use crate::codec::tree::TypedNode;
+use crate::panes::file::detail::{DetailView, MessageDetail};
+use crate::panes::file::field_edit::EditRequest;
+use crate::panes::file::field_editor;
+use crate::widgets::hex;
+use eframe::egui;
+use prost_reflect::MessageDescriptor;
+
+/// Draws the detail; returns what the operator asked the editor to do. `file` and `framing`
+/// name where the message is (for the copied command line); `root` is its type.
+pub fn show(
+    d: &mut MessageDetail,
+    ui: &mut egui::Ui,
+    (file, framing): (&std::path::Path, &str),
+    root: Option<&MessageDescriptor>,
+) -> Option<EditRequest> {
+    let mut action = None;
+    ui.horizontal(|ui| {
+        for label in MessageDetail::COPY_LABELS {
+            // The forms are built on the click only: hex and base64 of a big message cost.
+            if ui.small_button(label).clicked()
+                && let Some((_, text)) = d.copy_forms(file, framing).into_iter().find(|(l, _)| *l == label)
+            {
+                ui.ctx().copy_text(text);
+            }
+        }
+    });
+    ui.strong(d.heading());
+    if let Some(e) = &d.error {
+        ui.colored_label(ui.visuals().error_fg_color, format!("Error: {e}"));
+    }
+    if !d.wal_lines.is_empty() {
+        egui::Grid::new("wal").num_columns(2).show(ui, |ui| {
+            for (k, v) in &d.wal_lines {
+                ui.label(k);
+                // One line each (a header's JSON can be long): the whole text on hover.
+                ui.add(egui::Label::new(v).truncate()).on_hover_text(v);
+                ui.end_row();
+            }
+        });
+    }
+    ui.horizontal(|ui| {
+        ui.selectable_value(&mut d.view, DetailView::Tree, "Tree");
+        ui.selectable_value(&mut d.view, DetailView::Hex, "Hex");
+        ui.selectable_value(&mut d.view, DetailView::Wire, "Wire");
+        ui.selectable_value(&mut d.view, DetailView::Json, "JSON");
+        if let Some(n) = &d.selected_node {
+            ui.label(format!("selected: {n}"));
+        }
+    });
+    if d.view != DetailView::Json {
+        action = field_editor::show(d, ui);
+    }
+    ui.separator();
+    match d.view {
+        DetailView::Tree | DetailView::Wire => {
+            let mut picked = None;
+            let mut expand = None;
+            // Drawn from the detail by reference: a big message's tree is never copied per frame.
+            egui::ScrollArea::vertical().id_salt("tree").show(ui, |ui| {
+                let mut t = TreeDraw {
+                    hl: d.highlight.clone(),
+                    expanded: &d.expanded,
+                    picked: &mut picked,
+                    expand: &mut expand,
+                };
+                if d.view == DetailView::Tree {
+                    t.nodes(ui, &d.tree, "");
+                    for e in &d.embedded {
+                        t.node(ui, &e.root, "");
+                    }
+                } else {
+                    t.nodes(ui, &d.wire, "");
+                }
+            });
+            if let Some(p) = expand {
+                // A thousand more per click: a million-element vector never lays out at once.
+                *d.expanded.entry(p).or_insert(MAX_CHILDREN) += 1000;
+            }
+            if let Some((path, span)) = picked {
+                if d.view == DetailView::Tree {
+                    d.select_node(&path, root);
+                } else {
+                    // Wire nodes have no schema: show their bytes, nothing to edit.
+                    d.selected_node = Some(path);
+                    d.highlight = Some(span);
+                    d.editor = Default::default();
+                    d.edit_text = None;
+                }
+            }
+        }
+        DetailView::Hex => {
+            if let Some(at) = hex::show(ui, &d.bytes, d.file_offset, d.highlight.clone())
+                && let Some((path, _)) = d.node_at(at)
+            {
+                d.select_node(&path, root);
+            }
+        }
+        DetailView::Json => action = json_view(d, ui),
+    }
+    action
+}
+
+/// The message as JSON; "Edit JSON" makes it editable, and applying rewrites only the fields
+/// whose values changed.
+fn json_view(d: &mut MessageDetail, ui: &mut egui::Ui) -> Option<EditRequest> {
+    let mut action = None;
+    ui.horizontal(|ui| match &d.json_edit {
+        None if d.json.len() > MAX_JSON_CHARS => {
+            ui.label(format!(
+                "{} KiB of JSON: the first {} KiB are shown and it is too large to edit here; use Copy JSON, or `walscope decode --format json` and `walscope edit`",
+                d.json.len() >> 10,
+                MAX_JSON_CHARS >> 10
+            ));
+        }
+        None => {
+            if ui.button("Edit JSON").clicked() {
+                d.json_edit = Some(d.json.clone());
+                d.edit_error = None;
+            }
+        }
+        Some(text) => {
+            if ui.button("Apply JSON").clicked() {
+                action = Some(EditRequest::Json { node: None, json: text.clone() });
+            }
+            if ui.button("Discard JSON edits").clicked() {
+                d.json_edit = None;
+                d.edit_error = None;
+            }
+            ui.label("Only fields whose values change are rewritten; unknown fields keep their bytes.");
+        }
+    });
+    if let Some(e) = &d.edit_error {
+        ui.colored_label(ui.visuals().error_fg_color, format!("Not applied: {e}"));
+    }
+    egui::ScrollArea::both().id_salt("json").show(ui, |ui| match d.json_edit.as_mut() {
+        Some(text) => {
+            ui.add(egui::TextEdit::multiline(text).code_editor().desired_width(f32::INFINITY));
+        }
+        None => {
+            // Laid out every frame: a huge message shows its head here (the CLI prints it all).
+            let mut text = match d.json.char_indices().nth(MAX_JSON_CHARS) {
+                Some((cut, _)) => &d.json[..cut],
+                None => d.json.as_str(),
+            };
+            ui.add(egui::TextEdit::multiline(&mut text).code_editor().desired_width(f32::INFINITY));
+        }
+    });
+    action
+}
+
+/// Long values and long lists are cut here; selecting a value shows all of it in the editor.
+const MAX_VALUE_CHARS: usize = 160;
+const MAX_CHILDREN: usize = 64;
+const MAX_JSON_CHARS: usize = 256 << 10;
+
+/// The node the user clicked: its label path and its bytes.
+type Picked = Option<(String, crate::wire::Span)>;
+
+struct TreeDraw<'a> {
+    hl: Option<crate::wire::Span>,
+    expanded: &'a std::collections::HashMap<String, usize>,
+    picked: &'a mut Picked,
+    expand: &'a mut Option<String>,
+}
+
+impl TreeDraw<'_> {
+    fn nodes(&mut self, ui: &mut egui::Ui, nodes: &[TypedNode], path: &str) {
+        let limit = self.expanded.get(path).copied().unwrap_or(MAX_CHILDREN);
+        for n in nodes.iter().take(limit) {
+            self.node(ui, n, path);
+        }
+        if nodes.len() > limit
+            && ui
+                .button(format!(
+                    "Show more: {} of {} fields of {} shown",
+                    limit,
+                    nodes.len(),
+                    if path.is_empty() { "the message" } else { path }
+                ))
+                .clicked()
+        {
+            *self.expand = Some(path.to_string());
+        }
+    }
+
+    fn node(&mut self, ui: &mut egui::Ui, n: &TypedNode, path: &str) {
+        let p = if path.is_empty() { n.label.clone() } else { format!("{path}.{}", n.label) };
+        let span = n.whole();
+        let selected = self.hl.as_ref() == Some(&span);
+        let unknown = if n.known { "" } else { " (unknown field)" };
+        if n.children.is_empty() {
+            let value = n.value.as_deref().unwrap_or("");
+            let shown = match value.char_indices().nth(MAX_VALUE_CHARS) {
+                Some((cut, _)) => {
+                    format!("{}… ({} chars; select to see all)", &value[..cut], value.chars().count())
+                }
+                None => value.to_string(),
+            };
+            let text =
+                format!("{}: {shown}   [{}{unknown}] @{}..{}", n.label, n.type_name, span.start, span.end);
+            if ui.selectable_label(selected, egui::RichText::new(text).monospace()).clicked() {
+                *self.picked = Some((p, span));
+            }
+        } else {
+            let header = format!("{}   [{}{unknown}] @{}..{}", n.label, n.type_name, span.start, span.end);
+            let r = egui::CollapsingHeader::new(egui::RichText::new(header).monospace())
+                .id_salt(&p)
+                .default_open(path.split('.').count() < 3)
+                .show(ui, |ui| self.nodes(ui, &n.children, &p));
+            if r.header_response.clicked() {
+                *self.picked = Some((p, span));
+            }
+        }
+    }
+}

@@ -1,0 +1,404 @@
+//! One open dump: the file, its decoder and row loader, the filter, the selection and the
+//! decoded detail of the selected message. A file cut short or replaced on disk while it is open
+//! is said in words ([`FileTab::disk_change`]); the tab keeps what it read, shows the frames
+//! past the new end as unreadable, and never saves over a file replaced since it was opened.
+//! Saving it is [`crate::panes::file::save`]'s.
+
+pub mod browser;
+pub mod confirm_save;
+pub mod detail;
+pub mod detail_view;
+pub mod edit_bar;
+pub mod edit_plan;
+pub mod field_edit;
+pub mod field_editor;
+pub mod row_order;
+pub mod save;
+pub mod view;
+
+use crate::codec::EditOp;
+use crate::dump::background::{FilterScan, RowLoader, Wake};
+use crate::dump::edit_session::EditSession;
+use crate::dump::filter::FrameFilter;
+use crate::dump::view::FrameDecoder;
+use crate::dump::{DumpFile, OpenOptions};
+use crate::jobs::JobError;
+use crate::panes::command::{AppCommand, CommandSender};
+use crate::panes::file::detail::FrameDetail;
+use crate::panes::file::field_edit::EditRequest;
+use crate::panes::file::row_order::{RowOrder, SortColumn};
+pub use crate::panes::file::save::SaveWork;
+use crate::panes::file::save::{SaveAsk, ViewRestore};
+use crate::schema::SchemaSet;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+/// One edited frame and its changed window: (frame, (start, old length, new length)).
+pub type FrameChange = (usize, (usize, usize, usize));
+
+/// A framing and/or message type chosen by hand (None: detect).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ReadAs {
+    pub framing: Option<crate::dump::Framing>,
+    pub type_name: Option<String>,
+}
+
+pub struct FileTab {
+    pub path: PathBuf,
+    pub dump: Arc<DumpFile>,
+    pub decoder: Arc<FrameDecoder>,
+    pub rows: RowLoader,
+    /// Why this type was chosen (manifest, file name, detection).
+    pub why_type: String,
+    /// What is wrong with the file's manifest, checked once the index is done.
+    pub manifest: crate::dump::manifest_check::ManifestWatch,
+    /// What the "Read as" controls hold (applied by reopening the file).
+    pub read_as: ReadAs,
+    pub filter_text: String,
+    pub filter_error: Option<String>,
+    pub scan: Option<FilterScan>,
+    pub selected: Option<usize>,
+    pub detail: Option<FrameDetail>,
+    /// Unsaved edits, with undo and redo.
+    pub session: EditSession,
+    /// Where the save in progress writes (the app runs it as a job).
+    pub saving: Option<PathBuf>,
+    /// Where this tab asks the app for work (a save, a size sort, a filter scan to watch): the
+    /// app's sender once the tab is in the app (a tab made alone sends into a queue nobody reads).
+    pub commands: CommandSender,
+    /// A save asked for and not confirmed yet: the confirmation is showing.
+    pub confirm_save: Option<SaveAsk>,
+    /// What a save's reopening still has to put back (selection, scroll).
+    pub(crate) restore: Option<ViewRestore>,
+    /// Where the message list is scrolled to (kept across a save), and a scroll to apply once.
+    pub scroll_y: f32,
+    pub scroll_to: Option<f32>,
+    /// What saving would change, for the session version it was computed at.
+    diff_cache: Option<(u64, Vec<FrameChange>)>,
+    /// The order of the list (number either way, or size).
+    pub order: RowOrder,
+    /// Bytes fields shown decoded as a type the operator chose (editor path, type); kept while
+    /// browsing, so every message's field of that name shows decoded.
+    pub decode_as: Vec<(String, prost_reflect::MessageDescriptor)>,
+    wake: Wake,
+}
+
+impl FileTab {
+    /// Opens a dump. Reads at most the 1 MiB detection sample; meant for a worker thread.
+    pub fn open(path: &Path, set: &SchemaSet, wake: Wake) -> Result<FileTab, JobError> {
+        Self::open_as(path, set, wake, &ReadAs::default())
+    }
+
+    /// Opens with the framing and/or type the operator chose instead of the detected ones.
+    pub fn open_as(path: &Path, set: &SchemaSet, wake: Wake, read_as: &ReadAs) -> Result<FileTab, JobError> {
+        // Opened once: a FIFO or a device can be read only once.
+        let source = crate::dump::source::Source::open(path)?;
+        let (mut desc, mut framing, mut why_type) = crate::dump::auto::choose(path, source.head(), set);
+        if let Some(t) = read_as.type_name.as_deref().filter(|t| !t.trim().is_empty()) {
+            desc = Some(set.message(t.trim())?);
+            why_type = "chosen by hand".into();
+        }
+        if read_as.framing.is_some() {
+            framing = read_as.framing;
+        }
+        let opts = OpenOptions { framing, message_type: desc.clone(), ..OpenOptions::default() };
+        let dump = Arc::new(DumpFile::open_source(path, source, opts)?);
+        let decoder = Arc::new(FrameDecoder::new(set.pool().clone(), desc, 8192));
+        let rows = RowLoader::spawn(dump.clone(), decoder.clone(), wake.clone());
+        Ok(FileTab {
+            path: path.to_path_buf(),
+            dump,
+            decoder,
+            rows,
+            why_type,
+            manifest: Default::default(),
+            read_as: read_as.clone(),
+            filter_text: String::new(),
+            filter_error: None,
+            scan: None,
+            selected: None,
+            detail: None,
+            session: EditSession::default(),
+            saving: None,
+            commands: CommandSender::default(),
+            confirm_save: None,
+            restore: None,
+            scroll_y: 0.0,
+            scroll_to: None,
+            decode_as: Vec::new(),
+            order: RowOrder::default(),
+            diff_cache: None,
+            wake,
+        })
+    }
+
+    /// What happened to the file on disk since it was opened, in words, or `None`: cut short
+    /// (then what is no longer readable), or replaced by another file (the tab still shows the
+    /// one opened). The row loader looks once a second and wakes the window when it changes.
+    pub fn disk_change(&self) -> Option<String> {
+        if let Some(s) = self.dump.known_shrink() {
+            let n = self.dump.first_frame_past(s.now);
+            return Some(format!(
+                "{} shrank from {} to {} bytes on disk after it was opened (something cut or rewrote it): frames from {n} on are past its new end and show as unreadable; the rows read before are kept. Reopen it once whatever changed it has finished.",
+                self.title(),
+                s.was,
+                s.now
+            ));
+        }
+        // Our own save replaces the file too: the tab is then read again from disk.
+        (self.rows.replaced_on_disk() && self.saving.is_none()).then(|| {
+            format!(
+                "{} was replaced on disk after it was opened: this tab still shows the file as it was then, and Save is refused (it would write over the new file). Reopen it to see the new one.",
+                self.title()
+            )
+        })
+    }
+
+    pub fn title(&self) -> String {
+        self.path
+            .file_name()
+            .map_or_else(|| self.path.display().to_string(), |n| n.to_string_lossy().into_owned())
+    }
+
+    /// Rows shown: every frame, or the filter's matches so far.
+    pub fn row_count(&self) -> usize {
+        match &self.scan {
+            Some(s) => s.match_count(),
+            None => self.dump.frame_count(),
+        }
+    }
+
+    /// Frame numbers of shown rows `range`, in the chosen order.
+    pub fn frames(&self, range: std::ops::Range<usize>) -> Vec<usize> {
+        let count = self.row_count();
+        if self.order.column == SortColumn::Number && !self.order.descending {
+            return self.unsorted(range);
+        }
+        range
+            .filter_map(|row| self.order.unsorted_row(row, count))
+            .filter_map(|r| self.unsorted(r..r + 1).first().copied())
+            .collect()
+    }
+
+    /// Frame numbers of rows `range` before sorting (every frame, or the filter's matches).
+    fn unsorted(&self, range: std::ops::Range<usize>) -> Vec<usize> {
+        match &self.scan {
+            Some(s) => s.matches(range),
+            None => {
+                let end = range.end.min(self.dump.frame_count());
+                (range.start.min(end)..end).collect()
+            }
+        }
+    }
+
+    /// The frame shown `delta` rows away from `frame` (arrow keys), without listing the rows.
+    pub fn neighbour(&self, frame: usize, delta: i64) -> Option<usize> {
+        let count = self.row_count();
+        let unsorted = match &self.scan {
+            Some(s) => s.position(frame)?,
+            None => frame,
+        };
+        let row = self.order.shown_row(unsorted, count)? as i64 + delta;
+        if row < 0 {
+            return None;
+        }
+        self.frames(row as usize..row as usize + 1).first().copied()
+    }
+
+    /// Sorts the list by a cheap column (again: the other way round). Size order waits until
+    /// the rows are all known (indexing and filtering done), then sorts on a worker thread.
+    pub fn sort_by(&mut self, column: SortColumn) -> Result<(), String> {
+        let scanning = self.scan.as_ref().is_some_and(|s| !s.is_done());
+        if column == SortColumn::Size && (!self.dump.index().is_done() || scanning) {
+            return Err("sorting by size waits until indexing and filtering have finished".into());
+        }
+        let base = if column == SortColumn::Size { self.unsorted(0..self.row_count()) } else { Vec::new() };
+        if let Some(sort) = self.order.sort_by(column, self.dump.clone(), base, self.wake.clone()) {
+            self.ask(TabWork::Sort(sort));
+        }
+        Ok(())
+    }
+
+    /// Applies the filter text: empty clears it; otherwise a background scan starts.
+    pub fn apply_filter(&mut self) {
+        self.scan = None;
+        // A new set of rows: the size order no longer fits it.
+        if self.order.column == SortColumn::Size {
+            self.order.reset();
+        }
+        self.filter_error = None;
+        if self.filter_text.trim().is_empty() {
+            return;
+        }
+        match FrameFilter::parse(&self.filter_text) {
+            Ok(f) => {
+                let scan = FilterScan::spawn(self.dump.clone(), self.decoder.clone(), f, self.wake.clone());
+                self.ask(TabWork::WatchScan(scan.watch()));
+                self.scan = Some(scan);
+            }
+            Err(e) => self.filter_error = Some(e),
+        }
+    }
+
+    /// Selects frame `i` and decodes it (one message: allowed on the UI thread). A frame past
+    /// the end of a file cut short has no detail ([`FileTab::unreadable`] says why).
+    pub fn select(&mut self, i: usize) {
+        self.drop_pending_selection();
+        self.selected = Some(i);
+        let bytes = self.session.message(&self.dump, i);
+        // Checked after the copy (one `fstat`): bytes read past a cut are zeros, never shown.
+        let _ = self.dump.check_unchanged();
+        self.detail = bytes
+            .filter(|_| self.unreadable(i).is_none())
+            .and_then(|b| FrameDetail::build(&self.dump, &self.decoder, i, b, &self.decode_as));
+    }
+
+    /// Why frame `i` cannot be shown, when the file was cut short before its end.
+    pub fn unreadable(&self, i: usize) -> Option<String> {
+        let loc = self.dump.frame(i)?;
+        let s = self.dump.intact(&loc).err()?;
+        Some(format!(
+            "frame {i} (bytes {}..{}) is past the end of the file: {s} after it was opened",
+            loc.offset,
+            loc.end()
+        ))
+    }
+
+    /// Re-decodes the selected frame after its bytes changed, keeping the view and selection.
+    fn refresh(&mut self, i: usize) {
+        let keep = self.detail.as_ref().filter(|d| d.index == i).map(|d| (d.view, d.selected_node.clone()));
+        self.select(i);
+        let root = self.decoder.message_type().cloned();
+        if let (Some(d), Some((view, node))) = (self.detail.as_mut(), keep) {
+            d.view = view;
+            if let Some(n) = node {
+                d.select_node(&n, root.as_ref());
+            }
+        }
+    }
+
+    /// Sets field `path` of frame `i` to `value` (lossless). Refusals are shown at the field.
+    pub fn apply_edit(&mut self, i: usize, path: &str, value: &str) {
+        self.request(i, EditRequest::Field { node: path.to_string(), op: EditOp::Set(value.to_string()) });
+    }
+
+    /// Carries out what the field editor asked for on frame `i`. Edits are lossless and one
+    /// undo step each; a refusal is shown at the field and changes nothing.
+    pub fn request(&mut self, i: usize, req: EditRequest) {
+        // A moved element stays selected at its new place.
+        let moved = match &req {
+            EditRequest::Field { node, op: EditOp::Move(by) } => moved_path(node, *by),
+            _ => None,
+        };
+        match self.try_request(i, req) {
+            Ok(()) if moved.is_some() => {
+                self.refresh(i);
+                let root = self.decoder.message_type().cloned();
+                if let (Some(d), Some(p)) = (self.detail.as_mut(), moved) {
+                    d.select_node(&p, root.as_ref());
+                }
+            }
+            Ok(()) => self.refresh(i),
+            Err(e) => {
+                if let Some(d) = self.detail.as_mut() {
+                    d.edit_error = Some(e);
+                }
+            }
+        }
+    }
+
+    fn try_request(&mut self, i: usize, req: EditRequest) -> Result<(), String> {
+        if self.saving.is_some() && !matches!(req, EditRequest::DecodeAs { .. }) {
+            // The save writes a snapshot and then the tab is read again from disk.
+            return Err("a save is running; edit again once it has finished".into());
+        }
+        let root = self.decoder.message_type().cloned().ok_or("choose a message type before editing")?;
+        let current = self.session.message(&self.dump, i).ok_or(format!("there is no frame {i}"))?;
+        let detail = self.detail.as_ref().filter(|d| d.index == i);
+        match crate::panes::file::edit_plan::plan(self.decoder.pool(), &root, &current, detail, req)? {
+            crate::panes::file::edit_plan::Planned::DecodeAs(node, desc) => {
+                self.decode_as.retain(|(p, _)| *p != node);
+                self.decode_as.push((node, desc));
+                Ok(())
+            }
+            crate::panes::file::edit_plan::Planned::Edits(edits) => {
+                self.session.apply_all(&self.dump, &root, i, &edits).map_err(|e| e.to_string())
+            }
+        }
+    }
+
+    /// Undo, redo and save wait while a save runs (it writes a snapshot, then the tab is read
+    /// again from disk) or its confirmation shows (what it shows is what is written). The menus
+    /// and the edit bar ask these, so they agree. A save may be asked for without edits: the
+    /// confirmation then says that nothing would change.
+    pub fn can_undo(&self) -> bool {
+        self.saving.is_none() && self.confirm_save.is_none() && self.session.can_undo()
+    }
+    pub fn can_redo(&self) -> bool {
+        self.saving.is_none() && self.confirm_save.is_none() && self.session.can_redo()
+    }
+    pub fn can_save(&self) -> bool {
+        self.saving.is_none() && self.confirm_save.is_none()
+    }
+
+    pub fn undo(&mut self) {
+        if self.can_undo()
+            && let Some(i) = self.session.undo(&self.dump)
+        {
+            self.refresh(i);
+        }
+    }
+
+    pub fn redo(&mut self) {
+        if self.can_redo()
+            && let Some(i) = self.session.redo(&self.dump)
+        {
+            self.refresh(i);
+        }
+    }
+
+    /// What saving would change, frame by frame (see `EditSession::diff`); computed once per
+    /// change of the edits, not every frame.
+    pub fn diff(&mut self) -> Vec<FrameChange> {
+        let v = self.session.version();
+        match &self.diff_cache {
+            Some((at, d)) if *at == v => d.clone(),
+            _ => {
+                let d = self.session.diff(&self.dump);
+                self.diff_cache = Some((v, d.clone()));
+                d
+            }
+        }
+    }
+
+    /// Asks the app to run `work` for this file (it starts a job after the frame).
+    pub(crate) fn ask(&self, work: TabWork) {
+        self.commands.send(AppCommand::FileWork { path: self.path.clone(), work });
+    }
+}
+
+/// Work a file tab asks the app to run as a job.
+pub enum TabWork {
+    Save(SaveWork),
+    /// Computing the size order (see [`RowOrder::sort_by`]).
+    Sort(Box<dyn FnOnce() + Send>),
+    /// A filter scan started (the library runs it; the status bar shows it).
+    WatchScan(crate::dump::background::ScanWatch),
+}
+
+impl std::fmt::Debug for TabWork {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            TabWork::Save(s) => write!(f, "Save({})", s.target.display()),
+            TabWork::Sort(_) => write!(f, "Sort"),
+            TabWork::WatchScan(_) => write!(f, "WatchScan"),
+        }
+    }
+}
+
+/// `a.task[2]` moved by -1 is `a.task[1]`.
+fn moved_path(node: &str, by: i64) -> Option<String> {
+    let (list, rest) = node.rsplit_once('[')?;
+    let i: i64 = rest.strip_suffix(']')?.parse().ok()?;
+    Some(format!("{list}[{}]", i.checked_add(by)?))
+}

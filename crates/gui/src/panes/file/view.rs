@@ -1,0 +1,168 @@
+//! One open file: what it is, the filter bar, the message list and the selected message.
+
+use super::{browser, detail_view};
+use crate::dump::Framing;
+use crate::panes::command::{AppCommand, CommandSender};
+use crate::panes::file::FileTab;
+use eframe::egui;
+
+/// Draws the tab. Only the `active` file takes the keyboard shortcuts (several may be on
+/// screen side by side), and not while its save confirmation shows (Esc there cancels the
+/// save; it must not also drop the selection). Reading the file another way ("Reopen") and
+/// "Send..." (this message into a new composer) go out through `tx`.
+pub fn show(tab: &mut FileTab, ui: &mut egui::Ui, active: bool, tx: &CommandSender) {
+    let active = active && tab.confirm_save.is_none();
+    // After a save: the selection and scroll come back once the file is indexed that far.
+    tab.poll_restore();
+    let mut reopen = None;
+    let mut send = None;
+    let d = &tab.dump;
+    let type_name = tab.decoder.message_type().map_or("(no type)".to_string(), |t| t.full_name().to_string());
+    ui.horizontal_wrapped(|ui| {
+        ui.label(format!(
+            "{} | {} bytes | {} framing ({:.0}% sure) | {} | {} frames",
+            d.encoding.name(),
+            d.len(),
+            d.framing,
+            d.detection.confidence * 100.0,
+            type_name,
+            d.frame_count()
+        ))
+        .on_hover_text(format!("{}\n{}", d.detection.reason, tab.why_type));
+        let problems = d.problems();
+        if !problems.is_empty() {
+            let text: Vec<String> = problems.iter().map(|p| p.reason.clone()).collect();
+            ui.colored_label(ui.visuals().warn_fg_color, format!("{} damaged range(s)", problems.len()))
+                .on_hover_text(text.join("\n"));
+        }
+    });
+    if let Some(change) = tab.disk_change() {
+        ui.horizontal_wrapped(|ui| {
+            ui.colored_label(ui.visuals().error_fg_color, format!("Changed on disk: {change}"));
+            let dirty = tab.session.is_dirty();
+            let b = ui.add_enabled(!dirty, egui::Button::new("Reopen the file"));
+            if b.on_disabled_hover_text("Save as, or undo the edits first").clicked() {
+                reopen = Some(tab.read_as.clone());
+            }
+        });
+    }
+    // A manifest that lies or was set aside, in its own words (not by colour alone).
+    if let Some(check) = tab.manifest.get(&tab.dump) {
+        for line in check.lines() {
+            ui.colored_label(ui.visuals().warn_fg_color, format!("manifest: {line}"));
+        }
+    }
+    ui.collapsing("Read as...", |ui| {
+        ui.horizontal(|ui| {
+            ui.label("Framing:");
+            let current = tab.read_as.framing.map_or("detect".to_string(), |f| f.name().to_string());
+            egui::ComboBox::from_id_salt("framing").selected_text(current).show_ui(ui, |ui| {
+                ui.selectable_value(&mut tab.read_as.framing, None, "detect");
+                for f in Framing::ALL {
+                    ui.selectable_value(&mut tab.read_as.framing, Some(f), f.name());
+                }
+            });
+            let l = ui.label("Type:");
+            let t = tab.read_as.type_name.get_or_insert_with(String::new);
+            ui.add(egui::TextEdit::singleline(t).hint_text("detect").desired_width(300.0)).labelled_by(l.id);
+            // Reopening drops unsaved edits: not while there are any.
+            let dirty = tab.session.is_dirty();
+            let b = ui.add_enabled(!dirty, egui::Button::new("Reopen"));
+            if b.on_disabled_hover_text("Save or undo the edits first").clicked() {
+                reopen = Some(tab.read_as.clone());
+            }
+        });
+    });
+    // Ctrl+F: to the filter. Esc: stop the running filter scan, else drop the selection.
+    let (find, escape) = if active {
+        ui.input_mut(|i| {
+            (i.consume_key(egui::Modifiers::COMMAND, egui::Key::F), i.key_pressed(egui::Key::Escape))
+        })
+    } else {
+        (false, false)
+    };
+    if escape && !ui.ctx().egui_wants_keyboard_input() {
+        match &tab.scan {
+            Some(s) if !s.is_done() => s.cancel(),
+            _ => {
+                tab.selected = None;
+                tab.detail = None;
+            }
+        }
+    }
+    ui.horizontal(|ui| {
+        let label = ui.label("Filter:");
+        let r = ui
+            .add(
+                egui::TextEdit::singleline(&mut tab.filter_text)
+                    .hint_text("type=Insert,vchannel=dml_0,tt=2026-11-30 00:12:00..,status=bad")
+                    .desired_width(520.0),
+            )
+            .labelled_by(label.id)
+            .on_hover_text("Ctrl+F to get here; Enter applies; Esc stops a running scan");
+        if find {
+            r.request_focus();
+        }
+        let enter = r.lost_focus() && ui.input(|i| i.key_pressed(egui::Key::Enter));
+        if ui.button("Apply filter").clicked() || enter {
+            tab.apply_filter();
+        }
+        if tab.scan.is_some() && ui.button("Clear filter").clicked() {
+            tab.filter_text.clear();
+            tab.apply_filter();
+        }
+        if let Some(s) = &tab.scan {
+            let stopped = if s.is_cancelled() { " (stopped)" } else { "" };
+            ui.label(format!("{} matching of {} scanned{stopped}", s.match_count(), s.scanned()));
+        }
+    });
+    if let Some(e) = &tab.filter_error {
+        ui.colored_label(ui.visuals().error_fg_color, format!("filter: {e}"));
+    }
+    crate::panes::file::edit_bar::show(tab, ui, active);
+    // The list keeps at least 40% of the width, however wide a detail line is.
+    let width = ui.available_width();
+    let detail =
+        egui::Panel::right("detail").resizable(true).default_size(width * 0.45).max_size(width * 0.6);
+    detail.show(ui, |ui| match tab.detail.as_mut() {
+        Some(detail) => {
+            let framing = if tab.dump.framing == crate::dump::Framing::Single {
+                "single"
+            } else {
+                tab.dump.framing.name()
+            };
+            let root = tab.decoder.message_type().cloned();
+            if let Some(t) = &root {
+                let b = ui.button("Send...").on_hover_text(
+                    "open this message, exactly as shown (with its edits), in a request composer with a method that takes it",
+                );
+                if b.clicked() {
+                    send = Some((t.full_name().to_string(), detail.bytes.clone()));
+                }
+            }
+            if let Some(req) = detail_view::show(detail, ui, (&tab.path, framing), root.as_ref()) {
+                let i = detail.index;
+                tab.request(i, req);
+            }
+        }
+        None => match tab.selected.and_then(|i| tab.unreadable(i)) {
+            Some(why) => {
+                ui.colored_label(ui.visuals().error_fg_color, format!("Unreadable: {why}"));
+            }
+            None => {
+                ui.label("Select a message to see its fields, bytes and JSON.");
+            }
+        },
+    });
+    egui::CentralPanel::default().show(ui, |ui| {
+        if let Some(i) = browser::show(tab, ui) {
+            tab.select(i);
+        }
+    });
+    if let Some(read_as) = reopen {
+        tx.send(AppCommand::Reopen(tab.path.clone(), read_as));
+    }
+    if let Some((type_name, bytes)) = send {
+        tx.send(AppCommand::SendMessage { type_name, bytes });
+    }
+}

@@ -1,0 +1,131 @@
+//! The dashboard's calls that change the SyncTool: create a table's task (database, table, mode
+//! 0 full / 1 incremental from a start time picked on a calendar / 2 full then continuous,
+//! destination), validated before it is sent, the refusal shown in words; and `clear_all`
+//! (deletes every task), sent only after the words are typed. Deleting one table's task is on its
+//! row (see `tasks_table`).
+//!
+//! Must never: send anything itself (it sends commands).
+
+use crate::panes::command::{AppCommand, CommandSender};
+use crate::panes::tasks::{CLEAR_ALL_WORD, TasksState};
+use eframe::egui;
+use walscope_ops::jobs::task_poll::TaskBoard;
+
+pub fn show(st: &mut TasksState, board: &TaskBoard, ui: &mut egui::Ui, tx: &CommandSender) {
+    let id = st.id;
+    ui.strong("Create a sync task");
+    ui.horizontal_wrapped(|ui| {
+        let l = ui.label("Database:");
+        ui.add(egui::TextEdit::singleline(&mut st.db).desired_width(100.0)).labelled_by(l.id);
+        let l = ui.label("Table:");
+        ui.add(egui::TextEdit::singleline(&mut st.table).desired_width(100.0)).labelled_by(l.id);
+        let l = ui.label("Destination:");
+        ui.add(
+            egui::TextEdit::singleline(&mut st.dest).hint_text("/data/offline/orders").desired_width(200.0),
+        )
+        .labelled_by(l.id);
+    });
+    ui.horizontal_wrapped(|ui| {
+        ui.label("Mode:");
+        ui.selectable_value(&mut st.mode, 0, "0 full");
+        ui.selectable_value(&mut st.mode, 1, "1 incremental from a time");
+        ui.selectable_value(&mut st.mode, 2, "2 full + continuous");
+    });
+    if st.mode == 1 {
+        start_time(st, ui);
+    }
+    ui.horizontal(|ui| {
+        if ui.add_enabled(st.confirm_create.is_none(), egui::Button::new("Create task")).clicked() {
+            match st.create_request() {
+                Ok(req) => {
+                    st.form_error = None;
+                    let target = st.watched.clone().unwrap_or_default();
+                    let what = format!(
+                        "This creates a sync task for {}.{} on {target}, writing its rows to {}.",
+                        st.db.trim(),
+                        st.table.trim(),
+                        st.dest.trim()
+                    );
+                    st.confirm_create = Some((what, req));
+                }
+                Err(e) => st.form_error = Some(e),
+            }
+        }
+        if let Some(e) = &st.form_error {
+            ui.colored_label(ui.visuals().error_fg_color, format!("Not sent: {e}"));
+        }
+    });
+    if let Some((what, req)) = st.confirm_create.clone() {
+        ui.horizontal_wrapped(|ui| {
+            ui.colored_label(ui.visuals().warn_fg_color, what);
+            if ui.button("Create it").clicked() {
+                tx.send(AppCommand::TaskCall { dashboard: id, method: "CreateSyncTask", request: req });
+                st.confirm_create = None;
+            }
+            if ui.button("Do not create").clicked() {
+                st.confirm_create = None;
+            }
+        });
+    }
+    match &st.last_action {
+        Some(Ok(t)) => {
+            ui.label(t);
+        }
+        Some(Err(e)) => {
+            ui.colored_label(ui.visuals().error_fg_color, e);
+        }
+        None => {}
+    }
+    ui.separator();
+    ui.horizontal_wrapped(|ui| {
+        if !st.show_clear_all {
+            if ui
+                .add_enabled(!board.rows.is_empty(), egui::Button::new("Delete every task (clear_all)..."))
+                .clicked()
+            {
+                st.show_clear_all = true;
+                st.clear_all_typed.clear();
+            }
+            return;
+        }
+        ui.colored_label(
+            ui.visuals().warn_fg_color,
+            format!("This deletes EVERY sync task on this SyncTool ({} sub-tasks).", board.rows.len()),
+        );
+        let l = ui.label(format!("Type \"{CLEAR_ALL_WORD}\" to confirm:"));
+        ui.add(egui::TextEdit::singleline(&mut st.clear_all_typed).desired_width(120.0)).labelled_by(l.id);
+        let ready = st.clear_all_typed.trim() == CLEAR_ALL_WORD;
+        if ui.add_enabled(ready, egui::Button::new("Delete every task")).clicked() {
+            tx.send(AppCommand::TaskCall {
+                dashboard: id,
+                method: "TaskStatus",
+                request: serde_json::json!({"clear_all": true}),
+            });
+            st.show_clear_all = false;
+        }
+        if ui.button("Keep them").clicked() {
+            st.show_clear_all = false;
+        }
+    });
+}
+
+/// Mode 1's start time: a date on a calendar and a UTC time of day, kept as text the request
+/// reads (`YYYY-MM-DD HH:MM:SS`).
+fn start_time(st: &mut TasksState, ui: &mut egui::Ui) {
+    let (mut date, mut h, mut m, mut s) = parse(&st.start_time);
+    ui.horizontal(|ui| {
+        ui.label("Start (UTC): skip rows older than");
+        ui.add(egui_extras::DatePickerButton::new(&mut date).id_salt("start_date"));
+        ui.add(egui::DragValue::new(&mut h).range(0..=23).suffix(" h"));
+        ui.add(egui::DragValue::new(&mut m).range(0..=59).suffix(" min"));
+        ui.add(egui::DragValue::new(&mut s).range(0..=59).suffix(" s"));
+    });
+    st.start_time = format!("{date} {h:02}:{m:02}:{s:02}");
+}
+
+fn parse(text: &str) -> (walscope_core::time::Date, i8, i8, i8) {
+    let (d, t) = text.trim().split_once(' ').unwrap_or((text.trim(), "00:00:00"));
+    let date = walscope_core::time::parse_date(d).unwrap_or_else(walscope_core::time::today);
+    let mut parts = t.split(':').map(|p| p.parse::<i8>().unwrap_or(0));
+    (date, parts.next().unwrap_or(0), parts.next().unwrap_or(0), parts.next().unwrap_or(0))
+}

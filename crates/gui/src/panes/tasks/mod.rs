@@ -1,0 +1,273 @@
+//! A sync-task dashboard (several may be open): a SyncTool profile (brpc or HTTP/JSON) polled at
+//! an interval chosen from 1 s to 1 min, or paused; the last good poll and the poll error in
+//! words (the last good data stays, greyed); trouble summarised at the top and highlighted at
+//! its row with what it means and what to do; sub-tasks grouped by table (the table row sums its
+//! partitions); a plot of rows over time; creating a table's task (validated), deleting one after
+//! a confirmation, `clear_all` only after the word is typed; the progress file opened when it is
+//! on this machine.
+//!
+//! Owns: [`TasksState`]. Must never: call the SyncTool itself (it sends commands; jobs do).
+
+mod actions;
+mod plot;
+mod table;
+
+/// The dashboard of View > Sync tasks (more may be open, with their own ids).
+pub const TASKS_DASHBOARD: u64 = 0;
+
+use super::outcome::JobResult;
+use super::{AppView, Pane, Placement};
+use crate::datasync::health::SubTaskHealth;
+use crate::jobs::JobId;
+use crate::net::profile::{ConnectionProfile, TransportKind};
+use crate::panes::command::{AppCommand, CommandSender};
+use crate::panes::outcome::{JobError, JobOutput};
+use eframe::egui;
+use walscope_ops::jobs::task_poll::{TaskBoard, TaskPoller};
+
+/// The words `clear_all` needs typed.
+pub const CLEAR_ALL_WORD: &str = crate::net::guard::CLEAR_ALL_WORD;
+
+pub struct TasksState {
+    /// 0 for the dashboard of View > Sync tasks; others have their own pane.
+    pub id: u64,
+    /// The SyncTool profile chosen in the picker.
+    pub profile: String,
+    /// The profile being watched now: the board shows it, and the dashboard's calls go to it.
+    pub watched: Option<String>,
+    /// A create waiting for the second click, with what it will do.
+    pub confirm_create: Option<(String, serde_json::Value)>,
+    pub poller: Option<TaskPoller>,
+    /// The jobs that connect to the watched SyncTool and poll it (stopped when another is watched).
+    pub watch_jobs: Vec<JobId>,
+    pub interval_secs: u64,
+    pub db: String,
+    pub table: String,
+    pub mode: u8,
+    /// Mode 1: skip rows older than this UTC date-time (or epoch ms).
+    pub start_time: String,
+    pub dest: String,
+    /// Why the create form was refused before sending.
+    pub form_error: Option<String>,
+    /// The table (tid) whose delete waits for a second click.
+    pub confirm_delete: Option<u32>,
+    pub show_clear_all: bool,
+    pub clear_all_typed: String,
+    /// The outcome of the last create, delete or clear.
+    pub last_action: Option<Result<String, String>>,
+    /// The table whose partitions the plot shows (None: every table).
+    pub plot_table: Option<u32>,
+}
+
+impl Default for TasksState {
+    fn default() -> Self {
+        TasksState {
+            id: 0,
+            profile: String::new(),
+            watched: None,
+            confirm_create: None,
+            poller: None,
+            watch_jobs: Vec::new(),
+            interval_secs: 2,
+            db: String::new(),
+            table: String::new(),
+            mode: 2,
+            start_time: String::new(),
+            dest: String::new(),
+            form_error: None,
+            confirm_delete: None,
+            show_clear_all: false,
+            clear_all_typed: String::new(),
+            last_action: None,
+            plot_table: None,
+        }
+    }
+}
+
+impl TasksState {
+    /// Takes a finished job of this dashboard's.
+    pub fn take(&mut self, result: Result<JobOutput, JobError>) {
+        match result {
+            Ok(JobOutput::Watching(poller)) => self.poller = Some(*poller),
+            Ok(JobOutput::Done(text)) => {
+                self.last_action = Some(Ok(text));
+                if let Some(p) = &self.poller {
+                    p.poll_now();
+                }
+            }
+            Ok(_) | Err(JobError::Cancelled) => {}
+            Err(e) => self.last_action = Some(Err(e.to_string())),
+        }
+    }
+
+    /// The create form as a request, or what is wrong with it.
+    pub fn create_request(&self) -> Result<serde_json::Value, String> {
+        let (db, table, dest) = (self.db.trim(), self.table.trim(), self.dest.trim());
+        if db.is_empty() || table.is_empty() {
+            return Err("name the database and the table".into());
+        }
+        if dest.is_empty() {
+            return Err("name the destination (where SyncTool writes the rows)".into());
+        }
+        let mut req = serde_json::json!({"db": db, "name": table, "mode": self.mode, "dest": dest});
+        if self.mode == 1 {
+            let t = self.start_time.trim();
+            let ms = if let Ok(ms) = t.parse::<u64>() {
+                ms
+            } else {
+                let tt = crate::dump::filter::parse_time(t, false)?
+                    .ok_or("mode 1 needs a start time: rows older than it are skipped")?;
+                walscope_core::time::timetick_to_millis(tt)
+            };
+            req["start_ts"] = serde_json::json!(ms.to_string());
+        }
+        Ok(req)
+    }
+}
+
+/// Where the dashboard's requests go.
+pub struct DashboardView<'a> {
+    pub profiles: &'a [(ConnectionProfile, bool)],
+}
+
+pub fn show(st: &mut TasksState, view: &DashboardView<'_>, ui: &mut egui::Ui, tx: &CommandSender) {
+    let id = st.id;
+    ui.heading("Sync tasks");
+    ui.horizontal_wrapped(|ui| {
+        let l = ui.label("SyncTool:");
+        let shown = if st.profile.is_empty() { "(choose a profile)".to_string() } else { st.profile.clone() };
+        egui::ComboBox::from_id_salt(("synctool", id))
+            .selected_text(shown)
+            .show_ui(ui, |ui| {
+                for (p, _) in view.profiles.iter().filter(|(p, _)| p.transport != TransportKind::Grpc) {
+                    let kind = crate::panes::connections::transport_name(p.transport);
+                    ui.selectable_value(
+                        &mut st.profile,
+                        p.name.clone(),
+                        format!("{} {kind} {}", p.name, p.endpoint),
+                    );
+                }
+            })
+            .response
+            .labelled_by(l.id);
+        if ui.add_enabled(!st.profile.is_empty(), egui::Button::new("Watch")).clicked() {
+            tx.send(AppCommand::WatchTasks(id));
+        }
+        let l = ui.label("every");
+        let r = ui.add(egui::Slider::new(&mut st.interval_secs, 1..=60).suffix(" s")).labelled_by(l.id);
+        if r.changed()
+            && let Some(p) = &st.poller
+        {
+            p.set_interval(std::time::Duration::from_secs(st.interval_secs));
+        }
+        if let Some(p) = &st.poller {
+            let paused = p.subscribe().borrow().paused;
+            if ui.button(if paused { "Resume polling" } else { "Pause polling" }).clicked() {
+                p.set_paused(!paused);
+            }
+            if ui.button("Poll now").clicked() {
+                p.poll_now();
+            }
+        }
+    });
+    let Some(poller) = &st.poller else {
+        ui.label("Choose a SyncTool profile (brpc or HTTP/JSON) and press Watch.");
+        return;
+    };
+    let board: TaskBoard = poller.board();
+    if let Some(w) = st.watched.as_ref().filter(|w| **w != st.profile) {
+        ui.colored_label(
+            ui.visuals().warn_fg_color,
+            format!(
+                "Showing {w}: its tasks are what the buttons below act on. Press Watch to switch to {}.",
+                st.profile
+            ),
+        );
+    }
+    status_line(&board, ui);
+    let stale = board.error.is_some();
+    crate::panes::tasks::table::show(st, &board, stale, ui, tx);
+    crate::panes::tasks::plot::show(st, &board, ui);
+    ui.separator();
+    crate::panes::tasks::actions::show(st, &board, ui, tx);
+}
+
+fn status_line(board: &TaskBoard, ui: &mut egui::Ui) {
+    ui.horizontal_wrapped(|ui| {
+        match board.updated_ms {
+            Some(ms) => ui.label(format!(
+                "last good poll {} UTC ({} polls, every {} s{})",
+                walscope_core::time::format_millis_utc(ms),
+                board.polls,
+                board.interval.as_secs(),
+                if board.paused { ", paused" } else { "" }
+            )),
+            None => ui.label(format!("{} sub-task(s), poll {}", board.rows.len(), board.polls)),
+        };
+        if board.updated_ms.is_some() {
+            ui.label(format!("{} sub-task(s)", board.rows.len()));
+        }
+    });
+    if let Some(e) = &board.error {
+        ui.colored_label(
+            ui.visuals().error_fg_color,
+            format!("The SyncTool does not answer: {e}. The last good data is shown, greyed."),
+        );
+    }
+    let s = &board.summary;
+    if !s.text.is_empty() {
+        let troubled = s.stalled + s.failed + s.reassigned + s.restarted > 0;
+        let colour = if troubled { ui.visuals().warn_fg_color } else { ui.visuals().text_color() };
+        ui.colored_label(colour, &s.text);
+    }
+}
+
+/// The badge of a status: colour and word (nothing is told by colour alone).
+pub fn badge(ui: &mut egui::Ui, status: &str) {
+    let color = match status {
+        "RUNNING" => egui::Color32::from_rgb(60, 170, 90),
+        "SUCCESS" => egui::Color32::from_rgb(70, 130, 220),
+        "REASSIGNING" => egui::Color32::from_rgb(220, 160, 40),
+        "FAILED" => egui::Color32::from_rgb(220, 70, 70),
+        _ => egui::Color32::GRAY,
+    };
+    ui.colored_label(color, status);
+}
+
+/// A sub-task's rows over time, as the poller keeps them.
+pub fn age(h: &SubTaskHealth) -> String {
+    match h.last_update_age_ms {
+        Some(ms) if ms < 120_000 => format!("{} s ago", ms / 1000),
+        Some(ms) => format!("{} min ago", ms / 60_000),
+        None => "-".into(),
+    }
+}
+
+impl Pane for TasksState {
+    fn title(&self, _view: &AppView<'_>) -> String {
+        "Sync tasks".into()
+    }
+
+    fn placement(&self) -> Placement {
+        Placement::Below
+    }
+
+    fn draw(&mut self, ui: &mut egui::Ui, view: &AppView<'_>, tx: &CommandSender) {
+        let id = self.id;
+        let dv = DashboardView { profiles: view.profiles };
+        egui::ScrollArea::vertical()
+            .id_salt(("tasks_panel", id))
+            .show(ui, |ui| ui.push_id(("tasks", id), |ui| show(self, &dv, ui, tx)));
+    }
+
+    fn apply(&mut self, _job: JobId, _label: &str, result: JobResult, _view: &AppView<'_>) {
+        self.take(result);
+    }
+
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
+    }
+    fn as_any_mut(&mut self) -> &mut dyn std::any::Any {
+        self
+    }
+}
