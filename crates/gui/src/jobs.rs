@@ -103,6 +103,10 @@ impl JobCtx {
     }
 }
 
+/// A watched job that redraws this seldom or more seldom is waiting between rounds, not busy
+/// (see [`Job::is_waiting`]).
+pub const WAITING_REPAINT: Duration = Duration::from_secs(1);
+
 /// Progress of work the library runs itself, read each frame: (progress, done).
 pub type Probe = Box<dyn Fn() -> (JobProgress, bool) + Send>;
 
@@ -132,6 +136,12 @@ impl<T> Job<T> {
 
     pub fn is_cancelled(&self) -> bool {
         self.cancel.is_cancelled()
+    }
+
+    /// True for work the library runs itself that redraws rarely (every second or more
+    /// seldom: a poller between polls), as opposed to work under way.
+    pub fn is_waiting(&self) -> bool {
+        matches!(self.source, Source::Watched { .. }) && self.repaint >= WAITING_REPAINT
     }
 }
 

@@ -35,7 +35,7 @@ pub(crate) fn draw(shell: &mut Shell<'_>, ui: &mut egui::Ui, pane: &mut Pane) {
                 }
                 None => {
                     ui.horizontal(|ui| {
-                        ui.spinner();
+                        crate::widgets::look::busy(ui);
                         ui.label(format!("opening {}", path.display()));
                     });
                 }

@@ -213,7 +213,7 @@ fn connections_menu(app: &mut WalscopeApp, ui: &mut egui::Ui) {
                     ui.label("");
                 }
                 Some(CheckResult::Running) => {
-                    ui.spinner();
+                    crate::widgets::look::busy(ui);
                 }
                 Some(r) => r.show(ui),
             }

@@ -34,7 +34,13 @@ pub fn show(app: &mut WalscopeApp, ui: &mut egui::Ui) {
                         egui::Layout::left_to_right(egui::Align::Center),
                         |ui| {
                             ui.set_width(JOB_WIDTH);
-                            ui.spinner();
+                            // A watch between its rounds (a poller waiting for its next poll)
+                            // is not busy: a still mark, so an idle window stays idle.
+                            if job.is_waiting() {
+                                ui.label("⟳");
+                            } else {
+                                crate::widgets::look::busy(ui);
+                            }
                             ui.add(egui::Label::new(text).truncate()).on_hover_text(&job.label);
                         },
                     );

@@ -138,6 +138,33 @@ pub fn long_text(ui: &mut Ui, text: &str) {
     });
 }
 
+/// How often [`busy`] redraws its spinner: often enough to show life, rarely enough that a
+/// window with a spinner on screen does not keep a core busy (egui's own spinner asks for
+/// every frame).
+pub const BUSY_FRAME: std::time::Duration = std::time::Duration::from_millis(100);
+
+/// A spinner for work under way, redrawn at most every [`BUSY_FRAME`]: the only spinner the
+/// window uses.
+pub fn busy(ui: &mut Ui) -> Response {
+    let size = ui.spacing().interact_size.y;
+    let (rect, response) = ui.allocate_exact_size(egui::vec2(size, size), egui::Sense::hover());
+    if ui.is_rect_visible(rect) {
+        let step = (ui.input(|i| i.time) / BUSY_FRAME.as_secs_f64()) as i64;
+        let start = (step % 12) as f32 * std::f32::consts::TAU / 12.0;
+        let radius = rect.height() / 2.0 - 2.0;
+        let points: Vec<egui::Pos2> = (0..=18)
+            .map(|k| {
+                let a = start + k as f32 / 18.0 * std::f32::consts::TAU * 0.75;
+                rect.center() + radius * egui::vec2(a.cos(), a.sin())
+            })
+            .collect();
+        let stroke = egui::Stroke::new(2.0, ui.visuals().strong_text_color());
+        ui.painter().add(egui::Shape::line(points, stroke));
+        ui.ctx().request_repaint_after(BUSY_FRAME);
+    }
+    response
+}
+
 /// What the operator said to a [`Confirm`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Answer {

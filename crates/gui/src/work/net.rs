@@ -113,7 +113,8 @@ impl WalscopeApp {
         let job = self.jobs.watch(
             "sync-task poller",
             JobOwner::Pane(id),
-            Duration::from_millis(500),
+            // Once a second: the board changes once per poll (every 1 s to 1 min).
+            crate::jobs::WAITING_REPAINT,
             probe,
             Box::new(stop),
         );

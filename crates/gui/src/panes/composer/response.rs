@@ -20,7 +20,7 @@ pub fn show(st: &mut ComposerState, pool: &DescriptorPool, ui: &mut egui::Ui, tx
         }
         Response::Waiting { since, .. } => {
             ui.horizontal(|ui| {
-                ui.spinner();
+                crate::widgets::look::busy(ui);
                 ui.label(format!("waiting for the answer ({:.1} s)", since.elapsed().as_secs_f64()));
             });
         }
@@ -94,7 +94,7 @@ fn stream(
             }
             _ => {
                 ui.horizontal(|ui| {
-                    ui.spinner();
+                    crate::widgets::look::busy(ui);
                     ui.label("opening the stream...");
                 });
             }

@@ -182,7 +182,7 @@ pub fn show(st: &mut ConnectionsState, store: &std::path::Path, ui: &mut egui::U
                 None => {}
                 Some(CheckResult::Running) => {
                     ui.horizontal(|ui| {
-                        ui.spinner();
+                        crate::widgets::look::busy(ui);
                         ui.label("testing...");
                     });
                 }

@@ -65,7 +65,7 @@ pub fn show(tab: &mut FileTab, ui: &mut egui::Ui, active: bool) {
             }
         }
         if tab.saving.is_some() {
-            ui.spinner();
+            crate::widgets::look::busy(ui);
             ui.label("saving");
         }
     });

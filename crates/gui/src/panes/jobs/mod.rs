@@ -46,7 +46,7 @@ impl Pane for JobsPane {
                         }
                         None => {
                             ui.horizontal(|ui| {
-                                ui.spinner();
+                                crate::widgets::look::busy(ui);
                                 ui.label(&p.text);
                             });
                         }

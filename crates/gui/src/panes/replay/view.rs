@@ -77,7 +77,7 @@ pub fn show(
             st.stage = Stage::Confirming;
         }
         if st.stage == Stage::Planning {
-            ui.spinner();
+            crate::widgets::look::busy(ui);
             ui.label("planning: reading the dumps and the new primary (nothing is sent)");
         }
     });
@@ -333,7 +333,7 @@ fn outcome(st: &ReplayState, ui: &mut egui::Ui, tx: &CommandSender) {
             tx.send(AppCommand::VerifyReplay(st.id));
         }
         if st.verifying {
-            ui.spinner();
+            crate::widgets::look::busy(ui);
             ui.label("reading the new primary");
         }
     });

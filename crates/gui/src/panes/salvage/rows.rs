@@ -49,7 +49,7 @@ pub fn show(st: &mut SalvageState, ui: &mut egui::Ui, tx: &CommandSender) {
                     );
                 }
                 None => {
-                    ui.spinner();
+                    crate::widgets::look::busy(ui);
                 }
             }
             ui.label(text);

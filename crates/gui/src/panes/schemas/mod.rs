@@ -283,7 +283,7 @@ fn show(st: &mut SchemasState, view: &AppView<'_>, ui: &mut egui::Ui, tx: &Comma
         commands.push(AppCommand::Reflect(st.reflect_from.trim().to_string()));
     }
     if busy {
-        ui.spinner();
+        crate::widgets::look::busy(ui);
     }
     match &st.last_load {
         Some(Ok(m)) => {
