@@ -36,6 +36,8 @@ mod gui_editor;
 #[cfg(feature = "gui")]
 mod gui_field_editor;
 #[cfg(feature = "gui")]
+mod gui_idle;
+#[cfg(feature = "gui")]
 mod gui_replay;
 #[cfg(feature = "gui")]
 mod gui_salvage;

@@ -1,0 +1,64 @@
+//! An idle window sleeps (issue #38, "idle means idle"): with the sync-task dashboard watching
+//! a demo SyncTool over loopback (the poller `--demo` starts), nothing asks to be drawn again
+//! sooner than once a second; a spinner is redrawn at most ten times a second. (egui's own
+//! spinner asked for every frame: both cores busy with `--demo`, doing nothing.)
+
+use crate::common::gui::{harness, settle, step_until};
+use eframe::egui::{self, ViewportId};
+use egui_kittest::kittest::Queryable;
+use std::time::Duration;
+use walscope::net::profile::{ConnectionProfile, TransportKind};
+use walscope::sim::collector::CollectorConfig;
+use walscope::sim::datasync::DatasyncDemo;
+use walscope::ui::WalscopeApp;
+
+/// How soon the last frame asked to be drawn again.
+fn repaint_delay(h: &egui_kittest::Harness<'static, WalscopeApp>) -> Duration {
+    h.output().viewport_output.get(&ViewportId::ROOT).map_or(Duration::MAX, |v| v.repaint_delay)
+}
+
+#[test]
+fn a_watching_dashboard_asks_for_a_frame_at_most_once_a_second() {
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let any = "127.0.0.1:0".parse().unwrap();
+    let cfg = CollectorConfig { batch_interval: Duration::from_millis(500), full_mode_batches: 3 };
+    let demo = rt.block_on(DatasyncDemo::start(any, any, Duration::from_secs(30), cfg)).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let mut app = WalscopeApp::new();
+    app.config_dir = Some(dir.path().to_path_buf());
+    let endpoint = demo.synctool.addr().to_string();
+    app.connections.demo.push(ConnectionProfile::plain("synctool", TransportKind::Brpc, endpoint));
+    app.show_tasks = true;
+    app.tasks.profile = "synctool".into();
+    app.tasks.interval_secs = 2;
+    let mut h = harness([1400.0, 900.0], app);
+    settle(&mut h);
+    h.get_by_label("Watch").click();
+    step_until(&mut h, "the first poll", |h| {
+        h.query_by_label_contains("No sync tasks on this SyncTool").is_some()
+    });
+    // The click's own frames (the button's hover and press animate) are over after a few.
+    settle(&mut h);
+    for _ in 0..5 {
+        h.step();
+        let delay = repaint_delay(&h);
+        let why = h.ctx.repaint_causes();
+        assert!(
+            delay >= Duration::from_secs(1),
+            "an idle window asked to be drawn again after {delay:?}: {why:?}"
+        );
+    }
+}
+
+#[test]
+fn a_spinner_asks_for_ten_frames_a_second_at_most() {
+    let mut h = egui_kittest::Harness::new_ui(|ui| {
+        walscope::ui::widgets::look::busy(ui);
+    });
+    h.step();
+    h.step();
+    let delay =
+        h.output().viewport_output.get(&egui::ViewportId::ROOT).map_or(Duration::MAX, |v| v.repaint_delay);
+    assert!(delay >= walscope::ui::widgets::look::BUSY_FRAME, "{delay:?}");
+    assert!(delay < Duration::MAX, "a spinner keeps moving");
+}
