@@ -49,6 +49,8 @@ mod gui_schemas;
 mod gui_shell;
 #[cfg(feature = "gui")]
 mod gui_tasks;
+#[cfg(feature = "gui")]
+mod gui_window;
 mod house;
 mod index_memory;
 mod lossless_edit;

@@ -52,11 +52,17 @@ pub const CLI_USAGE: &[(&str, &str)] = &[
 ];
 
 /// Opens the window with `files` open in tabs; `demo` starts the demo servers (Milvus, SyncTool,
-/// DataCollector) too, and without files opens a copy of the sample dump in a temp folder. Layout, theme, recent files and window size come back from the last run
-/// (eframe storage; under `WALSCOPE_CONFIG_DIR` when that is set).
+/// DataCollector) too, and without files opens a copy of the sample dump in a temp folder.
+/// Layout, theme, recent files and window size come back from the last run (eframe storage;
+/// under `WALSCOPE_CONFIG_DIR` when that is set). The window has its icon and an app id that
+/// matches `assets/walscope.desktop`'s `StartupWMClass`.
 pub fn run_native(files: Vec<std::path::PathBuf>, demo: bool) -> Result<(), eframe::Error> {
     let options = eframe::NativeOptions {
-        viewport: egui::ViewportBuilder::default().with_inner_size([1280.0, 800.0]).with_title("walscope"),
+        viewport: egui::ViewportBuilder::default()
+            .with_inner_size([1280.0, 800.0])
+            .with_title("walscope")
+            .with_app_id("walscope")
+            .with_icon(std::sync::Arc::new(icon())),
         persist_window: true,
         persistence_path: std::env::var_os("WALSCOPE_CONFIG_DIR")
             .map(|d| std::path::PathBuf::from(d).join("window-state.ron")),
@@ -74,6 +80,14 @@ pub fn run_native(files: Vec<std::path::PathBuf>, demo: bool) -> Result<(), efra
             Ok(Box::new(app))
         }),
     )
+}
+
+/// The window's icon (assets/icons/walscope-256.png, drawn from walscope.svg).
+pub fn icon() -> egui::IconData {
+    // A PNG built into the binary and decoded by a test: it cannot fail at run time, but a
+    // window without its icon is still a window.
+    eframe::icon_data::from_png_bytes(include_bytes!("../../../assets/icons/walscope-256.png"))
+        .unwrap_or_default()
 }
 
 use eframe::egui;

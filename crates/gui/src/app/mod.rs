@@ -66,6 +66,8 @@ pub struct WalscopeApp {
     wake: Wake,
     /// The context background work repaints; known from the first frame on.
     ctx: Arc<OnceLock<egui::Context>>,
+    /// The window title last sent to the window manager.
+    title: String,
 }
 
 impl Default for WalscopeApp {
@@ -109,6 +111,7 @@ impl WalscopeApp {
             connections: Default::default(),
             demo_folder: None,
             wake,
+            title: String::new(),
             ctx,
         }
     }
@@ -211,6 +214,25 @@ impl WalscopeApp {
 
     /// The window is asked to close: when a file has unsaved edits, asks about it first and
     /// returns true (the close must be cancelled). Closing again after the answer goes through.
+    /// The window's title: the file in front (marked when it has unsaved edits), so the
+    /// operator's task switcher says which window holds which dump.
+    pub fn window_title(&self) -> String {
+        match self.tabs.get(self.active) {
+            Some(t) => {
+                let name = t
+                    .path
+                    .file_name()
+                    .map_or_else(|| t.path.display().to_string(), |n| n.to_string_lossy().into_owned());
+                let edited = if t.session.is_dirty() { " (unsaved edits)" } else { "" };
+                format!(
+                    "{name}{edited} — {} — walscope",
+                    t.path.parent().map_or(String::new(), |p| p.display().to_string())
+                )
+            }
+            None => "walscope".to_string(),
+        }
+    }
+
     pub fn guard_window_close(&mut self) -> bool {
         match self.tabs.iter().find(|t| t.session.is_dirty()) {
             Some(t) => {
@@ -304,6 +326,11 @@ impl WalscopeApp {
         crate::shell::confirm_close::show(self, ui.ctx());
         crate::panes::file::confirm_save::show(&mut self.tabs, ui.ctx());
         self.apply_commands();
+        let title = self.window_title();
+        if title != self.title {
+            ui.ctx().send_viewport_cmd(egui::ViewportCommand::Title(title.clone()));
+            self.title = title;
+        }
         // Jobs report through `wake`; while one runs, keep its numbers moving.
         if let Some(every) = self.jobs.next_repaint() {
             ui.ctx().request_repaint_after(every);
