@@ -32,6 +32,8 @@ mod gui_browser;
 #[cfg(feature = "gui")]
 mod gui_composer;
 #[cfg(feature = "gui")]
+mod gui_detail;
+#[cfg(feature = "gui")]
 mod gui_editor;
 #[cfg(feature = "gui")]
 mod gui_field_editor;

@@ -42,6 +42,11 @@ pub struct MessageDetail {
     pub embedded: Vec<Embedded>,
     pub wire: Vec<TypedNode>,
     pub json: String,
+    /// For a WAL message: its reading as JSON (`wal::reading_json`: properties read, header
+    /// and body decoded), which the JSON view shows first.
+    pub wal_json: Option<String>,
+    /// The JSON view shows the WAL reading (true) or the message as stored (false).
+    pub json_reading: bool,
     pub error: Option<String>,
     pub wal_lines: Vec<(String, String)>,
     pub view: DetailView,
@@ -103,7 +108,8 @@ impl MessageDetail {
         let typed = wire::decode_with(&bytes, &DecodeOptions { schema: desc.clone(), ..Default::default() });
         let tree = codec::tree::build(desc.as_ref(), &bytes, &typed.root);
         let plain = wire::decode(&bytes);
-        let wire = codec::tree::build(None, &bytes, &plain.root);
+        // The wire as it is, named where the schema knows a field number.
+        let wire = codec::tree::wire_view(desc.as_ref(), &bytes, &plain.root);
         let mut embedded: Vec<Embedded> = embedded::wal_payload(&tree, &bytes).into_iter().collect();
         for (path, desc) in decode_as {
             if let Some(node) = embedded::find(&tree, path)
@@ -113,12 +119,12 @@ impl MessageDetail {
                 embedded.push(e);
             }
         }
-        let (json, error, wal_lines) = match &desc {
+        let (json, error, (wal_lines, wal_json)) = match &desc {
             Some(d) => match codec::decode(d, &bytes) {
                 Ok(m) => (codec::to_json(&m.message, true), None, wal_lines(pool, &m.message)),
-                Err(e) => (String::new(), Some(e.to_string()), Vec::new()),
+                Err(e) => (String::new(), Some(e.to_string()), (Vec::new(), None)),
             },
-            None => (String::new(), plain.first_error().map(|e| e.to_string()), Vec::new()),
+            None => (String::new(), plain.first_error().map(|e| e.to_string()), (Vec::new(), None)),
         };
         MessageDetail {
             index: i,
@@ -130,6 +136,8 @@ impl MessageDetail {
             embedded,
             wire,
             json,
+            json_reading: wal_json.is_some(),
+            wal_json,
             error,
             wal_lines,
             view: DetailView::Tree,
@@ -242,10 +250,12 @@ impl MessageDetail {
 }
 
 /// The WAL reading of a DumpMessagesResponse / ImmutableMessage, as label-value lines.
+/// The WAL reading of `m` (an `ImmutableMessage`, or a `DumpMessagesResponse` holding one): its
+/// lines for the detail's head, and the whole reading as JSON for the JSON view.
 fn wal_lines(
     pool: &prost_reflect::DescriptorPool,
     m: &prost_reflect::DynamicMessage,
-) -> Vec<(String, String)> {
+) -> (Vec<(String, String)>, Option<String>) {
     use prost_reflect::ReflectMessage;
     let imm = match m.descriptor().full_name() {
         "milvus.proto.milvus.DumpMessagesResponse" => {
@@ -254,8 +264,9 @@ fn wal_lines(
         "milvus.proto.common.ImmutableMessage" => Some(m.clone()),
         _ => None,
     };
-    let Some(imm) = imm else { return Vec::new() };
+    let Some(imm) = imm else { return (Vec::new(), None) };
     let w = crate::wal::analyze(pool, &imm);
+    let json = serde_json::to_string_pretty(&crate::wal::reading_json(&w)).ok();
     let mut out = vec![("summary".to_string(), w.summary())];
     if let Some(Ok(id)) = &w.id {
         out.push(("message id".into(), format!("{} (raw {})", id.display, id.raw)));
@@ -282,7 +293,7 @@ fn wal_lines(
     for p in &w.problems {
         out.push(("problem".into(), p.clone()));
     }
-    out
+    (out, json)
 }
 
 /// Single-quotes `s` for a POSIX shell when it needs it.

@@ -108,6 +108,26 @@ pub fn show(
 /// whose values changed.
 fn json_view(d: &mut MessageDetail, ui: &mut egui::Ui) -> Option<EditRequest> {
     let mut action = None;
+    if d.wal_json.is_some() && d.json_edit.is_none() {
+        ui.horizontal(|ui| {
+            crate::widgets::look::segmented(
+                ui,
+                &mut d.json_reading,
+                &[(true, "WAL reading: header and body decoded"), (false, "Message as stored")],
+            );
+            ui.weak("(its raw bytes: the Hex tab)");
+        });
+    }
+    if d.json_reading
+        && d.json_edit.is_none()
+        && let Some(reading) = &d.wal_json
+    {
+        egui::ScrollArea::both().id_salt("wal-json").show(ui, |ui| {
+            let mut text = reading.as_str();
+            ui.add(egui::TextEdit::multiline(&mut text).code_editor().desired_width(f32::INFINITY));
+        });
+        return None;
+    }
     ui.horizontal(|ui| match &d.json_edit {
         None if d.json.len() > MAX_JSON_CHARS => {
             ui.label(format!(
