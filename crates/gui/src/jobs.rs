@@ -68,9 +68,6 @@ pub enum JobError {
     /// A SyncTool answered a dashboard's call with a refusal.
     #[error("{method} was refused: {error}")]
     SyncToolRefused { method: &'static str, error: crate::net::SyncToolError },
-    /// A call the dashboard has no way to send.
-    #[error("the dashboard does not send {0}")]
-    NotSent(&'static str),
     /// A server did not answer in time.
     #[error("{endpoint}: no answer within {secs} s")]
     NoAnswer { endpoint: String, secs: u64 },

@@ -166,7 +166,7 @@ impl WalscopeApp {
                 self.copy_stream(composer, from, to, replace)
             }
             AppCommand::WatchTasks(id) => self.watch_tasks(id),
-            AppCommand::TaskCall { dashboard, method, request } => self.task_call(dashboard, method, request),
+            AppCommand::TaskCall { dashboard, change } => self.task_call(dashboard, change),
             AppCommand::DemoFault(f) => self.demo_fault(f),
             AppCommand::NewDashboard => {
                 self.new_dashboard();

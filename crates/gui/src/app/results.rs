@@ -18,6 +18,7 @@ impl WalscopeApp {
         for f in self.jobs.finished() {
             let how = match &f.result {
                 Ok(JobOutput::Done(t)) if !t.is_empty() => Ok(t.clone()),
+                Ok(JobOutput::TaskChanged(c)) => Ok(crate::panes::tasks::done_words(c)),
                 Ok(_) => Ok("done".to_string()),
                 Err(JobError::Cancelled) => Ok("stopped".to_string()),
                 Err(e) => Err(e.to_string()),

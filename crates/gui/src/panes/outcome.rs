@@ -80,6 +80,8 @@ pub enum JobOutput {
         pane: u64,
         result: Result<walscope_ops::replay::apply::Verification, walscope_ops::replay::ReplayError>,
     },
+    /// A dashboard's change went through SyncTool.
+    TaskChanged(crate::datasync::TaskChange),
     /// A composer's stream dump was copied to `path`.
     StreamSaved { composer: u64, path: PathBuf },
     /// Anything else that only needs saying.
@@ -108,6 +110,7 @@ impl std::fmt::Debug for JobOutput {
             JobOutput::ReplayVerified { pane, .. } => write!(f, "ReplayVerified({pane})"),
             JobOutput::Streamed { composer, .. } => write!(f, "Streamed({composer})"),
             JobOutput::StreamSaved { path, .. } => write!(f, "StreamSaved({})", path.display()),
+            JobOutput::TaskChanged(c) => write!(f, "TaskChanged({})", c.method()),
             JobOutput::Done(s) => write!(f, "Done({s})"),
         }
     }
