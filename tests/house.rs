@@ -54,6 +54,11 @@ const PANES_NEVER: &[&str] = &[
     "std::thread::spawn",
     "call_unary",
     "call_server_stream",
+    // A pane never writes a file (a save, a copy, a profile): it asks, a job in work/ writes.
+    "atomic_write",
+    "fs::write",
+    "File::create",
+    "create_dir",
 ];
 
 #[test]
@@ -147,9 +152,10 @@ fn the_checks_catch_a_module_cycle_and_a_pane_at_work() {
     let graph = module_graph(dir.path(), "lib.rs");
     assert_eq!(graph.modules, ["a", "b", "c"].map(String::from).into());
     assert_eq!(cycles(&graph), ["a -> b (a/inner.rs) -> a (b.rs)"]);
-    let code =
-        blank_comments_and_strings("// tokio::spawn\nlet s = \"call_unary\";\ntokio::spawn(async {});\n");
-    assert_eq!(pane_violations(&code), [(3, "tokio::spawn")]);
+    let code = blank_comments_and_strings(
+        "// tokio::spawn\nlet s = \"call_unary\";\ntokio::spawn(async {});\ncrate::atomic::atomic_write(p, b, true)?;\nstd::fs::write(p, b)?;\n",
+    );
+    assert_eq!(pane_violations(&code), [(3, "tokio::spawn"), (4, "atomic_write"), (5, "fs::write")]);
 }
 
 /// `PACKAGE depends on DEP` for every normal dependency the house forbids.

@@ -331,8 +331,8 @@ impl WalscopeApp {
                 let (set, wake) = (self.schemas.clone(), self.wake());
                 self.jobs.spawn_blocking(label, JobOwner::File(path.clone()), move |_| {
                     let target = save.target.clone();
-                    let outcome =
-                        save.run().map_err(|reason| JobError::File { path: target.clone(), reason })?;
+                    let outcome = crate::work::save::save(&save)
+                        .map_err(|reason| JobError::File { path: target.clone(), reason })?;
                     // Read back from disk, so what is shown is what was written.
                     let reopened = save
                         .needs_reopen(&outcome)

@@ -241,10 +241,8 @@ impl ComposerState {
         let Some(input) = self.input(pool) else { return };
         let result = edit_plan::plan(pool, &input, &self.request, self.request_detail.as_ref(), req)
             .and_then(|p| match p {
-                Planned::Edits(edits) => {
-                    crate::codec::apply_edits(&input, &self.request, &edits).map_err(|e| e.to_string())
-                }
-                Planned::DecodeAs(..) => Err("decode as is for dump frames; here, edit the field".into()),
+                Planned::Edits(edits) => Ok(crate::codec::apply_edits(&input, &self.request, &edits)?),
+                Planned::DecodeAs(..) => Err(edit_plan::EditRefused::DecodeAsHere),
             });
         match result {
             Ok(bytes) => {
@@ -253,7 +251,7 @@ impl ComposerState {
             }
             Err(e) => {
                 if let Some(d) = self.request_detail.as_mut() {
-                    d.edit_error = Some(e);
+                    d.edit_error = Some(e.to_string());
                 }
             }
         }
