@@ -276,7 +276,7 @@ impl WalscopeApp {
         if profile.is_none()
             && let Err(words) = crate::net::edges::check_endpoint(&target)
         {
-            self.schemas_state.last_load = Some(Err(words));
+            self.schemas_state.last_load = Some(Err(crate::panes::schemas::LoadFailed::Address(words)));
             return;
         }
         let settings = match profile {
@@ -292,7 +292,7 @@ impl WalscopeApp {
         let settings = match settings {
             Ok(s) => s,
             Err(e) => {
-                self.schemas_state.last_load = Some(Err(e.to_string()));
+                self.schemas_state.last_load = Some(Err(crate::panes::schemas::LoadFailed::Settings(e)));
                 return;
             }
         };

@@ -18,6 +18,9 @@ impl From<crate::jobs::JobDone> for JobOutput {
     }
 }
 
+/// The pchannel names an old primary's replicate configuration lists.
+pub type PchannelNames = Vec<String>;
+
 /// A job's result, routed by the app to whoever asked.
 pub enum JobOutput {
     /// A file opened (read its head, detected its framing, started indexing).
@@ -50,7 +53,7 @@ pub enum JobOutput {
         summary: Result<crate::net::call::StreamSummary, walscope_ops::jobs::call_stream::CallStreamError>,
     },
     /// The old primary's pchannels from its replicate configuration, for a salvage pane.
-    Pchannels { pane: u64, result: Result<Vec<String>, crate::net::NetError> },
+    Pchannels { pane: u64, result: Result<PchannelNames, crate::net::NetError> },
     /// The salvage checkpoints fetched from the new primary.
     Checkpoints {
         pane: u64,

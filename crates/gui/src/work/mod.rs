@@ -4,7 +4,6 @@
 
 mod call;
 pub mod net;
-mod refused;
 mod replay;
 mod salvage;
 pub mod save;
