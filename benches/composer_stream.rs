@@ -161,7 +161,7 @@ fn main() {
     let Response::Stream(s) = &h.state().panes.first::<ComposerState>().unwrap().response else {
         unreachable!()
     };
-    let summary = s.summary.clone().expect("ended").expect("the dump was written");
+    let summary = s.summary.as_ref().expect("ended").as_ref().expect("the dump was written").clone();
     assert!(matches!(summary.end, walscope::net::StreamEnd::Completed), "{:?}", summary.end);
     let count = summary.count as f64;
     // Send pressed to the end seen by the UI, connection included, as the CLI's time includes

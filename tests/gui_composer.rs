@@ -187,7 +187,7 @@ fn stream_counted_stopped_and_saved(n: u64) {
         |h| matches!(&composer(h).response, Response::Stream(s) if s.summary.is_some()),
     );
     let Response::Stream(s) = &composer(&h).response else { panic!() };
-    let summary = s.summary.clone().unwrap().unwrap();
+    let summary = s.summary.as_ref().unwrap().as_ref().unwrap().clone();
     assert!(matches!(summary.end, walscope::net::StreamEnd::Cancelled), "{:?}", summary.end);
     let count = summary.count;
     assert!(count >= n);

@@ -196,7 +196,7 @@ fn the_salvage_pane_offers_the_replay_of_its_folder() {
         s.ends.push(walscope::ui::panes::salvage::DumpEnd {
             pchannel: "by-dev-rootcoord-dml_0".into(),
             file: folder.join("dml_0.dump"),
-            outcome: Ok("complete: 10 frames".into()),
+            outcome: Ok(walscope::ui::panes::salvage::DumpOutcome::Complete { frames: 10, bytes: 1000 }),
             resumable: false,
             report: None,
         });

@@ -117,7 +117,7 @@ fn four_pchannels_salvaged_and_opened() {
     wait_ends(&mut h, 4);
     for e in &pane(&h).ends {
         assert!(
-            e.outcome.as_ref().is_ok_and(|o| o.starts_with("complete: ")),
+            e.outcome.as_ref().is_ok_and(|o| o.to_string().starts_with("complete: ")),
             "{}: {:?}",
             e.pchannel,
             e.outcome
@@ -158,14 +158,17 @@ fn a_cancelled_pchannel_resumes_to_the_same_bytes() {
     wait_ends(&mut h, 4);
     pair.old.set_faults(Faults::default());
     let e = pane(&h).ends.iter().find(|e| e.pchannel == first).unwrap();
-    assert!(e.resumable && e.outcome.as_ref().is_ok_and(|o| o.starts_with("cancelled")), "{:?}", e.outcome);
+    assert!(
+        e.resumable && e.outcome.as_ref().is_ok_and(|o| o.to_string().starts_with("cancelled")),
+        "{:?}",
+        e.outcome
+    );
     h.get_by_label(&format!("Resume {first}")).click();
     step_until(&mut h, "the resumed dump", |h| {
         !pane(h).running
-            && pane(h)
-                .ends
-                .iter()
-                .any(|e| e.pchannel == first && e.outcome.as_ref().is_ok_and(|o| o.starts_with("complete")))
+            && pane(h).ends.iter().any(|e| {
+                e.pchannel == first && e.outcome.as_ref().is_ok_and(|o| o.to_string().starts_with("complete"))
+            })
     });
     assert_eq!(dumps(&folder), uninterrupted(&pair, &rt, &dir.path().join("again"), end));
 }
@@ -214,7 +217,7 @@ fn a_restart_mid_salvage_resumes_from_the_folder() {
     wait_ends(&mut h, 4);
     let outcomes: Vec<_> = pane(&h).ends.iter().map(|e| (e.pchannel.clone(), e.outcome.clone())).collect();
     assert!(
-        outcomes.iter().all(|(_, o)| o.as_ref().is_ok_and(|o| o.starts_with("complete"))),
+        outcomes.iter().all(|(_, o)| o.as_ref().is_ok_and(|o| o.to_string().starts_with("complete"))),
         "the resumed folder: {outcomes:?}"
     );
     assert_eq!(dumps(&folder), uninterrupted(&pair, &rt, &dir.path().join("again"), end));

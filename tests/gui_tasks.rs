@@ -140,3 +140,35 @@ fn create_watch_trouble_and_delete_a_sync_task() {
     h.get_by_label("Delete every task").click();
     step_until(&mut h, "every task to go", |_| rows_on_server(&rt, &endpoint) == 0);
 }
+
+/// The create form is a typed change from the form to the call: a mode SyncTool does not know
+/// is refused in words (never sent as another mode), and mode 1 carries its start time in ms.
+#[test]
+fn the_create_form_is_a_typed_change() {
+    use walscope::datasync::{SyncMode, TaskChange};
+    use walscope::ui::panes::tasks::{FormRefused, TasksState};
+    let mut t = TasksState {
+        db: "demo_db".into(),
+        table: "orders".into(),
+        dest: "/tmp/o".into(),
+        ..Default::default()
+    };
+    t.mode = 7;
+    let refused = t.create_request().expect_err("mode 7 is not a sync mode");
+    assert_eq!(refused, FormRefused::UnknownMode(7));
+    assert!(refused.to_string().contains("mode 7 is not a sync mode"), "{refused}");
+    t.mode = 1;
+    assert_eq!(t.create_request(), Err(FormRefused::NoStartTime));
+    t.start_time = "1700000000000".into();
+    assert_eq!(
+        t.create_request(),
+        Ok(TaskChange::Create {
+            db: "demo_db".into(),
+            table: "orders".into(),
+            mode: SyncMode::IncrementalByTimestamp,
+            start_ts: Some(1_700_000_000_000),
+            dest: "/tmp/o".into(),
+        })
+    );
+    assert_eq!(TaskChange::ClearAll.method(), "TaskStatus", "clear_all goes as TaskStatus");
+}

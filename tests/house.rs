@@ -14,7 +14,10 @@
 //!   a call or spawns work (`tokio::spawn`, `GrpcTransport::connect`, `BrpcTransport::`,
 //!   `HttpJsonTransport::`, `std::thread::spawn`, `call_unary`, `call_server_stream`): a pane asks
 //!   for work through its commands, and a job does it (the job bodies live in
-//!   `crates/gui/src/work/`).
+//!   `crates/gui/src/work/`); nor does it write a file (`atomic_write`, `fs::write`,
+//!   `File::create`, `create_dir`).
+//! - **Errors stay typed into the window.** No code of `crates/gui/src/` holds an error as a
+//!   string (`Result<_, String>` in a signature or a field): words are made where they are drawn.
 //!
 //! Each check is also run once on a made-up input that breaks it (`the_checks_catch_*`), so a
 //! check that cannot fail would fail here.
@@ -54,6 +57,11 @@ const PANES_NEVER: &[&str] = &[
     "std::thread::spawn",
     "call_unary",
     "call_server_stream",
+    // A pane never writes a file (a save, a copy, a profile): it asks, a job in work/ writes.
+    "atomic_write",
+    "fs::write",
+    "File::create",
+    "create_dir",
 ];
 
 #[test]
@@ -114,6 +122,33 @@ fn panes_never_build_a_transport_call_or_spawn() {
 }
 
 #[test]
+fn the_window_holds_no_error_as_a_string() {
+    let mut files = Vec::new();
+    rust_files(&Path::new(ROOT).join(GUI.1), &mut files);
+    assert!(!files.is_empty(), "no files under {}", GUI.1);
+    let mut found = Vec::new();
+    for f in &files {
+        let code = blank_comments_and_strings(&std::fs::read_to_string(f).unwrap());
+        let rel = f.strip_prefix(ROOT).unwrap_or(f).display().to_string();
+        found.extend(string_errors(&code).into_iter().map(|line| format!("{rel}:{line}")));
+    }
+    assert!(found.is_empty(), "errors held as strings (type them; words where drawn):\n{}", found.join("\n"));
+    // The check itself fails on what it looks for, and only on that.
+    let sample = "fn a() -> Result<(), String> {}\nfn b() -> Result<Vec<u8>, Refused> {}\n// Result<u8, String>\nx: Option<Result<String, String>>,\n";
+    assert_eq!(string_errors(&blank_comments_and_strings(sample)), [1, 4]);
+}
+
+/// The lines (1-based) where a `Result<` ends its type list with `String>` (as `grep
+/// "Result<.*String>"` finds them).
+fn string_errors(code: &str) -> Vec<usize> {
+    code.lines()
+        .enumerate()
+        .filter(|(_, line)| line.find("Result<").is_some_and(|at| line[at..].contains("String>")))
+        .map(|(i, _)| i + 1)
+        .collect()
+}
+
+#[test]
 fn the_checks_catch_a_forbidden_dependency() {
     let meta = serde_json::json!({"packages": [
         {"name": "walscope-core", "dependencies": [
@@ -147,9 +182,10 @@ fn the_checks_catch_a_module_cycle_and_a_pane_at_work() {
     let graph = module_graph(dir.path(), "lib.rs");
     assert_eq!(graph.modules, ["a", "b", "c"].map(String::from).into());
     assert_eq!(cycles(&graph), ["a -> b (a/inner.rs) -> a (b.rs)"]);
-    let code =
-        blank_comments_and_strings("// tokio::spawn\nlet s = \"call_unary\";\ntokio::spawn(async {});\n");
-    assert_eq!(pane_violations(&code), [(3, "tokio::spawn")]);
+    let code = blank_comments_and_strings(
+        "// tokio::spawn\nlet s = \"call_unary\";\ntokio::spawn(async {});\ncrate::atomic::atomic_write(p, b, true)?;\nstd::fs::write(p, b)?;\n",
+    );
+    assert_eq!(pane_violations(&code), [(3, "tokio::spawn"), (4, "atomic_write"), (5, "fs::write")]);
 }
 
 /// `PACKAGE depends on DEP` for every normal dependency the house forbids.

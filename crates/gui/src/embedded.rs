@@ -8,6 +8,16 @@ use crate::codec::tree::TypedNode;
 use crate::wire::{self, DecodeOptions, Span};
 use prost_reflect::MessageDescriptor;
 
+/// Why a bytes field cannot be shown decoded as a type.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum EmbedError {
+    #[error("the field lies outside the shown bytes")]
+    OutsideBytes,
+    /// The bytes are not a valid message of the type (the codec's words say where).
+    #[error("{field} is not a {type_name}: {reason}")]
+    NotA { field: String, type_name: String, reason: String },
+}
+
 /// One bytes field shown decoded.
 #[derive(Clone)]
 pub struct Embedded {
@@ -30,11 +40,14 @@ impl Embedded {
         bytes: &[u8],
         desc: &MessageDescriptor,
         automatic: bool,
-    ) -> Result<Embedded, String> {
+    ) -> Result<Embedded, EmbedError> {
         let span = node.value_span.clone();
-        let raw = bytes.get(span.clone()).ok_or("the field lies outside the shown bytes")?;
-        crate::codec::decode(desc, raw)
-            .map_err(|e| format!("{field_path} is not a {}: {e}", desc.full_name()))?;
+        let raw = bytes.get(span.clone()).ok_or(EmbedError::OutsideBytes)?;
+        crate::codec::decode(desc, raw).map_err(|e| EmbedError::NotA {
+            field: field_path.to_string(),
+            type_name: desc.full_name().to_string(),
+            reason: e.to_string(),
+        })?;
         let d = wire::decode_with(raw, &DecodeOptions { schema: Some(desc.clone()), ..Default::default() });
         let mut children = crate::codec::tree::build(Some(desc), raw, &d.root);
         for n in &mut children {

@@ -67,3 +67,27 @@ impl SyncMode {
         }
     }
 }
+
+/// One change to a SyncTool's tasks, as the window's dashboard asks for it and
+/// [`crate::net::synctool::SyncToolClient`] sends it: typed from the form to the call, never
+/// built as JSON and parsed back.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TaskChange {
+    /// CreateSyncTask for one table; `start_ts` (ms) only with [`SyncMode::IncrementalByTimestamp`].
+    Create { db: String, table: String, mode: SyncMode, start_ts: Option<u64>, dest: String },
+    /// DeleteSyncTask for one table.
+    Delete { db: String, table: String },
+    /// DESTRUCTIVE: TaskStatus with `clear_all` (every task deleted).
+    ClearAll,
+}
+
+impl TaskChange {
+    /// The SyncTool method the change is sent as (`clear_all` goes as TaskStatus).
+    pub fn method(&self) -> &'static str {
+        match self {
+            TaskChange::Create { .. } => "CreateSyncTask",
+            TaskChange::Delete { .. } => "DeleteSyncTask",
+            TaskChange::ClearAll => "TaskStatus",
+        }
+    }
+}

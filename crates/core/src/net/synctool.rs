@@ -8,8 +8,8 @@
 //! task), send the delete RPC under the released proto's typo (the transports send
 //! `DeleteSyncTask` either way), or retry a create or a delete.
 
-use crate::datasync::SyncMode;
 use crate::datasync::status::{SubTaskRow, rows};
+use crate::datasync::{SyncMode, TaskChange};
 use crate::net::{CallOptions, NetError, Transport};
 use prost_reflect::{DynamicMessage, MethodDescriptor, ReflectMessage, Value};
 use std::sync::Arc;
@@ -98,6 +98,18 @@ impl SyncToolClient {
     /// DESTRUCTIVE: makes SyncTool delete every task (TaskStatus with `clear_all`).
     pub async fn clear_all(&self) -> Result<(), SyncToolError> {
         self.call("TaskStatus", |m| set(m, "clear_all", Value::Bool(true))).await.map(drop)
+    }
+
+    /// Sends one typed change through the method above that makes it (`ClearAll` only through
+    /// [`SyncToolClient::clear_all`]).
+    pub async fn change(&self, change: &TaskChange) -> Result<(), SyncToolError> {
+        match change {
+            TaskChange::Create { db, table, mode, start_ts, dest } => {
+                self.create_sync_task(db, table, *mode, *start_ts, dest).await
+            }
+            TaskChange::Delete { db, table } => self.delete_sync_task(db, table).await,
+            TaskChange::ClearAll => self.clear_all().await,
+        }
     }
 
     async fn call(

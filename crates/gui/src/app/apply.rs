@@ -166,7 +166,7 @@ impl WalscopeApp {
                 self.copy_stream(composer, from, to, replace)
             }
             AppCommand::WatchTasks(id) => self.watch_tasks(id),
-            AppCommand::TaskCall { dashboard, method, request } => self.task_call(dashboard, method, request),
+            AppCommand::TaskCall { dashboard, change } => self.task_call(dashboard, change),
             AppCommand::DemoFault(f) => self.demo_fault(f),
             AppCommand::NewDashboard => {
                 self.new_dashboard();
@@ -276,7 +276,7 @@ impl WalscopeApp {
         if profile.is_none()
             && let Err(words) = crate::net::edges::check_endpoint(&target)
         {
-            self.schemas_state.last_load = Some(Err(words));
+            self.schemas_state.last_load = Some(Err(crate::panes::schemas::LoadFailed::Address(words)));
             return;
         }
         let settings = match profile {
@@ -292,7 +292,7 @@ impl WalscopeApp {
         let settings = match settings {
             Ok(s) => s,
             Err(e) => {
-                self.schemas_state.last_load = Some(Err(e.to_string()));
+                self.schemas_state.last_load = Some(Err(crate::panes::schemas::LoadFailed::Settings(e)));
                 return;
             }
         };
@@ -331,8 +331,8 @@ impl WalscopeApp {
                 let (set, wake) = (self.schemas.clone(), self.wake());
                 self.jobs.spawn_blocking(label, JobOwner::File(path.clone()), move |_| {
                     let target = save.target.clone();
-                    let outcome =
-                        save.run().map_err(|reason| JobError::File { path: target.clone(), reason })?;
+                    let outcome = crate::work::save::save(&save)
+                        .map_err(|reason| JobError::File { path: target.clone(), reason })?;
                     // Read back from disk, so what is shown is what was written.
                     let reopened = save
                         .needs_reopen(&outcome)

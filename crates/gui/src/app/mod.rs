@@ -160,7 +160,7 @@ impl WalscopeApp {
             move |_| {
                 let path = folder.sample(set.pool()).map_err(|e| crate::panes::outcome::JobError::File {
                     path: folder.path().join(crate::demo_copy::SAMPLE_NAME),
-                    reason: e.to_string(),
+                    reason: e.into(),
                 })?;
                 crate::app::apply::open_job(path, crate::panes::file::ReadAs::default(), &set, wake)
             },

@@ -7,6 +7,7 @@
 
 use crate::WalscopeApp;
 use crate::jobs::JobOwner;
+use crate::panes::JobEnd;
 use crate::panes::file::FileTab;
 use crate::panes::outcome::{JobError, JobOutput, Notice};
 use std::path::PathBuf;
@@ -17,10 +18,11 @@ impl WalscopeApp {
     pub fn take_results(&mut self) {
         for f in self.jobs.finished() {
             let how = match &f.result {
-                Ok(JobOutput::Done(t)) if !t.is_empty() => Ok(t.clone()),
-                Ok(_) => Ok("done".to_string()),
-                Err(JobError::Cancelled) => Ok("stopped".to_string()),
-                Err(e) => Err(e.to_string()),
+                Ok(JobOutput::Done(t)) if !t.is_empty() => JobEnd::Done(Some(t.clone())),
+                Ok(JobOutput::TaskChanged(c)) => JobEnd::Done(Some(crate::panes::tasks::done_words(c))),
+                Ok(_) => JobEnd::Done(None),
+                Err(JobError::Cancelled) => JobEnd::Stopped,
+                Err(e) => JobEnd::Failed(e.to_string()),
             };
             self.ended_jobs.push(crate::panes::EndedJob { id: f.id, label: f.label.clone(), how });
             if self.ended_jobs.len() > 200 {
@@ -58,7 +60,7 @@ impl WalscopeApp {
                         Some(Ok(crate::panes::schemas::loaded(&self.schemas, &set, &summary)));
                     self.schemas = Arc::new(*set);
                 }
-                (JobOwner::Schemas, Err(e)) => self.schemas_state.last_load = Some(Err(e.to_string())),
+                (JobOwner::Schemas, Err(e)) => self.schemas_state.last_load = Some(Err(e.into())),
                 (JobOwner::Connections, r) => self.connections.take(r),
                 (JobOwner::Pane(n), r) => {
                     let watching = matches!(r, Ok(JobOutput::Watching(_)));

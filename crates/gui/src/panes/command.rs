@@ -126,9 +126,8 @@ pub enum AppCommand {
     SaveStream { composer: u64, from: PathBuf, to: PathBuf, replace: bool },
     /// Poll a dashboard's SyncTool from now on.
     WatchTasks(u64),
-    /// A SyncTool call from a dashboard (CreateSyncTask, DeleteSyncTask, TaskStatus with
-    /// clear_all) with its request.
-    TaskCall { dashboard: u64, method: &'static str, request: serde_json::Value },
+    /// A change to a dashboard's SyncTool (create, delete, clear_all), typed to the call.
+    TaskCall { dashboard: u64, change: crate::datasync::TaskChange },
     /// Open another sync-task dashboard.
     NewDashboard,
     /// With `--demo`: make the demo SyncTool's data misbehave, to see the dashboard's warnings.

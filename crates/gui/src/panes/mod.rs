@@ -18,6 +18,7 @@ pub mod connections;
 pub mod file;
 pub mod jobs;
 pub mod outcome;
+pub mod refused;
 pub mod replay;
 pub mod salvage;
 pub mod schemas;
@@ -100,8 +101,31 @@ pub struct AppView<'a> {
 pub struct EndedJob {
     pub id: JobId,
     pub label: String,
-    /// How it ended, in words ("done", "stopped", or the error).
-    pub how: Result<String, String>,
+    pub how: JobEnd,
+}
+
+/// How a job ended, as the Jobs pane lists it. The result itself went to its owner; a failure
+/// is kept here as the error's words, made when it ended (a [`crate::jobs::JobError`] is not
+/// shared).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum JobEnd {
+    /// It did its work (with its last words, if it had any).
+    Done(Option<String>),
+    /// It was stopped.
+    Stopped,
+    /// It failed: the error's words.
+    Failed(String),
+}
+
+impl std::fmt::Display for JobEnd {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            JobEnd::Done(Some(words)) => f.write_str(words),
+            JobEnd::Done(None) => f.write_str("done"),
+            JobEnd::Stopped => f.write_str("stopped"),
+            JobEnd::Failed(words) => f.write_str(words),
+        }
+    }
 }
 
 /// A pane kind the layout holds by [`PaneId`]: its state, how it draws, what its results do.

@@ -18,6 +18,9 @@ impl From<crate::jobs::JobDone> for JobOutput {
     }
 }
 
+/// The pchannel names an old primary's replicate configuration lists.
+pub type PchannelNames = Vec<String>;
+
 /// A job's result, routed by the app to whoever asked.
 pub enum JobOutput {
     /// A file opened (read its head, detected its framing, started indexing).
@@ -50,7 +53,7 @@ pub enum JobOutput {
         summary: Result<crate::net::call::StreamSummary, walscope_ops::jobs::call_stream::CallStreamError>,
     },
     /// The old primary's pchannels from its replicate configuration, for a salvage pane.
-    Pchannels { pane: u64, result: Result<Vec<String>, crate::net::NetError> },
+    Pchannels { pane: u64, result: Result<PchannelNames, crate::net::NetError> },
     /// The salvage checkpoints fetched from the new primary.
     Checkpoints {
         pane: u64,
@@ -80,6 +83,8 @@ pub enum JobOutput {
         pane: u64,
         result: Result<walscope_ops::replay::apply::Verification, walscope_ops::replay::ReplayError>,
     },
+    /// A dashboard's change went through SyncTool.
+    TaskChanged(crate::datasync::TaskChange),
     /// A composer's stream dump was copied to `path`.
     StreamSaved { composer: u64, path: PathBuf },
     /// Anything else that only needs saying.
@@ -108,6 +113,7 @@ impl std::fmt::Debug for JobOutput {
             JobOutput::ReplayVerified { pane, .. } => write!(f, "ReplayVerified({pane})"),
             JobOutput::Streamed { composer, .. } => write!(f, "Streamed({composer})"),
             JobOutput::StreamSaved { path, .. } => write!(f, "StreamSaved({})", path.display()),
+            JobOutput::TaskChanged(c) => write!(f, "TaskChanged({})", c.method()),
             JobOutput::Done(s) => write!(f, "Done({s})"),
         }
     }

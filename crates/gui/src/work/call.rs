@@ -6,7 +6,7 @@
 //! Must never: wait in a frame, or record a secret (the history drops `authorization`).
 
 use crate::WalscopeApp;
-use crate::jobs::JobOwner;
+use crate::jobs::{FileFailed, JobOwner};
 use crate::net::history::{HistoryEntry, HistoryStore};
 use crate::net::profile::ConnectionProfile;
 use crate::panes::PaneId;
@@ -131,7 +131,7 @@ impl WalscopeApp {
             let (entry, opts) = history_entry(&spec);
             if let Some(dir) = out.parent() {
                 std::fs::create_dir_all(dir)
-                    .map_err(|e| JobError::File { path: dir.to_path_buf(), reason: e.to_string() })?;
+                    .map_err(|e| JobError::File { path: dir.to_path_buf(), reason: e.into() })?;
             }
             let t = match crate::net::connect(&spec.profile).await {
                 Ok(t) => t,
@@ -235,22 +235,20 @@ async fn record(store: HistoryStore, entry: HistoryEntry) {
 
 /// Copies a dump and its manifest (atomically each). An existing target is refused unless
 /// `replace` (then kept as .bak); the dump itself is never its own copy.
-fn copy_dump(from: &std::path::Path, to: &std::path::Path, replace: bool) -> Result<(), String> {
+fn copy_dump(from: &std::path::Path, to: &std::path::Path, replace: bool) -> Result<(), FileFailed> {
     let (m_from, m_to) = (crate::dump::manifest_path(from), crate::dump::manifest_path(to));
     for target in [to, m_to.as_path()] {
         crate::atomic::check_output(target, &[from, &m_from], replace).map_err(|e| match e {
-            crate::atomic::OutputError::Exists { path } => format!(
-                "{} already exists: nothing was written. Tick \"Replace an existing file\" to replace it (the old one is then kept as .bak)",
-                path.display()
-            ),
-            e => e.to_string(),
+            crate::atomic::OutputError::Exists { path } => FileFailed::ExistsUnticked(path),
+            e => FileFailed::Refused(e),
         })?;
     }
-    let bytes = std::fs::read(from).map_err(|e| format!("cannot read {}: {e}", from.display()))?;
-    crate::dump::save::atomic_write(to, &bytes, true).map_err(|e| e.to_string())?;
+    let read = |path: &std::path::Path| {
+        std::fs::read(path).map_err(|source| FileFailed::Read { path: path.to_path_buf(), source })
+    };
+    crate::atomic::atomic_write(to, &read(from)?, true)?;
     if m_from.exists() {
-        let m = std::fs::read(&m_from).map_err(|e| format!("cannot read {}: {e}", m_from.display()))?;
-        crate::dump::save::atomic_write(&m_to, &m, true).map_err(|e| e.to_string())?;
+        crate::atomic::atomic_write(&m_to, &read(&m_from)?, true)?;
     }
     Ok(())
 }

@@ -1,9 +1,9 @@
 //! The app's work for the panes, by subject: what a command starts as a job (calls, streams,
-//! probes, SyncTool polls, salvage sets, replays) and the job bodies that call walscope-core and
+//! probes, SyncTool polls, salvage sets, replays, a file's save) and the job bodies that call walscope-core and
 //! walscope-ops.
 
 mod call;
 pub mod net;
-mod refused;
 mod replay;
 mod salvage;
+pub mod save;

@@ -1,16 +1,17 @@
 //! The app's handlers for the sync-task dashboards' commands and reading profiles.json:
 //! watching a SyncTool (a poller started once its profile connects) and the dashboards' calls
-//! (create, delete, clear_all), through the one SyncTool client. Each starts a job; what a job
+//! (create, delete, clear_all: a typed [`TaskChange`]), through the one SyncTool client. Each starts a job; what a job
 //! finds goes back to the dashboard that asked through [`crate::panes::command`].
 //!
 //! Must never: run in a panel, or wait in a frame.
 
 use crate::WalscopeApp;
+use crate::datasync::TaskChange;
 use crate::jobs::JobOwner;
 use crate::net::profile::ConnectionProfile;
 use crate::panes::PaneId;
 use crate::panes::outcome::{JobError, JobOutput};
-use crate::panes::tasks::TasksState;
+use crate::panes::tasks::{ActionFailed, TasksState};
 use std::time::Duration;
 
 impl WalscopeApp {
@@ -51,7 +52,7 @@ impl WalscopeApp {
         if found.is_none()
             && let Some(d) = self.dashboard_mut(id)
         {
-            d.last_action = Some(Err(format!("no SyncTool profile named \"{name}\"")));
+            d.last_action = Some(Err(ActionFailed::NoProfile(name.to_string())));
         }
         found
     }
@@ -123,43 +124,21 @@ impl WalscopeApp {
         }
     }
 
-    pub(crate) fn task_call(&mut self, id: u64, method: &'static str, request: serde_json::Value) {
+    /// Sends a dashboard's typed change through the SyncTool client; the change itself comes
+    /// back to the dashboard when it went through.
+    pub(crate) fn task_call(&mut self, id: u64, change: TaskChange) {
         let Some(profile) = self.watched_profile(id) else { return };
-        if method == "CreateSyncTask"
+        if let TaskChange::Create { db, table, dest, .. } = &change
             && let Some(p) = self.dashboard_mut(id).and_then(|d| d.poller.as_ref())
         {
-            let text = |k: &str| request.get(k).and_then(|v| v.as_str()).unwrap_or_default().to_string();
-            p.remember_table(&text("db"), &text("name"), &text("dest"));
+            p.remember_table(db, table, dest);
         }
+        let method = change.method();
         self.jobs.spawn(method, JobOwner::Pane(id), move |_| async move {
             let t = crate::net::connect(&profile).await?;
             let client = crate::net::SyncToolClient::new(t, profile.call_options());
-            let text = |k: &str| request.get(k).and_then(|v| v.as_str()).unwrap_or_default().to_string();
-            let refused = |error: crate::net::SyncToolError| JobError::SyncToolRefused { method, error };
-            match method {
-                "CreateSyncTask" => {
-                    let mode = match request.get("mode").and_then(|m| m.as_u64()) {
-                        Some(0) => crate::datasync::SyncMode::Full,
-                        Some(1) => crate::datasync::SyncMode::IncrementalByTimestamp,
-                        _ => crate::datasync::SyncMode::FullAndContinuous,
-                    };
-                    let start = request.get("start_ts").and_then(|v| v.as_str()).and_then(|s| s.parse().ok());
-                    client
-                        .create_sync_task(&text("db"), &text("name"), mode, start, &text("dest"))
-                        .await
-                        .map_err(refused)?;
-                    Ok(JobOutput::Done(format!("CreateSyncTask: done ({}.{})", text("db"), text("name"))))
-                }
-                "DeleteSyncTask" => {
-                    client.delete_sync_task(&text("db"), &text("name")).await.map_err(refused)?;
-                    Ok(JobOutput::Done(format!("DeleteSyncTask: done ({}.{})", text("db"), text("name"))))
-                }
-                "TaskStatus" => {
-                    client.clear_all().await.map_err(refused)?;
-                    Ok(JobOutput::Done("clear_all: every task deleted".into()))
-                }
-                other => Err(JobError::NotSent(other)),
-            }
+            client.change(&change).await.map_err(|error| JobError::SyncToolRefused { method, error })?;
+            Ok(JobOutput::TaskChanged(change))
         });
     }
 }

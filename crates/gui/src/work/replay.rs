@@ -7,13 +7,13 @@
 //! Must never: wait in a frame, build a transport or spawn a task outside the job registry, or
 //! send anything to the new primary before the pane's confirmation was answered with "Apply".
 
-use super::refused::ReplayRefused;
 use crate::WalscopeApp;
 use crate::jobs::{JobCtx, JobOwner};
 use crate::net::ConnectOptions;
 use crate::net::grpc::GrpcSettings;
 use crate::panes::PaneId;
 use crate::panes::outcome::{JobError, JobOutput};
+use crate::panes::refused::ReplayRefused;
 use crate::panes::replay::{LiveApply, ReplayState, Stage};
 use std::path::PathBuf;
 use std::time::Duration;

@@ -10,8 +10,11 @@ use crate::jobs::JobOwner;
 use crate::net::profile::ConnectionProfile;
 use crate::panes::PaneId;
 use crate::panes::outcome::JobOutput;
-use crate::panes::salvage::{DumpEnd, LiveDump, LiveSlot, SalvageState};
+use crate::panes::salvage::{
+    CheckpointsFailed, DumpEnd, DumpOutcome, LiveDump, LiveSlot, PchannelsUnknown, SalvageState,
+};
 use std::path::PathBuf;
+use std::sync::Arc;
 use walscope_ops::salvage::set::{self as salvage_set, RunOptions, SalvageSetRun, SalvageSetSpec, SetJob};
 
 impl WalscopeApp {
@@ -43,8 +46,11 @@ impl WalscopeApp {
         self.streams_dir().with_file_name("salvage")
     }
 
-    pub(crate) fn profile(&self, name: &str) -> Result<ConnectionProfile, super::refused::ProfileRefused> {
-        use super::refused::ProfileRefused;
+    pub(crate) fn profile(
+        &self,
+        name: &str,
+    ) -> Result<ConnectionProfile, crate::panes::refused::ProfileRefused> {
+        use crate::panes::refused::ProfileRefused;
         self.connections.profiles().into_iter().map(|(p, _)| p).find(|p| p.name == name).ok_or_else(|| {
             if name.is_empty() {
                 ProfileRefused::NoneChosen
@@ -63,7 +69,7 @@ impl WalscopeApp {
         let (old, cluster) = (s.old_primary.clone(), s.cluster_id.trim().to_string());
         let old = match self.profile(&old) {
             Ok(p) => p,
-            Err(e) => return self.salvage_note(pane, Err(format!("old primary: {e}"))),
+            Err(e) => return self.salvage_note(pane, Err(PchannelsUnknown::OldPrimary(e))),
         };
         self.jobs.spawn(format!("pchannels of {}", old.name), JobOwner::Pane(pane), move |_| async move {
             let run = RunOptions::default();
@@ -79,7 +85,7 @@ impl WalscopeApp {
         });
     }
 
-    fn salvage_note(&mut self, pane: u64, note: Result<String, String>) {
+    fn salvage_note(&mut self, pane: u64, note: Result<usize, PchannelsUnknown>) {
         if let Some(s) = self.salvage_mut(pane) {
             s.pchannel_note = Some(note);
         }
@@ -97,7 +103,7 @@ impl WalscopeApp {
             (Ok(n), o) => (n, o.ok()),
             (Err(e), _) => {
                 if let Some(s) = self.salvage_mut(pane) {
-                    s.checkpoints = Some(Err(format!("new primary: {e}")));
+                    s.checkpoints = Some(Err(CheckpointsFailed::NewPrimary(e)));
                 }
                 return;
             }
@@ -247,26 +253,21 @@ async fn run_set(
     for (pchannel, result) in results {
         let file = files.iter().find(|(p, _)| *p == pchannel).map(|(_, f)| f.clone()).unwrap_or_default();
         let (outcome, resumable) = match result {
-            Ok(o) if o.cancelled => {
-                (Ok(format!("cancelled after {} frames: resumable", o.manifest.frames)), true)
-            }
+            Ok(o) if o.cancelled => (Ok(DumpOutcome::Cancelled { frames: o.manifest.frames }), true),
             // The server closed the stream before a message at the end time: the WAL holds
             // nothing later (a crashed primary's tail stops), or the stream was cut short.
             Ok(o) if o.ended_before_end => (
-                Ok(format!(
-                    "complete: {} frames, {} bytes (the server ended the stream before a message at the end time came: the old primary's WAL may hold nothing later)",
-                    o.manifest.frames, o.manifest.bytes
-                )),
+                Ok(DumpOutcome::EndedBeforeEnd { frames: o.manifest.frames, bytes: o.manifest.bytes }),
                 false,
             ),
             Ok(o) => {
-                (Ok(format!("complete: {} frames, {} bytes", o.manifest.frames, o.manifest.bytes)), false)
+                (Ok(DumpOutcome::Complete { frames: o.manifest.frames, bytes: o.manifest.bytes }), false)
             }
-            Err(e) => (Err(e.to_string()), true),
+            Err(e) => (Err(Arc::new(e)), true),
         };
         let f = file.clone();
         let report = tokio::task::spawn_blocking(move || {
-            walscope_ops::salvage::report::analyze_dump(&f, Default::default()).map_err(|e| e.to_string())
+            walscope_ops::salvage::report::analyze_dump(&f, Default::default()).map_err(Arc::new)
         })
         .await
         .ok()

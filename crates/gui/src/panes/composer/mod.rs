@@ -51,12 +51,24 @@ pub struct StreamView {
     /// A message of the tail selected (its number and detail).
     pub selected: Option<(u64, MessageDetail)>,
     /// How it ended: the call's summary, or why the dump could not be written.
-    pub summary: Option<Result<StreamSummary, String>>,
+    pub summary: Option<Result<StreamSummary, StreamFailed>>,
     /// What "Save as dump" is typing, and what the last save said.
     pub save_as: String,
     /// "Replace an existing file": without it, a file already at `save_as` is refused.
     pub save_replace: bool,
-    pub save_note: Option<Result<String, String>>,
+    /// Where the last "Save as dump" wrote, or why it did not.
+    pub save_note: Option<Result<std::path::PathBuf, JobError>>,
+}
+
+/// Why a composer's stream ended without a summary.
+#[derive(Debug, thiserror::Error)]
+pub enum StreamFailed {
+    /// The stream's dump could not be written, or the call failed (the job's library error).
+    #[error(transparent)]
+    Stream(walscope_ops::jobs::call_stream::CallStreamError),
+    /// The job did not run the stream (no connection, no runtime, ...).
+    #[error(transparent)]
+    Job(JobError),
 }
 
 /// A call that did not get an answer, said for a person.
@@ -87,6 +99,15 @@ pub struct Confirm {
 /// A method as the picker lists it: full name, `Service/Method`, server-streaming.
 pub type MethodEntry = (String, String, bool);
 
+/// Why a composer's call is not sent: what was typed beside the request is not usable.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SendRefused {
+    #[error("metadata line {0}: write key: value")]
+    MetadataLine(usize),
+    #[error("deadline \"{0}\" is not a number of seconds")]
+    Deadline(String),
+}
+
 pub struct ComposerState {
     pub id: u64,
     /// The profile to send with (its name).
@@ -107,7 +128,7 @@ pub struct ComposerState {
     pub confirm: Option<Confirm>,
     pub response: Response,
     pub history_search: String,
-    pub history: Option<Result<Vec<HistoryEntry>, String>>,
+    pub history: Option<Result<Vec<HistoryEntry>, JobError>>,
     pub show_history: bool,
     /// Why the last send was refused before it left (no profile, no method, bad metadata).
     pub refused: Option<String>,
@@ -241,10 +262,8 @@ impl ComposerState {
         let Some(input) = self.input(pool) else { return };
         let result = edit_plan::plan(pool, &input, &self.request, self.request_detail.as_ref(), req)
             .and_then(|p| match p {
-                Planned::Edits(edits) => {
-                    crate::codec::apply_edits(&input, &self.request, &edits).map_err(|e| e.to_string())
-                }
-                Planned::DecodeAs(..) => Err("decode as is for dump frames; here, edit the field".into()),
+                Planned::Edits(edits) => Ok(crate::codec::apply_edits(&input, &self.request, &edits)?),
+                Planned::DecodeAs(..) => Err(edit_plan::EditRefused::DecodeAsHere),
             });
         match result {
             Ok(bytes) => {
@@ -253,28 +272,28 @@ impl ComposerState {
             }
             Err(e) => {
                 if let Some(d) = self.request_detail.as_mut() {
-                    d.edit_error = Some(e);
+                    d.edit_error = Some(e.to_string());
                 }
             }
         }
     }
 
     /// The metadata lines as pairs, or the line that is not `key: value`.
-    pub fn metadata_pairs(&self) -> Result<Vec<(String, String)>, String> {
+    pub fn metadata_pairs(&self) -> Result<Vec<(String, String)>, SendRefused> {
         let mut out = Vec::new();
         for (n, line) in self.metadata.lines().enumerate() {
             let line = line.trim();
             if line.is_empty() {
                 continue;
             }
-            let (k, v) = line.split_once(':').ok_or(format!("metadata line {}: write key: value", n + 1))?;
+            let (k, v) = line.split_once(':').ok_or(SendRefused::MetadataLine(n + 1))?;
             out.push((k.trim().to_ascii_lowercase(), v.trim().to_string()));
         }
         Ok(out)
     }
 
     /// The deadline typed, if any.
-    pub fn deadline(&self) -> Result<Option<std::time::Duration>, String> {
+    pub fn deadline(&self) -> Result<Option<std::time::Duration>, SendRefused> {
         match self.deadline.trim() {
             "" => Ok(None),
             t => t
@@ -283,7 +302,7 @@ impl ComposerState {
                 .filter(|s| *s > 0.0)
                 .and_then(|s| std::time::Duration::try_from_secs_f64(s).ok())
                 .map(Some)
-                .ok_or_else(|| format!("deadline \"{t}\" is not a number of seconds")),
+                .ok_or_else(|| SendRefused::Deadline(t.to_string())),
         }
     }
 
@@ -403,12 +422,12 @@ impl Pane for ComposerState {
             Ok(JobOutput::History { entries, .. }) => c.history = Some(Ok(entries)),
             Ok(JobOutput::Streamed { summary, .. }) => {
                 if let Response::Stream(s) = &mut c.response {
-                    s.summary = Some(summary.map_err(|e| e.to_string()));
+                    s.summary = Some(summary.map_err(StreamFailed::Stream));
                 }
             }
             Ok(JobOutput::StreamSaved { path, .. }) => {
                 if let Response::Stream(s) = &mut c.response {
-                    s.save_note = Some(Ok(format!("saved {}", path.display())));
+                    s.save_note = Some(Ok(path));
                 }
             }
             Ok(_) => {}
@@ -421,15 +440,15 @@ impl Pane for ComposerState {
                 }
             }
             Err(e) => match &mut c.response {
-                Response::Stream(s) if for_this_call => s.summary = Some(Err(e.to_string())),
-                Response::Stream(s) => s.save_note = Some(Err(e.to_string())),
+                Response::Stream(s) if for_this_call => s.summary = Some(Err(StreamFailed::Job(e))),
+                Response::Stream(s) => s.save_note = Some(Err(e)),
                 Response::Waiting { .. } if for_this_call => {
                     c.response = Response::Failed(FailureView {
                         kind: crate::net::FailureKind::Other,
                         error: e.to_string(),
                     });
                 }
-                _ => c.history = Some(Err(e.to_string())),
+                _ => c.history = Some(Err(e)),
             },
         }
     }

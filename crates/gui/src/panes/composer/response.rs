@@ -142,11 +142,11 @@ fn stream(
         ui.checkbox(&mut s.save_replace, "Replace an existing file")
             .on_hover_text("the file there now is kept as .bak");
         match &s.save_note {
-            Some(Ok(n)) => {
-                ui.label(n);
+            Some(Ok(path)) => {
+                ui.label(format!("saved {}", path.display()));
             }
             Some(Err(e)) => {
-                ui.colored_label(ui.visuals().error_fg_color, e);
+                ui.colored_label(ui.visuals().error_fg_color, e.to_string());
             }
             None => {}
         }

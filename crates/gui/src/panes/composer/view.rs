@@ -255,14 +255,14 @@ fn send(
     let metadata = match st.metadata_pairs() {
         Ok(m) => m,
         Err(e) => {
-            st.refused = Some(e);
+            st.refused = Some(e.to_string());
             return;
         }
     };
     let deadline = match st.deadline() {
         Ok(d) => d,
         Err(e) => {
-            st.refused = Some(e);
+            st.refused = Some(e.to_string());
             return;
         }
     };

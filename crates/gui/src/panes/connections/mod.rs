@@ -56,7 +56,7 @@ pub struct ConnectionsState {
     /// Added by `--demo`; never saved.
     pub demo: Vec<ConnectionProfile>,
     /// From profiles.json, read by a job (None: not read yet).
-    pub saved: Option<Result<Vec<ConnectionProfile>, String>>,
+    pub saved: Option<Result<Vec<ConnectionProfile>, JobError>>,
     /// A read of profiles.json was asked for.
     pub loading: bool,
     /// Test results by profile name.
@@ -66,7 +66,7 @@ pub struct ConnectionsState {
     /// A profile whose deletion waits for "Delete" to be pressed again.
     pub confirm_delete: Option<String>,
     /// What the last save or delete said.
-    pub note: Option<Result<String, String>>,
+    pub note: Option<Result<String, JobError>>,
 }
 
 impl ConnectionsState {
@@ -99,7 +99,7 @@ impl ConnectionsState {
                 self.note = Some(Ok(what));
             }
             Ok(_) => {}
-            Err(e) => self.note = Some(Err(e.to_string())),
+            Err(e) => self.note = Some(Err(e)),
         }
     }
 }
@@ -152,7 +152,7 @@ pub fn show(st: &mut ConnectionsState, store: &std::path::Path, ui: &mut egui::U
             ui.label(n);
         }
         Some(Err(e)) => {
-            ui.colored_label(ui.visuals().error_fg_color, e);
+            ui.colored_label(ui.visuals().error_fg_color, e.to_string());
         }
         None => {}
     }

@@ -184,7 +184,7 @@ impl ProfileForm {
             return Err(("name", format!("a profile named \"{name}\" exists already")));
         }
         let endpoint = self.endpoint.trim();
-        check_endpoint(endpoint).map_err(|e| ("endpoint", e))?;
+        check_endpoint(endpoint).map_err(|e| ("endpoint", e.to_string()))?;
         let tls = match self.tls {
             TlsChoice::Plaintext => TlsSettings::Plaintext,
             TlsChoice::System => TlsSettings::System,
@@ -334,27 +334,40 @@ impl ProfileForm {
     }
 }
 
+/// Why an endpoint is not `host:port` (said at the field).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum EndpointRefused {
+    #[error("type the server's host:port")]
+    Empty,
+    #[error(
+        "an address holds no user name or password (\"user:password@\"): write host:port, and choose the credentials under Auth (an environment variable or a keyring entry)"
+    )]
+    HoldsCredentials,
+    #[error("\"{0}\" has no port: write host:port, e.g. 127.0.0.1:19530")]
+    NoPort(String),
+    #[error("the host is missing before the port")]
+    NoHost,
+    #[error("\"{0}\" is not a port number (1-65535)")]
+    NotAPort(String),
+}
+
 /// `host:port`, with a port that is a number.
-fn check_endpoint(endpoint: &str) -> Result<(), String> {
+fn check_endpoint(endpoint: &str) -> Result<(), EndpointRefused> {
     if endpoint.is_empty() {
-        return Err("type the server's host:port".into());
+        return Err(EndpointRefused::Empty);
     }
     // First: the words below quote the endpoint, and this one may hold a password.
-    crate::net::edges::check_endpoint(endpoint).map_err(|_| {
-        "an address holds no user name or password (\"user:password@\"): write host:port, \
-         and choose the credentials under Auth (an environment variable or a keyring entry)"
-            .to_string()
-    })?;
+    crate::net::edges::check_endpoint(endpoint).map_err(|_| EndpointRefused::HoldsCredentials)?;
     let bare = endpoint.trim_start_matches("http://").trim_start_matches("https://");
     let Some((host, port)) = bare.rsplit_once(':') else {
-        return Err(format!("\"{endpoint}\" has no port: write host:port, e.g. 127.0.0.1:19530"));
+        return Err(EndpointRefused::NoPort(endpoint.to_string()));
     };
     if host.is_empty() {
-        return Err("the host is missing before the port".into());
+        return Err(EndpointRefused::NoHost);
     }
     match port.parse::<u16>() {
         Ok(p) if p > 0 => Ok(()),
-        _ => Err(format!("\"{port}\" is not a port number (1-65535)")),
+        _ => Err(EndpointRefused::NotAPort(port.to_string())),
     }
 }
 

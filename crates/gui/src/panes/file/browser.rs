@@ -159,7 +159,7 @@ pub fn show(tab: &mut FileTab, ui: &mut egui::Ui) -> Option<usize> {
     if let Some(c) = sort
         && let Err(e) = tab.sort_by(c)
     {
-        tab.filter_error = Some(e);
+        tab.filter_error = Some(e.to_string());
     }
     clicked
 }

@@ -62,7 +62,33 @@ pub struct FieldEditor {
     pub known: bool,
     pub child_labels: Vec<String>,
     /// Why this leaf has no edit box (too large to edit inline, not valid UTF-8, …).
-    pub not_inline: Option<String>,
+    pub not_inline: Option<ValueRefused>,
+}
+
+/// Why a value has no edit box, or why what was typed is not a value of the field.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ValueRefused {
+    #[error("the value lies outside the shown bytes")]
+    OutsideBytes,
+    #[error("{0} bytes is too large to edit here; use Edit JSON on its message or `walscope edit --set`")]
+    TooLarge(usize),
+    /// A map entry whose bytes do not decode (the decoder's words).
+    #[error("{0}")]
+    MapEntry(String),
+    #[error("this string is not valid UTF-8 ({0}); edit its bytes in the hex dump with the CLI")]
+    StringNotUtf8(std::str::Utf8Error),
+    #[error("this node has no schema field to edit")]
+    NoField,
+    /// What was typed as hex is not hex (the codec's words).
+    #[error("{0}")]
+    Hex(String),
+    #[error("not base64: {0}")]
+    Base64(base64::DecodeError),
+    /// What was typed is not a value of the field's type (the codec's words).
+    #[error("{0}")]
+    Value(String),
+    #[error("these bytes are not valid UTF-8; edit them as hex or base64")]
+    BytesNotUtf8,
 }
 
 /// Values larger than this are not put in an edit box (they would cost every frame).
@@ -70,24 +96,22 @@ pub const MAX_INLINE_BYTES: usize = 64 << 10;
 
 /// The leaf's value as it is in the bytes (not the tree's shortened preview). A map entry's
 /// node covers the whole entry; its value is read out of it.
-fn current_value(fd: &FieldDescriptor, node: &TypedNode, bytes: &[u8]) -> Result<Value, String> {
-    let raw = bytes.get(node.value_span.clone()).ok_or("the value lies outside the shown bytes")?;
+fn current_value(fd: &FieldDescriptor, node: &TypedNode, bytes: &[u8]) -> Result<Value, ValueRefused> {
+    let raw = bytes.get(node.value_span.clone()).ok_or(ValueRefused::OutsideBytes)?;
     if raw.len() > MAX_INLINE_BYTES {
-        return Err(format!(
-            "{} bytes is too large to edit here; use Edit JSON on its message or `walscope edit --set`",
-            raw.len()
-        ));
+        return Err(ValueRefused::TooLarge(raw.len()));
     }
     if let Kind::Message(entry) = fd.kind()
         && fd.is_map()
     {
-        let e = prost_reflect::DynamicMessage::decode(entry.clone(), raw).map_err(|e| e.to_string())?;
+        let e = prost_reflect::DynamicMessage::decode(entry.clone(), raw)
+            .map_err(|e| ValueRefused::MapEntry(e.to_string()))?;
         return Ok(e.get_field(&entry.map_entry_value_field()).into_owned());
     }
     match fd.kind() {
-        Kind::String => std::str::from_utf8(raw).map(|s| Value::String(s.to_string())).map_err(|e| {
-            format!("this string is not valid UTF-8 ({e}); edit its bytes in the hex dump with the CLI")
-        }),
+        Kind::String => std::str::from_utf8(raw)
+            .map(|s| Value::String(s.to_string()))
+            .map_err(ValueRefused::StringNotUtf8),
         Kind::Bytes => Ok(Value::Bytes(raw.to_vec().into())),
         // Numbers, enums and booleans: the tree's text is exact.
         _ => Ok(Value::String(node.value.clone().unwrap_or_default())),
@@ -174,20 +198,20 @@ impl FieldEditor {
     }
 
     /// The typed text as the codec's `Set` reads it, or why it is not a valid value.
-    pub fn value_for(&self, text: &str) -> Result<String, String> {
-        let kind = self.kind().ok_or("this node has no schema field to edit")?;
+    pub fn value_for(&self, text: &str) -> Result<String, ValueRefused> {
+        let kind = self.kind().ok_or(ValueRefused::NoField)?;
         if kind == Kind::Bytes {
             let b = parse_bytes_form(text, self.bytes_form)?;
             return Ok(format!("hex:{}", encode_hex(&b)));
         }
-        parse_value(&kind, text).map(|_| text.to_string())
+        parse_value(&kind, text).map(|_| text.to_string()).map_err(ValueRefused::Value)
     }
 
     /// Switches how a bytes value is typed, rewriting the box in the new form.
-    pub fn set_bytes_form(&mut self, form: BytesForm, text: &mut String) -> Result<(), String> {
+    pub fn set_bytes_form(&mut self, form: BytesForm, text: &mut String) -> Result<(), ValueRefused> {
         let current = parse_bytes_form(text, self.bytes_form)?;
         if form == BytesForm::Utf8 && std::str::from_utf8(&current).is_err() {
-            return Err("these bytes are not valid UTF-8; edit them as hex or base64".into());
+            return Err(ValueRefused::BytesNotUtf8);
         }
         *text = render_bytes(&current, form);
         self.bytes_form = form;
@@ -234,12 +258,12 @@ pub fn render_bytes(b: &[u8], form: BytesForm) -> String {
     }
 }
 
-fn parse_bytes_form(text: &str, form: BytesForm) -> Result<Vec<u8>, String> {
+fn parse_bytes_form(text: &str, form: BytesForm) -> Result<Vec<u8>, ValueRefused> {
     match form {
-        BytesForm::Hex => crate::codec::value::decode_hex(text),
-        BytesForm::Base64 => base64::engine::general_purpose::STANDARD
-            .decode(text.trim())
-            .map_err(|e| format!("not base64: {e}")),
+        BytesForm::Hex => crate::codec::value::decode_hex(text).map_err(ValueRefused::Hex),
+        BytesForm::Base64 => {
+            base64::engine::general_purpose::STANDARD.decode(text.trim()).map_err(ValueRefused::Base64)
+        }
         BytesForm::Utf8 => Ok(text.as_bytes().to_vec()),
     }
 }

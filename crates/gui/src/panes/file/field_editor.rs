@@ -73,7 +73,7 @@ fn value_editor(d: &mut MessageDetail, ui: &mut egui::Ui, path: &str) -> Option<
                         [(BytesForm::Hex, "hex"), (BytesForm::Base64, "base64"), (BytesForm::Utf8, "UTF-8")]
                     {
                         if ui.selectable_label(d.editor.bytes_form == form, name).clicked() {
-                            d.edit_error = d.editor.set_bytes_form(form, text).err();
+                            d.edit_error = d.editor.set_bytes_form(form, text).err().map(|e| e.to_string());
                         }
                     }
                     if let Some(b) = &d.editor.bytes {
@@ -109,7 +109,7 @@ fn value_editor(d: &mut MessageDetail, ui: &mut egui::Ui, path: &str) -> Option<
             match valid {
                 Ok(v) => set(path, v),
                 Err(e) => {
-                    d.edit_error = Some(e);
+                    d.edit_error = Some(e.to_string());
                     None
                 }
             }

@@ -25,6 +25,7 @@ use crate::dump::{DumpFile, OpenOptions};
 use crate::jobs::JobError;
 use crate::panes::command::{AppCommand, CommandSender};
 use crate::panes::file::detail::FrameDetail;
+use crate::panes::file::edit_plan::EditRefused;
 use crate::panes::file::field_edit::EditRequest;
 use crate::panes::file::row_order::{RowOrder, SortColumn};
 pub use crate::panes::file::save::SaveWork;
@@ -207,10 +208,10 @@ impl FileTab {
 
     /// Sorts the list by a cheap column (again: the other way round). Size order waits until
     /// the rows are all known (indexing and filtering done), then sorts on a worker thread.
-    pub fn sort_by(&mut self, column: SortColumn) -> Result<(), String> {
+    pub fn sort_by(&mut self, column: SortColumn) -> Result<(), SortWaits> {
         let scanning = self.scan.as_ref().is_some_and(|s| !s.is_done());
         if column == SortColumn::Size && (!self.dump.index().is_done() || scanning) {
-            return Err("sorting by size waits until indexing and filtering have finished".into());
+            return Err(SortWaits);
         }
         let base = if column == SortColumn::Size { self.unsorted(0..self.row_count()) } else { Vec::new() };
         if let Some(sort) = self.order.sort_by(column, self.dump.clone(), base, self.wake.clone()) {
@@ -301,19 +302,19 @@ impl FileTab {
             Ok(()) => self.refresh(i),
             Err(e) => {
                 if let Some(d) = self.detail.as_mut() {
-                    d.edit_error = Some(e);
+                    d.edit_error = Some(e.to_string());
                 }
             }
         }
     }
 
-    fn try_request(&mut self, i: usize, req: EditRequest) -> Result<(), String> {
+    fn try_request(&mut self, i: usize, req: EditRequest) -> Result<(), EditRefused> {
         if self.saving.is_some() && !matches!(req, EditRequest::DecodeAs { .. }) {
             // The save writes a snapshot and then the tab is read again from disk.
-            return Err("a save is running; edit again once it has finished".into());
+            return Err(EditRefused::SaveRunning);
         }
-        let root = self.decoder.message_type().cloned().ok_or("choose a message type before editing")?;
-        let current = self.session.message(&self.dump, i).ok_or(format!("there is no frame {i}"))?;
+        let root = self.decoder.message_type().cloned().ok_or(EditRefused::NoMessageType)?;
+        let current = self.session.message(&self.dump, i).ok_or(EditRefused::NoFrame(i))?;
         let detail = self.detail.as_ref().filter(|d| d.index == i);
         match crate::panes::file::edit_plan::plan(self.decoder.pool(), &root, &current, detail, req)? {
             crate::panes::file::edit_plan::Planned::DecodeAs(node, desc) => {
@@ -322,7 +323,7 @@ impl FileTab {
                 Ok(())
             }
             crate::panes::file::edit_plan::Planned::Edits(edits) => {
-                self.session.apply_all(&self.dump, &root, i, &edits).map_err(|e| e.to_string())
+                Ok(self.session.apply_all(&self.dump, &root, i, &edits)?)
             }
         }
     }
@@ -376,6 +377,11 @@ impl FileTab {
         self.commands.send(AppCommand::FileWork { path: self.path.clone(), work });
     }
 }
+
+/// Why the list is not sorted by size yet.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error("sorting by size waits until indexing and filtering have finished")]
+pub struct SortWaits;
 
 /// Work a file tab asks the app to run as a job.
 pub enum TabWork {

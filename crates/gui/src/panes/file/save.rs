@@ -5,8 +5,9 @@
 //! save the file is read again from disk, and the tab keeps its filter, selection, order and
 //! scroll.
 //!
-//! Must never: write before the operator clicked Save (or Replace) in the confirmation, or
-//! write onto the file a tab is reading through another name.
+//! Must never: write a file itself (it asks; the job in [`crate::work::save`] writes), ask
+//! for a write before the operator clicked Save (or Replace) in the confirmation, or write onto
+//! the file a tab is reading through another name.
 
 use crate::atomic::output::{OutputError, check_output, same_file};
 use crate::atomic::{Saved, backup_path};
@@ -31,7 +32,7 @@ pub struct SaveAsk {
 #[derive(Debug, Clone, Default)]
 pub struct SaveAsView {
     pub text: String,
-    pub error: Option<String>,
+    pub error: Option<SaveAsRefused>,
     pub replaces: Option<PathBuf>,
     /// Whether that file has a `.bak` already (which its own backup then replaces).
     pub replaces_backup: bool,
@@ -180,49 +181,66 @@ impl FileTab {
     }
 }
 
+/// Why "Save as…" may not write where it was asked (said as "Not saved: ...").
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum SaveAsRefused {
+    #[error("type where to save the copy")]
+    NoTarget,
+    #[error("cannot look at {}: {source}", target.display())]
+    CannotLook { target: PathBuf, source: Arc<std::io::Error> },
+    #[error("that is this file: use Save to replace it (its current contents are kept as {})", backup.display())]
+    ThisFile { backup: PathBuf },
+    #[error(
+        "{} is this file under another name (a hard link to {}): writing it would replace the file this tab reads. Choose another name, or use Save",
+        target.display(),
+        this.display()
+    )]
+    ThisFileElsewhere { target: PathBuf, this: PathBuf },
+    #[error("{} is open in another tab; close it first or choose another name", .0.display())]
+    OpenElsewhere(PathBuf),
+    #[error("{} is {what}, not a regular file; name a file", path.display())]
+    NotAFile { path: PathBuf, what: &'static str },
+    #[error("folder {} does not exist; create it first or choose another", folder.display())]
+    NoFolder { folder: PathBuf },
+    /// Another refusal of the file contract.
+    #[error(transparent)]
+    Output(Arc<OutputError>),
+}
+
 /// Whether "Save as…" may write `target` for the tab showing `this`, with `open_elsewhere`
-/// open in other tabs. Looks only; refusals are in words.
-pub fn check_save_as(this: &Path, target: &Path, open_elsewhere: &[PathBuf]) -> Result<SaveAsTarget, String> {
+/// open in other tabs. Looks only; the refusals are typed, put in words where drawn.
+pub fn check_save_as(
+    this: &Path,
+    target: &Path,
+    open_elsewhere: &[PathBuf],
+) -> Result<SaveAsTarget, SaveAsRefused> {
     if target.as_os_str().is_empty() {
-        return Err("type where to save the copy".into());
+        return Err(SaveAsRefused::NoTarget);
     }
-    let look = |e: std::io::Error| format!("cannot look at {}: {e}", target.display());
+    let look =
+        |e: std::io::Error| SaveAsRefused::CannotLook { target: target.to_path_buf(), source: Arc::new(e) };
     if same_file(target, this).map_err(look)? {
         let same_name = match (std::fs::canonicalize(target), std::fs::canonicalize(this)) {
             (Ok(a), Ok(b)) => a == b,
             _ => false,
         };
         return Err(if same_name {
-            format!(
-                "that is this file: use Save to replace it (its current contents are kept as {})",
-                backup_path(this).display()
-            )
+            SaveAsRefused::ThisFile { backup: backup_path(this) }
         } else {
-            format!(
-                "{} is this file under another name (a hard link to {}): writing it would replace the file this tab reads. Choose another name, or use Save",
-                target.display(),
-                this.display()
-            )
+            SaveAsRefused::ThisFileElsewhere { target: target.to_path_buf(), this: this.to_path_buf() }
         });
     }
     for p in open_elsewhere {
         if p == target || same_file(target, p).map_err(look)? {
-            return Err(format!(
-                "{} is open in another tab; close it first or choose another name",
-                p.display()
-            ));
+            return Err(SaveAsRefused::OpenElsewhere(p.clone()));
         }
     }
     match check_output(target, &[this], false) {
         Ok(()) => Ok(SaveAsTarget::New),
         Err(OutputError::Exists { .. }) => Ok(SaveAsTarget::Replaces),
-        Err(OutputError::NotAFile { path, what }) => {
-            Err(format!("{} is {what}, not a regular file; name a file", path.display()))
-        }
-        Err(OutputError::NoFolder { folder }) => {
-            Err(format!("folder {} does not exist; create it first or choose another", folder.display()))
-        }
-        Err(e) => Err(e.to_string()),
+        Err(OutputError::NotAFile { path, what }) => Err(SaveAsRefused::NotAFile { path, what }),
+        Err(OutputError::NoFolder { folder }) => Err(SaveAsRefused::NoFolder { folder }),
+        Err(e) => Err(SaveAsRefused::Output(Arc::new(e))),
     }
 }
 
@@ -236,10 +254,11 @@ pub fn suggested_copy_name(path: &Path) -> String {
     path.with_file_name(name).display().to_string()
 }
 
-/// A save: the edits as they were when it was confirmed, and where they go.
+/// A save: the edits as they were when it was confirmed, and where they go. The pane only asks;
+/// the job that writes it is [`crate::work::save`].
 pub struct SaveWork {
-    pending: crate::dump::edit_session::PendingEdits,
-    dump: Arc<DumpFile>,
+    pub(crate) pending: crate::dump::edit_session::PendingEdits,
+    pub(crate) dump: Arc<DumpFile>,
     pub target: PathBuf,
     /// How to read the written file again.
     pub read_as: ReadAs,
@@ -250,20 +269,6 @@ pub struct SaveWork {
 }
 
 impl SaveWork {
-    /// Renders the file and writes it atomically, the previous version kept as TARGET.bak.
-    /// Bytes equal to the target's write nothing ([`Saved::Unchanged`]).
-    pub fn run(&self) -> Result<Saved, String> {
-        if self.target == self.dump.path && self.dump.replaced_on_disk() {
-            return Err(format!(
-                "{} was replaced on disk after it was opened: saving would write the file as it was opened, with your edits, over the new one. Use Save as to keep the edits in another file, or reopen it",
-                self.target.display()
-            ));
-        }
-        // Refused when the file was cut short meanwhile (see `PendingEdits::render`).
-        let bytes = self.pending.render(&self.dump)?;
-        crate::atomic::atomic_write(&self.target, &bytes, true).map_err(|e| format!("cannot save: {e}"))
-    }
-
     /// Whether the tab must read the file again after `outcome`: not when nothing was written
     /// over its own file and it had no edits (what it shows is what is on disk).
     pub fn needs_reopen(&self, outcome: &Saved) -> bool {

@@ -65,8 +65,10 @@ impl Pane for JobsPane {
                     for job in view.ended.iter().rev() {
                         ui.label(&job.label);
                         match &job.how {
-                            Ok(words) => ui.label(words),
-                            Err(e) => ui.colored_label(ui.visuals().error_fg_color, e),
+                            crate::panes::JobEnd::Failed(_) => {
+                                ui.colored_label(ui.visuals().error_fg_color, job.how.to_string())
+                            }
+                            how => ui.label(how.to_string()),
                         };
                         ui.end_row();
                     }

@@ -18,6 +18,7 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
+use walscope_ops::salvage::SalvageError;
 use walscope_ops::salvage::checkpoint::Checkpoints;
 use walscope_ops::salvage::folder::Unfinished;
 use walscope_ops::salvage::job::SalvageProgress;
@@ -40,11 +41,66 @@ pub type LiveSlot = Arc<Mutex<Vec<LiveDump>>>;
 pub struct DumpEnd {
     pub pchannel: String,
     pub file: PathBuf,
-    /// In words: "complete: 4,120 frames", "cancelled: resumable", or the failure.
-    pub outcome: Result<String, String>,
+    /// How it ended (put in words where drawn), or why it failed.
+    pub outcome: Result<DumpOutcome, Arc<SalvageError>>,
     pub resumable: bool,
-    pub report: Option<Result<DumpReport, String>>,
+    /// The file read back, or why it could not be.
+    pub report: Option<Result<DumpReport, Arc<SalvageError>>>,
 }
+
+/// How a pchannel's dump ended when it did not fail.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DumpOutcome {
+    /// Stopped: the dump can be resumed.
+    Cancelled {
+        frames: u64,
+    },
+    /// The server closed the stream before a message at the end time came.
+    EndedBeforeEnd {
+        frames: u64,
+        bytes: u64,
+    },
+    Complete {
+        frames: u64,
+        bytes: u64,
+    },
+}
+
+impl std::fmt::Display for DumpOutcome {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            DumpOutcome::Cancelled { frames } => write!(f, "cancelled after {frames} frames: resumable"),
+            DumpOutcome::EndedBeforeEnd { frames, bytes } => write!(
+                f,
+                "complete: {frames} frames, {bytes} bytes (the server ended the stream before a message at the end time came: the old primary's WAL may hold nothing later)"
+            ),
+            DumpOutcome::Complete { frames, bytes } => write!(f, "complete: {frames} frames, {bytes} bytes"),
+        }
+    }
+}
+
+/// Why the old primary's pchannels are not offered.
+#[derive(Debug, thiserror::Error)]
+pub enum PchannelsUnknown {
+    #[error("old primary: {0}")]
+    OldPrimary(crate::panes::refused::ProfileRefused),
+    #[error("the old primary did not say its pchannels ({kind}: {0}); type or paste them", kind = .0.kind().words())]
+    NotSaid(crate::net::NetError),
+}
+
+/// Why the salvage checkpoints were not fetched.
+#[derive(Debug, thiserror::Error)]
+pub enum CheckpointsFailed {
+    #[error("new primary: {0}")]
+    NewPrimary(crate::panes::refused::ProfileRefused),
+    #[error("{kind}: {0}", kind = .0.kind().words())]
+    Net(crate::net::NetError),
+}
+
+/// The salvage's end is not a time (the time parser's words).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct EndNotATime(pub String);
 
 pub struct SalvageState {
     pub id: u64,
@@ -54,14 +110,15 @@ pub struct SalvageState {
     pub cluster_id: String,
     /// One a line (commas and spaces separate too).
     pub pchannels: String,
-    pub pchannel_note: Option<Result<String, String>>,
-    pub checkpoints: Option<Result<Checkpoints, String>>,
+    /// How many pchannels the old primary's configuration named, or why none were offered.
+    pub pchannel_note: Option<Result<usize, PchannelsUnknown>>,
+    pub checkpoints: Option<Result<Checkpoints, CheckpointsFailed>>,
     /// UTC date-time or raw timetick; empty: until stopped.
     pub end_time: String,
     pub skip_replicated: bool,
     pub folder: String,
     /// Unfinished dumps found in the folder.
-    pub unfinished: Option<Result<Vec<Unfinished>, String>>,
+    pub unfinished: Option<Result<Vec<Unfinished>, SalvageError>>,
     /// The dumps running now, as the jobs share them.
     pub live: LiveSlot,
     pub ends: Vec<DumpEnd>,
@@ -103,12 +160,12 @@ impl SalvageState {
     }
 
     /// The end typed, as a timetick: None for "until stopped", or why it is not a time.
-    pub fn end_timetick(&self) -> Result<Option<u64>, String> {
+    pub fn end_timetick(&self) -> Result<Option<u64>, EndNotATime> {
         let t = self.end_time.trim();
         if t.is_empty() {
             return Ok(None);
         }
-        crate::dump::filter::parse_time(t, true)
+        crate::dump::filter::parse_time(t, true).map_err(EndNotATime)
     }
 
     /// The pchannels that have a checkpoint.
@@ -155,25 +212,15 @@ impl Pane for SalvageState {
         match result {
             Ok(JobOutput::Pchannels { result, .. }) => match result {
                 Ok(p) => {
-                    s.pchannel_note = Some(Ok(format!(
-                        "{} pchannels from the old primary's replicate configuration",
-                        p.len()
-                    )));
+                    s.pchannel_note = Some(Ok(p.len()));
                     s.pchannels = p.join("\n");
                 }
-                Err(e) => {
-                    s.pchannel_note = Some(Err(format!(
-                        "the old primary did not say its pchannels ({}: {e}); type or paste them",
-                        e.kind().words()
-                    )))
-                }
+                Err(e) => s.pchannel_note = Some(Err(PchannelsUnknown::NotSaid(e))),
             },
             Ok(JobOutput::Checkpoints { result, .. }) => {
-                s.checkpoints = Some(result.map_err(|e| format!("{}: {e}", e.kind().words())))
+                s.checkpoints = Some(result.map_err(CheckpointsFailed::Net))
             }
-            Ok(JobOutput::Unfinished { result, .. }) => {
-                s.unfinished = Some(result.map_err(|e| e.to_string()))
-            }
+            Ok(JobOutput::Unfinished { result, .. }) => s.unfinished = Some(result),
             Ok(JobOutput::SalvageEnded { ends, .. }) => {
                 for e in ends {
                     s.ended(e);

@@ -74,8 +74,8 @@ pub fn show(st: &mut SalvageState, ui: &mut egui::Ui, tx: &CommandSender) {
             ui.horizontal_wrapped(|ui| {
                 ui.strong(&e.pchannel);
                 match &e.outcome {
-                    Ok(text) => ui.label(text),
-                    Err(text) => ui.colored_label(ui.visuals().error_fg_color, text),
+                    Ok(how) => ui.label(how.to_string()),
+                    Err(e) => ui.colored_label(ui.visuals().error_fg_color, e.to_string()),
                 };
                 if e.resumable
                     && !running.contains(&e.pchannel)

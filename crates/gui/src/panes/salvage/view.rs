@@ -57,10 +57,10 @@ pub fn show(
     });
     match &st.pchannel_note {
         Some(Ok(n)) => {
-            ui.label(n);
+            ui.label(format!("{n} pchannels from the old primary's replicate configuration"));
         }
         Some(Err(e)) => {
-            ui.colored_label(ui.visuals().warn_fg_color, e);
+            ui.colored_label(ui.visuals().warn_fg_color, e.to_string());
         }
         None => {}
     }
@@ -77,7 +77,7 @@ pub fn show(
         match st.end_timetick() {
             Ok(Some(t)) => ui.weak(format!("timetick {t} = {} UTC", walscope_core::time::format_timetick(t))),
             Ok(None) => ui.weak("runs until stopped"),
-            Err(e) => ui.colored_label(ui.visuals().error_fg_color, e),
+            Err(e) => ui.colored_label(ui.visuals().error_fg_color, e.to_string()),
         };
     });
     ui.checkbox(&mut st.skip_replicated, "Skip messages the new primary already has")

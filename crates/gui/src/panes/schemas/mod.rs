@@ -23,8 +23,22 @@ pub struct SchemasState {
     pub types: TypeIndex,
     /// Where to fetch schemas by reflection: host:port or a profile name.
     pub reflect_from: String,
-    /// The last load's outcome: Ok(summary) or Err(the loader's explanation).
-    pub last_load: Option<Result<String, String>>,
+    /// The last load's outcome: Ok(summary) or why nothing was loaded.
+    pub last_load: Option<Result<String, LoadFailed>>,
+}
+
+/// Why a schema load or a reflection loaded nothing.
+#[derive(Debug, thiserror::Error)]
+pub enum LoadFailed {
+    /// The address to reflect from holds a user name or password (the edge check's words).
+    #[error("{0}")]
+    Address(String),
+    /// The profile's gRPC settings could not be made.
+    #[error(transparent)]
+    Settings(crate::net::NetError),
+    /// The load or reflection job failed.
+    #[error(transparent)]
+    Job(#[from] crate::jobs::JobError),
 }
 
 /// The words for a finished load: how many types it added, and which built-in files it set

@@ -6,6 +6,7 @@
 //!
 //! Must never: send anything itself (it sends commands).
 
+use crate::datasync::TaskChange;
 use crate::panes::command::{AppCommand, CommandSender};
 use crate::panes::tasks::{CLEAR_ALL_WORD, TasksState};
 use eframe::egui;
@@ -59,7 +60,7 @@ pub fn show(st: &mut TasksState, board: &TaskBoard, ui: &mut egui::Ui, tx: &Comm
         ui.horizontal_wrapped(|ui| {
             ui.colored_label(ui.visuals().warn_fg_color, what);
             if ui.button("Create it").clicked() {
-                tx.send(AppCommand::TaskCall { dashboard: id, method: "CreateSyncTask", request: req });
+                tx.send(AppCommand::TaskCall { dashboard: id, change: req });
                 st.confirm_create = None;
             }
             if ui.button("Do not create").clicked() {
@@ -68,11 +69,11 @@ pub fn show(st: &mut TasksState, board: &TaskBoard, ui: &mut egui::Ui, tx: &Comm
         });
     }
     match &st.last_action {
-        Some(Ok(t)) => {
-            ui.label(t);
+        Some(Ok(change)) => {
+            ui.label(super::done_words(change));
         }
         Some(Err(e)) => {
-            ui.colored_label(ui.visuals().error_fg_color, e);
+            ui.colored_label(ui.visuals().error_fg_color, e.to_string());
         }
         None => {}
     }
@@ -96,11 +97,7 @@ pub fn show(st: &mut TasksState, board: &TaskBoard, ui: &mut egui::Ui, tx: &Comm
         ui.add(egui::TextEdit::singleline(&mut st.clear_all_typed).desired_width(120.0)).labelled_by(l.id);
         let ready = st.clear_all_typed.trim() == CLEAR_ALL_WORD;
         if ui.add_enabled(ready, egui::Button::new("Delete every task")).clicked() {
-            tx.send(AppCommand::TaskCall {
-                dashboard: id,
-                method: "TaskStatus",
-                request: serde_json::json!({"clear_all": true}),
-            });
+            tx.send(AppCommand::TaskCall { dashboard: id, change: TaskChange::ClearAll });
             st.show_clear_all = false;
         }
         if ui.button("Keep them").clicked() {

@@ -18,6 +18,7 @@ pub const TASKS_DASHBOARD: u64 = 0;
 use super::outcome::JobResult;
 use super::{AppView, Pane, Placement};
 use crate::datasync::health::SubTaskHealth;
+use crate::datasync::{SyncMode, TaskChange};
 use crate::jobs::JobId;
 use crate::net::profile::{ConnectionProfile, TransportKind};
 use crate::panes::command::{AppCommand, CommandSender};
@@ -36,7 +37,7 @@ pub struct TasksState {
     /// The profile being watched now: the board shows it, and the dashboard's calls go to it.
     pub watched: Option<String>,
     /// A create waiting for the second click, with what it will do.
-    pub confirm_create: Option<(String, serde_json::Value)>,
+    pub confirm_create: Option<(String, TaskChange)>,
     pub poller: Option<TaskPoller>,
     /// The jobs that connect to the watched SyncTool and poll it (stopped when another is watched).
     pub watch_jobs: Vec<JobId>,
@@ -48,13 +49,13 @@ pub struct TasksState {
     pub start_time: String,
     pub dest: String,
     /// Why the create form was refused before sending.
-    pub form_error: Option<String>,
+    pub form_error: Option<FormRefused>,
     /// The table (tid) whose delete waits for a second click.
     pub confirm_delete: Option<u32>,
     pub show_clear_all: bool,
     pub clear_all_typed: String,
     /// The outcome of the last create, delete or clear.
-    pub last_action: Option<Result<String, String>>,
+    pub last_action: Option<Result<TaskChange, ActionFailed>>,
     /// The table whose partitions the plot shows (None: every table).
     pub plot_table: Option<u32>,
 }
@@ -84,44 +85,82 @@ impl Default for TasksState {
     }
 }
 
+/// Why the create form was not sent (said under the form as "Not sent: ...").
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum FormRefused {
+    #[error("name the database and the table")]
+    NoTable,
+    #[error("name the destination (where SyncTool writes the rows)")]
+    NoDestination,
+    #[error("mode {0} is not a sync mode (0 full, 1 incremental from a time, 2 full + continuous)")]
+    UnknownMode(u8),
+    #[error("mode 1 needs a start time: rows older than it are skipped")]
+    NoStartTime,
+    /// The start time could not be read (the library's words).
+    #[error("the start time: {0}")]
+    StartTime(String),
+}
+
+/// Why the dashboard's last create, delete or clear did not happen.
+#[derive(Debug, thiserror::Error)]
+pub enum ActionFailed {
+    /// The dashboard's profile is not among the profiles (deleted or renamed since).
+    #[error("no SyncTool profile named \"{0}\"")]
+    NoProfile(String),
+    /// The job did not make the change (a refusal, no answer, no connection).
+    #[error(transparent)]
+    Job(#[from] JobError),
+}
+
+/// What a change that went through did, in words.
+pub fn done_words(change: &TaskChange) -> String {
+    match change {
+        TaskChange::Create { db, table, .. } => format!("CreateSyncTask: done ({db}.{table})"),
+        TaskChange::Delete { db, table } => format!("DeleteSyncTask: done ({db}.{table})"),
+        TaskChange::ClearAll => "clear_all: every task deleted".into(),
+    }
+}
+
 impl TasksState {
     /// Takes a finished job of this dashboard's.
     pub fn take(&mut self, result: Result<JobOutput, JobError>) {
         match result {
             Ok(JobOutput::Watching(poller)) => self.poller = Some(*poller),
-            Ok(JobOutput::Done(text)) => {
-                self.last_action = Some(Ok(text));
+            Ok(JobOutput::TaskChanged(change)) => {
+                self.last_action = Some(Ok(change));
                 if let Some(p) = &self.poller {
                     p.poll_now();
                 }
             }
             Ok(_) | Err(JobError::Cancelled) => {}
-            Err(e) => self.last_action = Some(Err(e.to_string())),
+            Err(e) => self.last_action = Some(Err(ActionFailed::Job(e))),
         }
     }
 
-    /// The create form as a request, or what is wrong with it.
-    pub fn create_request(&self) -> Result<serde_json::Value, String> {
+    /// The create form as a typed change, or why it is not sent.
+    pub fn create_request(&self) -> Result<TaskChange, FormRefused> {
         let (db, table, dest) = (self.db.trim(), self.table.trim(), self.dest.trim());
         if db.is_empty() || table.is_empty() {
-            return Err("name the database and the table".into());
+            return Err(FormRefused::NoTable);
         }
         if dest.is_empty() {
-            return Err("name the destination (where SyncTool writes the rows)".into());
+            return Err(FormRefused::NoDestination);
         }
-        let mut req = serde_json::json!({"db": db, "name": table, "mode": self.mode, "dest": dest});
-        if self.mode == 1 {
+        let mode = SyncMode::from_number(self.mode).ok_or(FormRefused::UnknownMode(self.mode))?;
+        let start_ts = if mode == SyncMode::IncrementalByTimestamp {
             let t = self.start_time.trim();
-            let ms = if let Ok(ms) = t.parse::<u64>() {
+            Some(if let Ok(ms) = t.parse::<u64>() {
                 ms
             } else {
-                let tt = crate::dump::filter::parse_time(t, false)?
-                    .ok_or("mode 1 needs a start time: rows older than it are skipped")?;
+                let tt = crate::dump::filter::parse_time(t, false)
+                    .map_err(FormRefused::StartTime)?
+                    .ok_or(FormRefused::NoStartTime)?;
                 walscope_core::time::timetick_to_millis(tt)
-            };
-            req["start_ts"] = serde_json::json!(ms.to_string());
-        }
-        Ok(req)
+            })
+        } else {
+            None
+        };
+        Ok(TaskChange::Create { db: db.into(), table: table.into(), mode, start_ts, dest: dest.into() })
     }
 }
 

@@ -130,9 +130,5 @@ fn delete(dashboard: u64, name: Option<&str>, tid: u32) -> AppCommand {
     let (db, table) = name
         .and_then(|n| n.split_once('.'))
         .map_or((String::new(), format!("tid {tid}")), |(d, t)| (d.to_string(), t.to_string()));
-    AppCommand::TaskCall {
-        dashboard,
-        method: "DeleteSyncTask",
-        request: serde_json::json!({"db": db, "name": table}),
-    }
+    AppCommand::TaskCall { dashboard, change: crate::datasync::TaskChange::Delete { db, table } }
 }
