@@ -12,6 +12,8 @@
 //! measured over `WALSCOPE_IDLE_SECONDS` (default 20). Prints % of one core per case and the
 //! ratio to the start page. Targets (issue #38): idle ≤ 2% of a core, with the poller ≤ 5%.
 //! Needs Xvfb (`apt-get install xvfb`); without it the bench says so and measures nothing.
+//! `WALSCOPE_IDLE_BIN=PATH` measures another build of walscope (an older one, for a before and
+//! after in the same run) instead of this one.
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -70,7 +72,8 @@ fn env_secs(name: &str, default: u64) -> Duration {
 /// Starts the window with `args` on `x`, lets it settle, and returns its CPU over the quiet
 /// spell in % of one core.
 fn measure(x: &Xvfb, config: &Path, args: &[&str]) -> Result<f64, String> {
-    let mut app = Command::new(env!("CARGO_BIN_EXE_walscope"))
+    let bin = std::env::var_os("WALSCOPE_IDLE_BIN").unwrap_or_else(|| env!("CARGO_BIN_EXE_walscope").into());
+    let mut app = Command::new(bin)
         .args(args)
         .env("DISPLAY", &x.display)
         .env("WALSCOPE_CONFIG_DIR", config)
