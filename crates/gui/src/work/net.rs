@@ -106,19 +106,15 @@ impl WalscopeApp {
         let Some(d) = self.dashboard_mut(id) else { return };
         let Some(p) = &d.poller else { return };
         let (board, stop, name) = (p.subscribe(), p.canceller(), d.profile.clone());
+        // Once per poll (the board changes once per poll; every second at the most): each frame
+        // costs a software-rendered desktop a good part of a core.
+        let every = std::time::Duration::from_secs(d.interval_secs.max(1)).max(crate::jobs::WAITING_REPAINT);
         let probe = Box::new(move || {
             let b = board.borrow();
             let text = format!("watching {name}: poll {}", b.polls);
             (crate::jobs::JobProgress { fraction: None, text }, board.has_changed().is_err())
         });
-        let job = self.jobs.watch(
-            "sync-task poller",
-            JobOwner::Pane(id),
-            // Once a second: the board changes once per poll (every 1 s to 1 min).
-            crate::jobs::WAITING_REPAINT,
-            probe,
-            Box::new(stop),
-        );
+        let job = self.jobs.watch("sync-task poller", JobOwner::Pane(id), every, probe, Box::new(stop));
         if let Some(d) = self.dashboard_mut(id) {
             d.watch_jobs.push(job);
         }
