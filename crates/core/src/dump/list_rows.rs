@@ -84,10 +84,8 @@ impl ListRows {
         if row >= self.len() {
             return None;
         }
-        // Rows of damaged ranges strictly increase: the first at or after `row`, and the `n`
-        // before it shift the frames down by `n`.
-        let n = self.damaged.partition_point(|(before, _)| *before < row).min(self.damaged.len());
-        let n = self.first_damaged_at_or_after(row, n);
+        // The first damaged range at or after `row`; the `n` before it shift the frames down.
+        let n = self.first_damaged_at_or_after(row);
         if self.row_of_damaged(n) == Some(row) {
             Some(ListRow::Damaged(n))
         } else {
@@ -105,11 +103,10 @@ impl ListRows {
         (n < self.damaged.len()).then(|| self.damaged_row(n))
     }
 
-    /// The first damaged range whose row is `row` or later. `at_most` is one at or after it
-    /// (a damaged range placed after `row` frames or more has its row past `row`), which
-    /// bounds the binary search.
-    fn first_damaged_at_or_after(&self, row: usize, at_most: usize) -> usize {
-        let (mut lo, mut hi) = (0, at_most);
+    /// The first damaged range whose row is `row` or later (their rows strictly increase,
+    /// so a binary search finds it); the count of them when there is none.
+    fn first_damaged_at_or_after(&self, row: usize) -> usize {
+        let (mut lo, mut hi) = (0, self.damaged.len());
         while lo < hi {
             let mid = (lo + hi) / 2;
             if self.damaged_row(mid) < row { lo = mid + 1 } else { hi = mid }
