@@ -2,18 +2,15 @@
 //! fields the schema knows, and the JSON view of a WAL message shows its reading (header and
 //! body decoded, as the tree shows them) first, the message as stored one click away.
 
-use crate::common::gui::{harness, settle, step_until};
+use crate::common::gui::{harness, sample_copy, settle, step_until};
 use eframe::egui;
 use egui_kittest::kittest::{NodeT, Queryable};
-use std::path::Path;
 use walscope::ui::WalscopeApp;
 
 #[test]
 fn wire_names_fields_and_json_shows_the_wal_reading() {
     let dir = tempfile::tempdir().unwrap();
-    let copy = dir.path().join("wal.dump");
-    std::fs::copy(Path::new(env!("CARGO_MANIFEST_DIR")).join("assets/samples/milvus-100.dump"), &copy)
-        .unwrap();
+    let copy = sample_copy(dir.path(), "milvus-100.dump", "wal.dump");
     let mut h = harness([1400.0, 1000.0], WalscopeApp::new());
     h.step();
     h.state_mut().open(copy);

@@ -2,7 +2,7 @@
 //! `sync_point.offset`, undo and redo, save; the file decodes to the new value and only those
 //! bytes changed. An invalid number is refused with a message at the field.
 
-use crate::common::gui::{harness, settle, step_until};
+use crate::common::gui::{harness, sample_copy, settle, step_until};
 use egui_kittest::Harness;
 use egui_kittest::kittest::Queryable;
 use std::path::Path;
@@ -31,9 +31,7 @@ fn set_save_as(h: &mut Harness<'static, WalscopeApp>, i: usize, target: &Path) {
 #[test]
 fn edit_a_progress_file_and_save() {
     let dir = tempfile::tempdir().unwrap();
-    let file = dir.path().join("0.progress");
-    std::fs::copy(Path::new(env!("CARGO_MANIFEST_DIR")).join("assets/samples/synctool/7/0.progress"), &file)
-        .unwrap();
+    let file = sample_copy(dir.path(), "synctool/7/0.progress", "0.progress");
     let original = std::fs::read(&file).unwrap();
     let old_offset = offset_of(&file);
 
@@ -104,9 +102,7 @@ fn edit_a_progress_file_and_save() {
 fn review_close_guard_save_as_and_keys() {
     use eframe::egui::{Key, Modifiers};
     let dir = tempfile::tempdir().unwrap();
-    let file = dir.path().join("0.progress");
-    std::fs::copy(Path::new(env!("CARGO_MANIFEST_DIR")).join("assets/samples/synctool/7/0.progress"), &file)
-        .unwrap();
+    let file = sample_copy(dir.path(), "synctool/7/0.progress", "0.progress");
     let original = std::fs::read(&file).unwrap();
     let mut h = harness([1400.0, 900.0], WalscopeApp::new());
     h.step();
@@ -198,9 +194,7 @@ fn review_close_guard_save_as_and_keys() {
 #[test]
 fn closing_the_window_with_unsaved_edits_asks() {
     let dir = tempfile::tempdir().unwrap();
-    let file = dir.path().join("0.progress");
-    std::fs::copy(Path::new(env!("CARGO_MANIFEST_DIR")).join("assets/samples/synctool/7/0.progress"), &file)
-        .unwrap();
+    let file = sample_copy(dir.path(), "synctool/7/0.progress", "0.progress");
     let mut h = harness([1400.0, 900.0], WalscopeApp::new());
     h.step();
     h.state_mut().open(file);

@@ -20,9 +20,7 @@ fn sample(rel: &str) -> PathBuf {
 
 /// A copy of the SyncTool progress sample (editable, small) in `dir`.
 fn progress_copy(dir: &Path, name: &str) -> PathBuf {
-    let file = dir.join(name);
-    std::fs::copy(sample("synctool/7/0.progress"), &file).unwrap();
-    file
+    crate::common::gui::sample_copy(dir, "synctool/7/0.progress", name)
 }
 
 /// Ctrl as winit reports it off macOS (Ctrl and Command both set).

@@ -2,9 +2,8 @@
 //! and its title names the file in front, marked while it has unsaved edits, so a task
 //! switcher tells two walscope windows apart.
 
-use crate::common::gui::{harness, step_until};
+use crate::common::gui::{harness, sample_copy, step_until};
 use eframe::egui::{ViewportCommand, ViewportId};
-use std::path::Path;
 use walscope::ui::WalscopeApp;
 
 /// The titles the app sent to the window in its last frame.
@@ -30,9 +29,7 @@ fn the_icon_is_the_assets_one() {
 #[test]
 fn the_title_names_the_file_in_front() {
     let dir = tempfile::tempdir().unwrap();
-    let copy = dir.path().join("wal-copy.dump");
-    std::fs::copy(Path::new(env!("CARGO_MANIFEST_DIR")).join("assets/samples/milvus-100.dump"), &copy)
-        .unwrap();
+    let copy = sample_copy(dir.path(), "milvus-100.dump", "wal-copy.dump");
     let mut h = harness([1280.0, 800.0], WalscopeApp::new());
     h.step();
     assert_eq!(h.state().window_title(), "walscope");

@@ -36,3 +36,12 @@ pub fn settle(h: &mut Harness<'static, WalscopeApp>) {
         h.step();
     }
 }
+
+/// A copy of the committed sample `rel` (under `assets/samples/`) in `dir` as `name`: the window
+/// saves what it opens, so tests never open a file of the repository itself.
+pub fn sample_copy(dir: &std::path::Path, rel: &str, name: &str) -> std::path::PathBuf {
+    let file = dir.join(name);
+    std::fs::copy(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("assets/samples").join(rel), &file)
+        .expect("copy the sample");
+    file
+}
