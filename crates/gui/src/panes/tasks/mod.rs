@@ -263,14 +263,8 @@ fn status_line(board: &TaskBoard, ui: &mut egui::Ui) {
 
 /// The badge of a status: colour and word (nothing is told by colour alone).
 pub fn badge(ui: &mut egui::Ui, status: &str) {
-    let color = match status {
-        "RUNNING" => egui::Color32::from_rgb(60, 170, 90),
-        "SUCCESS" => egui::Color32::from_rgb(70, 130, 220),
-        "REASSIGNING" => egui::Color32::from_rgb(220, 160, 40),
-        "FAILED" => egui::Color32::from_rgb(220, 70, 70),
-        _ => egui::Color32::GRAY,
-    };
-    ui.colored_label(color, status);
+    // The status colours are the visual language's (ux.md), readable in both themes.
+    ui.colored_label(crate::widgets::look::task_status_tone(status).color(ui), status);
 }
 
 /// A sub-task's rows over time, as the poller keeps them.
