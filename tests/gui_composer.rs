@@ -162,7 +162,7 @@ fn stream_counted_stopped_and_saved(n: u64) {
         if let Some(Ok(sum)) = &s.summary {
             panic!("the stream ended early: {:?}", sum.end);
         }
-        if let Some(live) = s.live.get() {
+        if let Some(live) = &s.live {
             let p = live.progress.borrow().clone();
             let mut c = counts.borrow_mut();
             if c.last() != Some(&p.count) {

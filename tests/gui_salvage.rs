@@ -51,6 +51,12 @@ fn pane<'a>(h: &'a Harness<'static, WalscopeApp>) -> &'a SalvageState {
     h.state().panes.first::<SalvageState>().unwrap()
 }
 
+/// The dumps the pane's jobs are writing now, as the job registry holds them.
+fn live_dumps(h: &Harness<'static, WalscopeApp>) -> Vec<walscope::ui::jobs::LiveDump> {
+    let owner = walscope::ui::jobs::JobOwner::Pane(pane(h).id);
+    h.state().jobs.live_of(&owner).iter().filter_map(|l| l.dumps()).flatten().cloned().collect()
+}
+
 /// Offers the pchannels from the old primary and fetches every checkpoint.
 fn prepare(h: &mut Harness<'static, WalscopeApp>, end: u64) {
     h.get_by_label("Offer the old primary's pchannels").click();
@@ -152,7 +158,7 @@ fn a_cancelled_pchannel_resumes_to_the_same_bytes() {
     prepare(&mut h, end);
     h.get_by_label("Start salvage").click();
     step_until(&mut h, "frames on dml_0", |h| {
-        pane(h).live_dumps().iter().any(|d| d.pchannel == first && d.progress.borrow().frames > 20)
+        live_dumps(h).iter().any(|d| d.pchannel == first && d.progress.borrow().frames > 20)
     });
     h.get_by_label(&format!("Cancel {first}")).click();
     wait_ends(&mut h, 4);
@@ -186,8 +192,7 @@ fn a_restart_mid_salvage_resumes_from_the_folder() {
         prepare(&mut h, end);
         h.get_by_label("Start salvage").click();
         step_until(&mut h, "frames", |h| {
-            pane(h).live_dumps().iter().all(|d| d.progress.borrow().frames > 5)
-                && pane(h).live_dumps().len() == 4
+            live_dumps(h).iter().all(|d| d.progress.borrow().frames > 5) && live_dumps(h).len() == 4
         });
         // The app goes away with its jobs (as when the window closes).
     }

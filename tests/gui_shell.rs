@@ -299,7 +299,7 @@ fn status_bar_cancel_buttons_stay_put_while_progress_texts_change() {
         app.jobs.watch(
             format!("job {k}"),
             JobOwner::App,
-            std::time::Duration::from_millis(100),
+            walscope::ui::jobs::Pace::Working(std::time::Duration::from_millis(100)),
             probe,
             Box::new(move || stop.store(true, Ordering::SeqCst)),
         );

@@ -128,6 +128,16 @@ impl WalscopeApp {
             AppCommand::AskSave { path, save_as: false } => self.with_tab(&path, FileTab::ask_save),
             AppCommand::AskSave { path, save_as: true } => self.with_tab(&path, FileTab::ask_save_as),
             AppCommand::CancelJob(id) => self.jobs.cancel(id),
+            AppCommand::CancelPane(pane) => self.jobs.cancel_owner(&JobOwner::Pane(pane)),
+            AppCommand::CancelDump { pane, pchannel } => {
+                for live in self.jobs.live_of(&JobOwner::Pane(pane)) {
+                    live.dumps()
+                        .into_iter()
+                        .flatten()
+                        .filter(|d| d.pchannel == pchannel)
+                        .for_each(|d| d.cancel.cancel());
+                }
+            }
             AppCommand::LoadSchemas { proto, descriptor_set } => self.load_schemas(proto, descriptor_set),
             AppCommand::Reflect(target) => self.reflect(target),
             AppCommand::RefreshRecent => self.refresh_recent(),
@@ -350,7 +360,7 @@ impl WalscopeApp {
                     };
                     (progress, scan.is_done())
                 });
-                let every = std::time::Duration::from_millis(100);
+                let every = crate::jobs::Pace::Working(std::time::Duration::from_millis(100));
                 self.jobs.watch(
                     "filter scan",
                     JobOwner::File(path),
@@ -360,9 +370,9 @@ impl WalscopeApp {
                 );
             }
             TabWork::Sort(sort) => {
-                self.jobs.spawn_blocking("sorting by size", JobOwner::File(path), move |_: JobCtx| {
-                    sort();
-                    Ok(JobOutput::Done(String::new()))
+                let label = format!("sorting {} rows by size", sort.rows());
+                self.jobs.spawn_blocking(label, JobOwner::File(path.clone()), move |_: JobCtx| {
+                    Ok(JobOutput::SizeOrder { tab: path, order: Box::new(sort.run()) })
                 });
             }
         }

@@ -52,6 +52,11 @@ impl WalscopeApp {
                         self.active = self.tabs.len() - 1;
                     }
                 }
+                (_, Ok(JobOutput::SizeOrder { tab, order })) => {
+                    if let Some(t) = self.tabs.iter_mut().find(|t| t.path == tab) {
+                        t.order.take(*order);
+                    }
+                }
                 (_, Ok(JobOutput::Saved { tab, target, outcome, reopened })) => {
                     self.saved(tab, target, outcome, reopened)
                 }
@@ -126,7 +131,7 @@ impl WalscopeApp {
         });
         let label = format!("indexing {}", tab.title());
         let owner = JobOwner::File(tab.path.clone());
-        let every = std::time::Duration::from_millis(100);
+        let every = crate::jobs::Pace::Working(std::time::Duration::from_millis(100));
         self.jobs.watch(label, owner, every, probe, Box::new(move || stop.index().cancel()));
     }
 

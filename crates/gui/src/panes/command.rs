@@ -68,6 +68,10 @@ pub enum AppCommand {
     AskSave { path: PathBuf, save_as: bool },
     /// Stop a job.
     CancelJob(JobId),
+    /// Stops every job of the pane numbered so (a salvage's "Cancel all").
+    CancelPane(u64),
+    /// Stops one pchannel's dump of a salvage pane's running jobs (the others go on).
+    CancelDump { pane: u64, pchannel: String },
     /// Load a .proto file (with include paths) or a descriptor set into the pool.
     LoadSchemas { proto: Option<(PathBuf, Vec<PathBuf>)>, descriptor_set: Option<PathBuf> },
     /// Fetch a server's schemas by reflection (host:port or a profile name).

@@ -96,6 +96,18 @@ pub struct AppView<'a> {
     pub ended: &'a [EndedJob],
 }
 
+impl AppView<'_> {
+    /// The typed live progress of the running jobs of the pane numbered `pane`, oldest first.
+    pub fn live_of(&self, pane: u64) -> Vec<crate::jobs::Live> {
+        crate::jobs::live_of(self.jobs, &crate::jobs::JobOwner::Pane(pane))
+    }
+
+    /// The typed live progress of one running job (None once it ended, or before it shared any).
+    pub fn live(&self, job: JobId) -> Option<crate::jobs::Live> {
+        self.jobs.iter().find(|j| j.id == job).and_then(Job::live)
+    }
+}
+
 /// A job that ended, as the Jobs pane lists it.
 #[derive(Debug, Clone)]
 pub struct EndedJob {

@@ -23,6 +23,8 @@ pub type PchannelNames = Vec<String>;
 
 /// A job's result, routed by the app to whoever asked.
 pub enum JobOutput {
+    /// A file tab's size order, computed.
+    SizeOrder { tab: PathBuf, order: Box<crate::panes::file::row_order::SizeOrder> },
     /// A file opened (read its head, detected its framing, started indexing).
     Opened { path: PathBuf, tab: Box<FileTab> },
     /// A save finished: what it did to `target` (the tab's own file, or a save-as copy), and
@@ -50,6 +52,8 @@ pub enum JobOutput {
     /// A composer's stream ended: how, or why its dump could not be written.
     Streamed {
         composer: u64,
+        /// The stream's progress and newest messages as they ended (None: it never opened).
+        tail: Option<crate::jobs::LiveStream>,
         summary: Result<crate::net::call::StreamSummary, walscope_ops::jobs::call_stream::CallStreamError>,
     },
     /// The old primary's pchannels from its replicate configuration, for a salvage pane.
@@ -95,6 +99,7 @@ impl std::fmt::Debug for JobOutput {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             JobOutput::Opened { path, .. } => write!(f, "Opened({})", path.display()),
+            JobOutput::SizeOrder { tab, .. } => write!(f, "SizeOrder({})", tab.display()),
             JobOutput::Saved { target, .. } => write!(f, "Saved({})", target.display()),
             JobOutput::Schemas { summary, .. } => write!(f, "Schemas({summary})"),
             JobOutput::Profiles(p) => write!(f, "Profiles({})", p.len()),

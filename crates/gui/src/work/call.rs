@@ -6,7 +6,7 @@
 //! Must never: wait in a frame, or record a secret (the history drops `authorization`).
 
 use crate::WalscopeApp;
-use crate::jobs::{FileFailed, JobOwner};
+use crate::jobs::{FileFailed, JobOwner, Live, LiveStream};
 use crate::net::history::{HistoryEntry, HistoryStore};
 use crate::net::profile::ConnectionProfile;
 use crate::panes::PaneId;
@@ -123,8 +123,7 @@ impl WalscopeApp {
         };
         let history = self.history_store();
         let path = self.streams_dir().join(format!("{}-{}.dump", walscope_core::time::now_ms(), m.name()));
-        let live: Arc<std::sync::OnceLock<crate::panes::composer::LiveStream>> = Arc::default();
-        let (slot, out) = (live.clone(), path.clone());
+        let out = path.clone();
         let composer = spec.composer;
         let label = format!("{} via {}", spec.method, spec.profile.name);
         let job = self.jobs.spawn_graceful(label, JobOwner::Pane(composer), move |ctx| async move {
@@ -143,11 +142,8 @@ impl WalscopeApp {
             let request = crate::net::CallRequest::Bytes(spec.request.clone().into());
             let stream_spec = walscope_ops::jobs::call_stream::CallStreamSpec::new(t, m, request, opts, out);
             let handle = walscope_ops::jobs::call_stream::spawn(stream_spec);
-            let _ = slot.set(crate::panes::composer::LiveStream {
-                progress: handle.progress.clone(),
-                ring: handle.ring.clone(),
-            });
-            (ctx.wake)();
+            let tail = LiveStream { progress: handle.progress.clone(), ring: handle.ring.clone() };
+            ctx.share(Live::Stream(tail.clone()));
             let stop = handle.cancel.clone();
             let cancel = ctx.cancel.clone();
             let watcher = tokio::spawn(async move {
@@ -167,12 +163,12 @@ impl WalscopeApp {
                     Err(e)
                 }
             };
-            Ok(JobOutput::Streamed { composer, summary })
+            Ok(JobOutput::Streamed { composer, summary, tail: Some(tail) })
         });
         let Some(c) = self.panes.get_mut::<ComposerState>(&i) else { return };
         c.response = Response::Stream(Box::new(StreamView {
             job,
-            live,
+            live: None,
             path: path.clone(),
             selected: None,
             summary: None,

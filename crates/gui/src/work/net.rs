@@ -109,6 +109,7 @@ impl WalscopeApp {
         // Once per poll (the board changes once per poll; every second at the most): each frame
         // costs a software-rendered desktop a good part of a core.
         let every = std::time::Duration::from_secs(d.interval_secs.max(1)).max(crate::jobs::WAITING_REPAINT);
+        let every = crate::jobs::Pace::Waiting(every);
         let probe = Box::new(move || {
             let b = board.borrow();
             let text = format!("watching {name}: poll {}", b.polls);

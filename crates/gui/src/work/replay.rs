@@ -9,12 +9,13 @@
 
 use crate::WalscopeApp;
 use crate::jobs::{JobCtx, JobOwner};
+use crate::jobs::{Live, LiveApply};
 use crate::net::ConnectOptions;
 use crate::net::grpc::GrpcSettings;
 use crate::panes::PaneId;
 use crate::panes::outcome::{JobError, JobOutput};
 use crate::panes::refused::ReplayRefused;
-use crate::panes::replay::{LiveApply, ReplayState, Stage};
+use crate::panes::replay::{ReplayState, Stage};
 use std::path::PathBuf;
 use std::time::Duration;
 use walscope_ops::replay::apply::{self as replay, ApplyOptions, ApplyState, ReplaySpec};
@@ -119,7 +120,6 @@ impl WalscopeApp {
         }
         let options =
             ApplyOptions { rate: r.rate.max(0.0), batch_rows: r.batch.max(1), ..Default::default() };
-        let live = r.live.clone();
         r.stage = Stage::Applying;
         r.applied = None;
         r.verification = None;
@@ -127,10 +127,10 @@ impl WalscopeApp {
         let job =
             self.jobs.spawn_graceful("replay apply", JobOwner::Pane(pane), move |ctx: JobCtx| async move {
                 let handle = replay::spawn_apply(&planned, settings, timeout, options);
-                if let Ok(mut l) = live.lock() {
-                    *l = Some(LiveApply { progress: handle.progress.clone(), cancel: handle.cancel.clone() });
-                }
-                (ctx.wake)();
+                ctx.share(Live::Apply(LiveApply {
+                    progress: handle.progress.clone(),
+                    cancel: handle.cancel.clone(),
+                }));
                 // The status bar's numbers, and a cancel of the job stops the apply between units.
                 let (mut rx, stop, c) = (handle.progress.clone(), handle.cancel.clone(), ctx.clone());
                 let watcher = tokio::spawn(async move {
@@ -158,9 +158,6 @@ impl WalscopeApp {
                 });
                 let result = handle.wait().await;
                 watcher.abort();
-                if let Ok(mut l) = live.lock() {
-                    *l = None;
-                }
                 Ok(JobOutput::ReplayApplied { pane, result: Box::new(result) })
             });
         if let Some(r) = self.replay_mut(pane) {
@@ -171,12 +168,9 @@ impl WalscopeApp {
     /// Stops the running apply after the unit it is sending (the journal stays consistent).
     pub(crate) fn cancel_replay(&mut self, pane: u64) {
         let Some(r) = self.panes.get::<ReplayState>(&PaneId::Replay(pane)) else { return };
-        let (job, live) = (r.jobs.apply, r.live_apply());
-        if let Some(job) = job {
+        // The job's watcher stops the apply between units.
+        if let Some(job) = r.jobs.apply {
             self.jobs.cancel(job);
-        }
-        if let Some(a) = live {
-            a.cancel.cancel();
         }
     }
 

@@ -6,13 +6,11 @@
 //! Must never: wait in a frame, or start over a folder that holds a salvage (it is resumed).
 
 use crate::WalscopeApp;
-use crate::jobs::JobOwner;
+use crate::jobs::{JobOwner, Live, LiveDump};
 use crate::net::profile::ConnectionProfile;
 use crate::panes::PaneId;
 use crate::panes::outcome::JobOutput;
-use crate::panes::salvage::{
-    CheckpointsFailed, DumpEnd, DumpOutcome, LiveDump, LiveSlot, PchannelsUnknown, SalvageState,
-};
+use crate::panes::salvage::{CheckpointsFailed, DumpEnd, DumpOutcome, PchannelsUnknown, SalvageState};
 use std::path::PathBuf;
 use std::sync::Arc;
 use walscope_ops::salvage::set::{self as salvage_set, RunOptions, SalvageSetRun, SalvageSetSpec, SetJob};
@@ -164,11 +162,10 @@ impl WalscopeApp {
             return self
                 .salvage_error(pane, "no pchannel has a checkpoint: fetch the checkpoints first".into());
         }
-        let live = s.live.clone();
         self.begin(pane);
         self.jobs.spawn_graceful("salvage", JobOwner::Pane(pane), move |ctx| async move {
             let run = salvage_set::start(spec).await?;
-            run_set(pane, run, &live, ctx).await
+            run_set(pane, run, ctx).await
         });
     }
 
@@ -180,7 +177,6 @@ impl WalscopeApp {
             Ok(p) => p,
             Err(e) => return self.salvage_error(pane, format!("old primary: {e}")),
         };
-        let live = s.live.clone();
         self.begin(pane);
         self.jobs.spawn_graceful("resuming salvage", JobOwner::Pane(pane), move |ctx| async move {
             let run_opts = RunOptions::default();
@@ -199,7 +195,7 @@ impl WalscopeApp {
                     Ok(SalvageSetRun { dir: dir.clone(), manifest, checkpoints: None, jobs: vec![job] })
                 })(),
             }?;
-            run_set(pane, run, &live, ctx).await
+            run_set(pane, run, ctx).await
         });
     }
 
@@ -217,26 +213,24 @@ impl WalscopeApp {
     }
 }
 
-/// Shares a started set's dumps with the pane, stops them when the job is cancelled, waits for
-/// each and reads it back.
+/// Shares a started set's dumps as the job's live progress, stops them when the job is
+/// cancelled, waits for each and reads it back.
 async fn run_set(
     pane: u64,
     run: SalvageSetRun,
-    live: &LiveSlot,
     ctx: crate::jobs::JobCtx,
 ) -> crate::panes::outcome::JobResult {
-    if let Ok(mut l) = live.lock() {
-        for SetJob { pchannel, file, handle } in &run.jobs {
-            l.retain(|d| d.pchannel != *pchannel);
-            l.push(LiveDump {
-                pchannel: pchannel.clone(),
-                file: file.clone(),
-                progress: handle.progress.clone(),
-                cancel: handle.cancel.clone(),
-            });
-        }
-    }
-    (ctx.wake)();
+    let dumps = run
+        .jobs
+        .iter()
+        .map(|SetJob { pchannel, file, handle }| LiveDump {
+            pchannel: pchannel.clone(),
+            file: file.clone(),
+            progress: handle.progress.clone(),
+            cancel: handle.cancel.clone(),
+        })
+        .collect();
+    ctx.share(Live::Salvage(dumps));
     let cancels: Vec<_> = run.jobs.iter().map(|j| j.handle.cancel.clone()).collect();
     let cancel = ctx.cancel.clone();
     let watcher = tokio::spawn(async move {

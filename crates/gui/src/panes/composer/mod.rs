@@ -14,7 +14,7 @@ pub mod view;
 use super::command::{AppCommand, CommandSender};
 use super::outcome::{JobError, JobOutput, JobResult};
 use super::{AppView, Pane};
-use crate::jobs::JobId;
+use crate::jobs::{JobId, LiveStream};
 use crate::net::call::{CallOutcome, StreamSummary};
 use crate::net::guard::Guard;
 use crate::net::history::HistoryEntry;
@@ -24,7 +24,6 @@ use crate::panes::file::field_edit::EditRequest;
 use eframe::egui;
 use prost_reflect::{DescriptorPool, MessageDescriptor, MethodDescriptor};
 use std::time::Instant;
-use walscope_ops::jobs::call_stream::{CallStreamProgress, MessageRing};
 
 /// A reply shown: the outcome and its decoded detail.
 pub struct UnaryView {
@@ -34,18 +33,12 @@ pub struct UnaryView {
     pub body_error: Option<String>,
 }
 
-/// What a running stream shares with the composer once it is connected: its progress and the
-/// ring of its newest messages.
-pub struct LiveStream {
-    pub progress: tokio::sync::watch::Receiver<CallStreamProgress>,
-    pub ring: std::sync::Arc<MessageRing>,
-}
-
 /// A stream being received, or received.
 pub struct StreamView {
     pub job: JobId,
-    /// Filled by the job once the stream is open.
-    pub live: std::sync::Arc<std::sync::OnceLock<LiveStream>>,
+    /// The stream's progress and newest messages, once open: taken from the job registry (the
+    /// job's live progress) while it runs, kept after it ended so its tail stays shown.
+    pub live: Option<LiveStream>,
     /// The dump every message is written to as it arrives.
     pub path: std::path::PathBuf,
     /// A message of the tail selected (its number and detail).
@@ -381,6 +374,11 @@ impl Pane for ComposerState {
         if pressed && view.focused_composer != Some(id) {
             tx.send(AppCommand::FocusComposer(id));
         }
+        if let Response::Stream(s) = &mut self.response
+            && s.live.is_none()
+        {
+            s.live = view.live(s.job).and_then(|l| l.stream().cloned());
+        }
         let cv = view::ComposerView {
             pool: view.schemas.pool(),
             profiles: view.profiles,
@@ -420,8 +418,12 @@ impl Pane for ComposerState {
                 c.response = Response::Failed(FailureView { kind: e.kind(), error: e.to_string() });
             }
             Ok(JobOutput::History { entries, .. }) => c.history = Some(Ok(entries)),
-            Ok(JobOutput::Streamed { summary, .. }) => {
+            Ok(JobOutput::Streamed { summary, tail, .. }) => {
                 if let Response::Stream(s) = &mut c.response {
+                    // The job may end before the pane drew once with it running.
+                    if s.live.is_none() {
+                        s.live = tail;
+                    }
                     s.summary = Some(summary.map_err(StreamFailed::Stream));
                 }
             }

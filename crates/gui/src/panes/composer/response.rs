@@ -87,7 +87,7 @@ fn stream(
     ui: &mut egui::Ui,
     tx: &CommandSender,
 ) {
-    let Some(live) = s.live.get() else {
+    let Some(live) = &s.live else {
         match &s.summary {
             Some(Err(e)) => {
                 ui.colored_label(ui.visuals().error_fg_color, format!("The stream did not start: {e}"));

@@ -214,7 +214,7 @@ impl FileTab {
             return Err(SortWaits);
         }
         let base = if column == SortColumn::Size { self.unsorted(0..self.row_count()) } else { Vec::new() };
-        if let Some(sort) = self.order.sort_by(column, self.dump.clone(), base, self.wake.clone()) {
+        if let Some(sort) = self.order.sort_by(column, self.dump.clone(), base) {
             self.ask(TabWork::Sort(sort));
         }
         Ok(())
@@ -387,7 +387,7 @@ pub struct SortWaits;
 pub enum TabWork {
     Save(SaveWork),
     /// Computing the size order (see [`RowOrder::sort_by`]).
-    Sort(Box<dyn FnOnce() + Send>),
+    Sort(row_order::SizeSort),
     /// A filter scan started (the library runs it; the status bar shows it).
     WatchScan(crate::dump::background::ScanWatch),
 }

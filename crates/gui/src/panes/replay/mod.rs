@@ -13,24 +13,12 @@ pub mod view;
 use super::command::CommandSender;
 use super::outcome::{JobError, JobOutput, JobResult};
 use super::{AppView, Pane};
-use crate::jobs::JobId;
+use crate::jobs::{JobId, LiveApply};
 use eframe::egui;
-use std::sync::{Arc, Mutex};
-use tokio::sync::watch;
-use tokio_util::sync::CancellationToken;
+use std::sync::Arc;
 use walscope_ops::replay::ReplayError;
-use walscope_ops::replay::apply::{ApplyOutcome, ApplyProgress, Planned, Verification};
+use walscope_ops::replay::apply::{ApplyOutcome, Planned, Verification};
 use walscope_ops::replay::plan::{AutoIdChoice, Policy};
-
-/// An apply running: what the job shares with the pane.
-#[derive(Clone)]
-pub struct LiveApply {
-    pub progress: watch::Receiver<ApplyProgress>,
-    pub cancel: CancellationToken,
-}
-
-/// Where a running apply appears once started (filled by the job, read by the pane).
-pub type ApplySlot = Arc<Mutex<Option<LiveApply>>>;
 
 /// Where the pane is in its flow.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -62,8 +50,6 @@ pub struct ReplayState {
     pub stage: Stage,
     /// The plan, or why there is none (the library's own error, shown in words).
     pub planned: Option<Result<Arc<Planned>, ReplayError>>,
-    /// The apply running now, as the job shares it.
-    pub live: ApplySlot,
     /// How the last apply ended.
     pub applied: Option<Result<ApplyOutcome, ReplayError>>,
     /// The last verification (from the apply, or "Verify again").
@@ -89,7 +75,6 @@ impl ReplayState {
             batch: 1000,
             stage: Stage::Setup,
             planned: None,
-            live: Arc::default(),
             applied: None,
             verification: None,
             verifying: false,
@@ -111,7 +96,6 @@ impl ReplayState {
             && !self.stale()
             && !matches!(self.applied, Some(Ok(_)))
             && matches!(self.stage, Stage::Planned | Stage::Applied)
-            && self.live_apply().is_none()
     }
 
     /// The shown plan was made for another folder, profile or options than those now chosen.
@@ -127,9 +111,11 @@ impl ReplayState {
                 .is_some_and(|(f, n)| f.trim() != self.folder.trim() || *n != self.new_primary)
     }
 
-    /// The apply running now (a copy of the handles; never waits on the job).
-    pub fn live_apply(&self) -> Option<LiveApply> {
-        self.live.lock().ok().and_then(|l| l.clone())
+    /// The apply running now, as the job registry holds it (a copy of the handles; never waits
+    /// on the job).
+    pub fn live_apply(&self, view: &AppView<'_>) -> Option<LiveApply> {
+        let apply = self.jobs.apply?;
+        view.live(apply).and_then(|l| l.apply().cloned())
     }
 
     /// True while a job of this pane is at work (planning, applying, verifying).
@@ -172,14 +158,14 @@ impl Pane for ReplayState {
 
     /// Not while an apply runs (it is cancelled in the pane, on purpose).
     fn closable(&self) -> bool {
-        self.live_apply().is_none()
+        self.stage != Stage::Applying
     }
 
     fn draw(&mut self, ui: &mut egui::Ui, view: &AppView<'_>, tx: &CommandSender) {
         let id = self.id;
         egui::ScrollArea::vertical()
             .id_salt(("replay", id))
-            .show(ui, |ui| ui.push_id(("replay", id), |ui| view::show(self, view.profiles, ui, tx)));
+            .show(ui, |ui| ui.push_id(("replay", id), |ui| view::show(self, view, ui, tx)));
     }
 
     /// The folder picked, the plan, the apply's end or the verification a job brought.

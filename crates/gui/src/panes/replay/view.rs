@@ -10,6 +10,7 @@
 //! command without the operator's "Apply" in the confirmation.
 
 use crate::net::profile::ConnectionProfile;
+use crate::panes::AppView;
 use crate::panes::command::{AppCommand, CommandSender};
 use crate::panes::replay::{ReplayState, Stage, explain};
 use eframe::egui;
@@ -49,13 +50,8 @@ pub fn ok_colour(ui: &egui::Ui) -> egui::Color32 {
     }
 }
 
-pub fn show(
-    st: &mut ReplayState,
-    profiles: &[(ConnectionProfile, bool)],
-    ui: &mut egui::Ui,
-    tx: &CommandSender,
-) {
-    let id = st.id;
+pub fn show(st: &mut ReplayState, view: &AppView<'_>, ui: &mut egui::Ui, tx: &CommandSender) {
+    let (id, profiles) = (st.id, view.profiles);
     ui.heading("Replay a salvage into the new primary");
     ui.label(
         "Re-applies the salvaged WAL tail through the public API. Plan first: nothing is sent until you confirm.",
@@ -99,7 +95,7 @@ pub fn show(
             crate::panes::replay::plan::show(p, id, ui);
         }
     }
-    progress(st, ui, tx);
+    progress(st, view, ui, tx);
     outcome(st, ui, tx);
     if st.stage == Stage::Confirming {
         confirm(st, ui, tx);
@@ -156,7 +152,7 @@ fn setup(
 /// Why "Apply..." is not available now, in words.
 fn apply_blocked(st: &ReplayState) -> String {
     match st.plan_ok() {
-        _ if st.live_apply().is_some() || st.stage == Stage::Applying => "an apply is running".into(),
+        _ if st.stage == Stage::Applying => "an apply is running".into(),
         None => "make a plan first".into(),
         Some(p) if !p.plan.can_apply() => {
             "the plan has problems (red, below): resolve them and plan again".into()
@@ -246,8 +242,8 @@ fn confirm(st: &mut ReplayState, ui: &mut egui::Ui, tx: &CommandSender) {
     }
 }
 
-fn progress(st: &ReplayState, ui: &mut egui::Ui, tx: &CommandSender) {
-    let Some(live) = st.live_apply() else { return };
+fn progress(st: &ReplayState, view: &AppView<'_>, ui: &mut egui::Ui, tx: &CommandSender) {
+    let Some(live) = st.live_apply(view) else { return };
     let p = live.progress.borrow().clone();
     ui.separator();
     ui.strong("Applying");

@@ -4,7 +4,8 @@
 //! folder, and one row per pchannel dump with its live progress, its outcome and its report.
 //!
 //! Owns: [`SalvageState`]. Must never: talk to a server or touch the folder itself (the panel
-//! sends commands; the app runs the work as jobs and hands each dump's progress back here).
+//! sends commands; the app runs the work as jobs). Its dumps' live progress is not held here:
+//! the job registry holds it, read each frame through [`AppView::live_of`].
 
 mod rows;
 pub mod view;
@@ -12,29 +13,14 @@ pub mod view;
 use super::command::CommandSender;
 use super::outcome::{JobError, JobOutput, JobResult};
 use super::{AppView, Pane};
-use crate::jobs::JobId;
+use crate::jobs::{JobId, LiveDump};
 use eframe::egui;
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex};
-use tokio::sync::watch;
-use tokio_util::sync::CancellationToken;
+use std::sync::Arc;
 use walscope_ops::salvage::SalvageError;
 use walscope_ops::salvage::checkpoint::Checkpoints;
 use walscope_ops::salvage::folder::Unfinished;
-use walscope_ops::salvage::job::SalvageProgress;
 use walscope_ops::salvage::report::DumpReport;
-
-/// A dump being written: what the salvage job shares with the pane.
-#[derive(Clone)]
-pub struct LiveDump {
-    pub pchannel: String,
-    pub file: PathBuf,
-    pub progress: watch::Receiver<SalvageProgress>,
-    pub cancel: CancellationToken,
-}
-
-/// Where a running set's jobs appear once started (filled by the job, read by the pane).
-pub type LiveSlot = Arc<Mutex<Vec<LiveDump>>>;
 
 /// How one pchannel's dump ended, and what the file holds.
 #[derive(Debug, Clone)]
@@ -119,8 +105,6 @@ pub struct SalvageState {
     pub folder: String,
     /// Unfinished dumps found in the folder.
     pub unfinished: Option<Result<Vec<Unfinished>, SalvageError>>,
-    /// The dumps running now, as the jobs share them.
-    pub live: LiveSlot,
     pub ends: Vec<DumpEnd>,
     /// Why the last start or resume was refused, or failed before any dump began.
     pub error: Option<String>,
@@ -141,7 +125,6 @@ impl SalvageState {
             skip_replicated: true,
             folder: String::new(),
             unfinished: None,
-            live: Arc::default(),
             ends: Vec::new(),
             error: None,
             running: false,
@@ -178,16 +161,14 @@ impl SalvageState {
         }
     }
 
-    /// The live dumps now (a copy of the handles; never waits on the jobs).
-    pub fn live_dumps(&self) -> Vec<LiveDump> {
-        self.live.lock().map(|l| l.clone()).unwrap_or_default()
+    /// The dumps this pane's jobs are writing now, as the job registry holds them (a copy of
+    /// the handles; never waits on the jobs).
+    pub fn live_dumps(&self, view: &AppView<'_>) -> Vec<LiveDump> {
+        view.live_of(self.id).iter().filter_map(|l| l.dumps()).flatten().cloned().collect()
     }
 
     /// Records how a pchannel's dump ended (replacing an earlier end of the same pchannel).
     pub fn ended(&mut self, end: DumpEnd) {
-        if let Ok(mut l) = self.live.lock() {
-            l.retain(|d| d.pchannel != end.pchannel);
-        }
         self.ends.retain(|e| e.pchannel != end.pchannel);
         self.ends.push(end);
         self.ends.sort_by(|a, b| a.pchannel.cmp(&b.pchannel));
@@ -203,11 +184,11 @@ impl Pane for SalvageState {
         let id = self.id;
         egui::ScrollArea::vertical()
             .id_salt(("salvage", id))
-            .show(ui, |ui| ui.push_id(("salvage", id), |ui| view::show(self, view.profiles, ui, tx)));
+            .show(ui, |ui| ui.push_id(("salvage", id), |ui| view::show(self, view, ui, tx)));
     }
 
     /// The pchannels, checkpoints, unfinished dumps or ended dumps a job brought.
-    fn apply(&mut self, _job: JobId, _label: &str, result: JobResult, _view: &AppView<'_>) {
+    fn apply(&mut self, _job: JobId, _label: &str, result: JobResult, view: &AppView<'_>) {
         let s = self;
         match result {
             Ok(JobOutput::Pchannels { result, .. }) => match result {
@@ -225,7 +206,8 @@ impl Pane for SalvageState {
                 for e in ends {
                     s.ended(e);
                 }
-                s.running = !s.live_dumps().is_empty();
+                // Another of its jobs (a resumed dump) may still run.
+                s.running = !s.live_dumps(view).is_empty();
                 s.unfinished = None;
             }
             Ok(_) => {}

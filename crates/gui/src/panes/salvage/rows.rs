@@ -5,18 +5,19 @@
 //!
 //! Must never: hold a dump's messages (the report is read by a job from the file).
 
+use crate::jobs::LiveDump;
 use crate::panes::command::{AppCommand, CommandSender};
 use crate::panes::salvage::SalvageState;
 use eframe::egui;
 use walscope_ops::salvage::job::SalvageState as JobState;
 
-pub fn show(st: &mut SalvageState, ui: &mut egui::Ui, tx: &CommandSender) {
-    let live = st.live_dumps();
+/// `live`: the dumps the pane's jobs are writing now.
+pub fn show(st: &mut SalvageState, live: &[LiveDump], ui: &mut egui::Ui, tx: &CommandSender) {
     if live.is_empty() && st.ends.is_empty() {
         return;
     }
     ui.separator();
-    for d in &live {
+    for d in live {
         let p = d.progress.borrow().clone();
         ui.horizontal_wrapped(|ui| {
             ui.monospace(&d.pchannel);
@@ -26,7 +27,7 @@ pub fn show(st: &mut SalvageState, ui: &mut egui::Ui, tx: &CommandSender) {
                 .add_enabled(!d.cancel.is_cancelled(), egui::Button::new(format!("Cancel {}", d.pchannel)))
                 .clicked()
             {
-                d.cancel.cancel();
+                tx.send(AppCommand::CancelDump { pane: st.id, pchannel: d.pchannel.clone() });
             }
             let text = format!(
                 "{} frames, {:.1} MiB, {:.0}/s{}",

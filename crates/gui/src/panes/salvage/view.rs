@@ -11,17 +11,14 @@
 //! folder that holds one (it offers to resume instead).
 
 use crate::net::profile::ConnectionProfile;
+use crate::panes::AppView;
 use crate::panes::command::{AppCommand, CommandSender};
 use crate::panes::salvage::SalvageState;
 use eframe::egui;
 
-pub fn show(
-    st: &mut SalvageState,
-    profiles: &[(ConnectionProfile, bool)],
-    ui: &mut egui::Ui,
-    tx: &CommandSender,
-) {
-    let id = st.id;
+pub fn show(st: &mut SalvageState, view: &AppView<'_>, ui: &mut egui::Ui, tx: &CommandSender) {
+    let (id, profiles) = (st.id, view.profiles);
+    let live = st.live_dumps(view);
     ui.heading("Salvage after a forced failover");
     ui.label(
         "Dumps the old primary's WAL tail from the new primary's salvage checkpoint, every pchannel at once.",
@@ -100,15 +97,13 @@ pub fn show(
             tx.send(AppCommand::StartSalvage(id));
         }
         if st.running && ui.button("Cancel all").clicked() {
-            for d in st.live_dumps() {
-                d.cancel.cancel();
-            }
+            tx.send(AppCommand::CancelPane(id));
         }
     });
     if let Some(e) = &st.error {
         ui.colored_label(ui.visuals().error_fg_color, format!("Not started: {e}"));
     }
-    crate::panes::salvage::rows::show(st, ui, tx);
+    crate::panes::salvage::rows::show(st, &live, ui, tx);
     // The set has finished: its folder can be replayed into the new primary.
     if !st.running && !st.ends.is_empty() {
         ui.separator();

@@ -1,6 +1,7 @@
 //! The job registry: every piece of long work the window starts (opening a file, saving,
 //! loading schemas, reflection, connection tests, calls, polling) is one [`Job`] here, with a
-//! label, a progress snapshot, a cancel token and a result. The status bar and the repaint logic
+//! label, a progress snapshot, its typed [`live`] progress (a salvage's dumps, an apply, a
+//! stream), a [`Pace`], a cancel token and a result. The status bar and the repaint logic
 //! iterate it; the app drains finished jobs once per frame and applies their results.
 //!
 //! Owns: the one async runtime of the window (started on first use) and the jobs. Work the
@@ -8,6 +9,12 @@
 //! *watched* job: the registry reads its progress and can cancel it, the library does the work.
 //! Must never: block the UI thread (a frame only reads snapshots and `try_recv`s), or let a
 //! pane spawn work itself (panes send commands; the app starts jobs here).
+
+mod error;
+pub mod live;
+
+pub use error::{FileFailed, JobError};
+pub use live::{Live, LiveApply, LiveDump, LiveStream};
 
 use crate::dump::background::Wake;
 use std::future::Future;
@@ -43,83 +50,12 @@ pub type JobResult<T> = Result<T, JobError>;
 /// What a watched job (work the library runs itself) hands back when it is done: its last words.
 pub struct JobDone(pub String);
 
-/// What went wrong with a file a job read or wrote (the path is [`JobError::File`]'s).
-#[derive(Debug, thiserror::Error)]
-pub enum FileFailed {
-    /// The system's words (a folder not created, a sample not copied).
-    #[error(transparent)]
-    Io(#[from] std::io::Error),
-    /// The file contract refuses the target (an input, not a regular file, no folder, ...).
-    #[error(transparent)]
-    Refused(#[from] crate::atomic::OutputError),
-    /// The target exists and replacing it was not ticked.
-    #[error(
-        "{} already exists: nothing was written. Tick \"Replace an existing file\" to replace it (the old one is then kept as .bak)",
-        .0.display()
-    )]
-    ExistsUnticked(std::path::PathBuf),
-    /// A file to copy could not be read.
-    #[error("cannot read {}: {source}", path.display())]
-    Read { path: std::path::PathBuf, source: std::io::Error },
-    /// The tab's file was replaced on disk after it was opened: saving would write over the new one.
-    #[error(
-        "{} was replaced on disk after it was opened: saving would write the file as it was opened, with your edits, over the new one. Use Save as to keep the edits in another file, or reopen it",
-        .0.display()
-    )]
-    ReplacedOnDisk(std::path::PathBuf),
-    /// The edits could not be rendered (the file was cut short meanwhile: the library's words).
-    #[error("{0}")]
-    Render(String),
-    /// The atomic write failed.
-    #[error("cannot save: {0}")]
-    Save(std::io::Error),
-}
-
-/// Why a job did not do its work: the library's own error, kept typed so the pane that shows
-/// it can say what happened (the words are made where it is drawn).
-#[derive(Debug, thiserror::Error)]
-pub enum JobError {
-    #[error(transparent)]
-    Net(#[from] crate::net::NetError),
-    #[error(transparent)]
-    Schema(#[from] crate::schema::SchemaError),
-    #[error(transparent)]
-    Profile(#[from] crate::net::profile::ProfileError),
-    #[error(transparent)]
-    History(#[from] crate::net::history::HistoryError),
-    #[error(transparent)]
-    Reflection(#[from] crate::net::reflection::ReflectionError),
-    #[error(transparent)]
-    Call(#[from] crate::net::call::CallError),
-    #[error(transparent)]
-    Input(#[from] walscope_core::input::InputError),
-    #[error(transparent)]
-    Dump(#[from] crate::dump::reader::DumpError),
-    #[error(transparent)]
-    Salvage(#[from] walscope_ops::salvage::SalvageError),
-    /// A SyncTool answered a dashboard's call with a refusal.
-    #[error("{method} was refused: {error}")]
-    SyncToolRefused { method: &'static str, error: crate::net::SyncToolError },
-    /// A server did not answer in time.
-    #[error("{endpoint}: no answer within {secs} s")]
-    NoAnswer { endpoint: String, secs: u64 },
-    /// A file could not be opened, read or written.
-    #[error("{path}: {reason}")]
-    File { path: std::path::PathBuf, reason: FileFailed },
-    /// The window's runtime could not start.
-    #[error("cannot start the network runtime: {0}")]
-    NoRuntime(Arc<std::io::Error>),
-    /// The job's task ended without handing back a result.
-    #[error("the job ended without a result (it panicked?)")]
-    Panicked,
-    #[error("stopped")]
-    Cancelled,
-}
-
 /// What a job's body gets: where to report progress, whether it is cancelled, how to wake the UI.
 #[derive(Clone)]
 pub struct JobCtx {
     pub progress: Arc<watch::Sender<JobProgress>>,
+    /// The job's typed live progress (see [`live`]), for the pane that owns it.
+    pub live: Arc<watch::Sender<Option<Live>>>,
     pub cancel: CancellationToken,
     pub wake: Wake,
 }
@@ -130,18 +66,53 @@ impl JobCtx {
         self.progress.send_replace(JobProgress { fraction, text: text.into() });
         (self.wake)();
     }
+
+    /// Shares the job's typed live progress with its owner pane (the registry keeps the latest
+    /// until the job ends) and wakes the UI.
+    pub fn share(&self, live: Live) {
+        self.live.send_replace(Some(live));
+        (self.wake)();
+    }
 }
 
-/// A watched job that redraws this seldom or more seldom is waiting between rounds, not busy
-/// (see [`Job::is_waiting`]).
+/// How often a job's numbers move, which sets how often the window redraws while it runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Pace {
+    /// Work under way (indexing, a scan, a call): redraw every so often.
+    Working(Duration),
+    /// Waiting between rounds (a poller between polls): redraw once a round. The status bar
+    /// shows it as waiting, not busy.
+    Waiting(Duration),
+}
+
+impl Pace {
+    pub fn repaint(self) -> Duration {
+        match self {
+            Pace::Working(d) | Pace::Waiting(d) => d,
+        }
+    }
+}
+
+/// A waiting job redraws at most this often (a poller asked to poll faster still redraws once
+/// a second).
 pub const WAITING_REPAINT: Duration = Duration::from_secs(1);
+
+/// Spawned work's redraw rate: at most ten frames a second for its numbers.
+const WORKING_REPAINT: Duration = Duration::from_millis(100);
 
 /// Progress of work the library runs itself, read each frame: (progress, done).
 pub type Probe = Box<dyn Fn() -> (JobProgress, bool) + Send>;
 
 enum Source<T> {
-    Spawned { progress: watch::Receiver<JobProgress>, result: oneshot::Receiver<JobResult<T>> },
-    Watched { probe: Probe, stop: Box<dyn Fn() + Send> },
+    Spawned {
+        progress: watch::Receiver<JobProgress>,
+        live: watch::Receiver<Option<Live>>,
+        result: oneshot::Receiver<JobResult<T>>,
+    },
+    Watched {
+        probe: Probe,
+        stop: Box<dyn Fn() + Send>,
+    },
 }
 
 pub struct Job<T> {
@@ -149,8 +120,8 @@ pub struct Job<T> {
     pub label: String,
     pub owner: JobOwner,
     pub cancel: CancellationToken,
-    /// How often the window redraws while this job runs (its numbers move).
-    pub repaint: Duration,
+    /// How often its numbers move (how often the window redraws while it runs).
+    pub pace: Pace,
     source: Source<T>,
 }
 
@@ -167,10 +138,18 @@ impl<T> Job<T> {
         self.cancel.is_cancelled()
     }
 
-    /// True for work the library runs itself that redraws rarely (every second or more
-    /// seldom: a poller between polls), as opposed to work under way.
+    /// True for a job waiting between rounds (a poller between polls), as opposed to work
+    /// under way.
     pub fn is_waiting(&self) -> bool {
-        matches!(self.source, Source::Watched { .. }) && self.repaint >= WAITING_REPAINT
+        matches!(self.pace, Pace::Waiting(_))
+    }
+
+    /// Its typed live progress, once its body shared one (never waits).
+    pub fn live(&self) -> Option<Live> {
+        match &self.source {
+            Source::Spawned { live, .. } => live.borrow().clone(),
+            Source::Watched { .. } => None,
+        }
     }
 }
 
@@ -253,7 +232,7 @@ impl<T: From<JobDone> + Send + 'static> JobRegistry<T> {
         F: FnOnce(JobCtx) -> Fut,
         Fut: Future<Output = JobResult<T>> + Send + 'static,
     {
-        let (ctx, progress, result_rx, result_tx) = self.parts();
+        let (ctx, (progress, live), result_rx, result_tx) = self.parts();
         let id = self.ids();
         match self.handle() {
             Some(rt) => {
@@ -286,8 +265,8 @@ impl<T: From<JobDone> + Send + 'static> JobRegistry<T> {
             label: label.into(),
             owner,
             cancel,
-            repaint: Duration::from_millis(100),
-            source: Source::Spawned { progress, result: result_rx },
+            pace: Pace::Working(WORKING_REPAINT),
+            source: Source::Spawned { progress, live, result: result_rx },
         });
         id
     }
@@ -298,7 +277,7 @@ impl<T: From<JobDone> + Send + 'static> JobRegistry<T> {
     where
         F: FnOnce(JobCtx) -> JobResult<T> + Send + 'static,
     {
-        let (ctx, progress, result_rx, result_tx) = self.parts();
+        let (ctx, (progress, live), result_rx, result_tx) = self.parts();
         let id = self.ids();
         match self.handle() {
             Some(rt) => {
@@ -322,20 +301,20 @@ impl<T: From<JobDone> + Send + 'static> JobRegistry<T> {
             label: label.into(),
             owner,
             cancel: ctx.cancel,
-            repaint: Duration::from_millis(100),
-            source: Source::Spawned { progress, result: result_rx },
+            pace: Pace::Working(WORKING_REPAINT),
+            source: Source::Spawned { progress, live, result: result_rx },
         });
         id
     }
 
     /// Registers work the library runs on its own: `probe` says how far it is and whether it
-    /// is done, `stop` cancels it; the window redraws every `repaint` while it runs. Dropped
+    /// is done, `stop` cancels it; the window redraws at its `pace` while it runs. Dropped
     /// from the list once done.
     pub fn watch(
         &mut self,
         label: impl Into<String>,
         owner: JobOwner,
-        repaint: Duration,
+        pace: Pace,
         probe: Probe,
         stop: Box<dyn Fn() + Send>,
     ) -> JobId {
@@ -345,7 +324,7 @@ impl<T: From<JobDone> + Send + 'static> JobRegistry<T> {
             label: label.into(),
             owner,
             cancel: CancellationToken::new(),
-            repaint,
+            pace,
             source: Source::Watched { probe, stop },
         });
         id
@@ -353,19 +332,33 @@ impl<T: From<JobDone> + Send + 'static> JobRegistry<T> {
 
     /// How soon the window should draw again for the running jobs' numbers, if at all.
     pub fn next_repaint(&self) -> Option<Duration> {
-        self.jobs.iter().map(|j| j.repaint).min()
+        self.jobs.iter().map(|j| j.pace.repaint()).min()
     }
 
     #[allow(clippy::type_complexity)]
     fn parts(
         &self,
-    ) -> (JobCtx, watch::Receiver<JobProgress>, oneshot::Receiver<JobResult<T>>, oneshot::Sender<JobResult<T>>)
-    {
+    ) -> (
+        JobCtx,
+        (watch::Receiver<JobProgress>, watch::Receiver<Option<Live>>),
+        oneshot::Receiver<JobResult<T>>,
+        oneshot::Sender<JobResult<T>>,
+    ) {
         let (ptx, prx) = watch::channel(JobProgress::default());
+        let (ltx, lrx) = watch::channel(None);
         let (rtx, rrx) = oneshot::channel();
-        let ctx =
-            JobCtx { progress: Arc::new(ptx), cancel: CancellationToken::new(), wake: self.wake.clone() };
-        (ctx, prx, rrx, rtx)
+        let ctx = JobCtx {
+            progress: Arc::new(ptx),
+            live: Arc::new(ltx),
+            cancel: CancellationToken::new(),
+            wake: self.wake.clone(),
+        };
+        (ctx, (prx, lrx), rrx, rtx)
+    }
+
+    /// The typed live progress of `owner`'s running jobs, oldest first.
+    pub fn live_of(&self, owner: &JobOwner) -> Vec<Live> {
+        live_of(&self.jobs, owner)
     }
 
     /// Asks a job to stop. Its result (usually `Cancelled`) still arrives.
@@ -427,6 +420,11 @@ impl<T: From<JobDone> + Send + 'static> JobRegistry<T> {
     }
 }
 
+/// The typed live progress of `owner`'s jobs among `jobs`, oldest first.
+pub fn live_of<T>(jobs: &[Job<T>], owner: &JobOwner) -> Vec<Live> {
+    jobs.iter().filter(|j| j.owner == *owner).filter_map(Job::live).collect()
+}
+
 /// How long the way out waits for what dropping the jobs sets off (see [`JobRegistry`]'s drop).
 const EXIT_GRACE: Duration = Duration::from_secs(2);
 
@@ -444,5 +442,75 @@ impl<T> Drop for JobRegistry<T> {
         {
             rt.shutdown_timeout(EXIT_GRACE);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    struct Out;
+    impl From<JobDone> for Out {
+        fn from(_: JobDone) -> Out {
+            Out
+        }
+    }
+
+    fn wait_until(
+        reg: &mut JobRegistry<Out>,
+        what: &str,
+        mut done: impl FnMut(&mut JobRegistry<Out>) -> bool,
+    ) {
+        let until = std::time::Instant::now() + Duration::from_secs(10);
+        while !done(reg) {
+            assert!(std::time::Instant::now() < until, "{what}: not within 10 s");
+            std::thread::sleep(Duration::from_millis(5));
+        }
+    }
+
+    #[test]
+    fn live_progress_is_held_by_the_registry_until_the_job_ends() {
+        let mut reg: JobRegistry<Out> = JobRegistry::new(Arc::new(|| {}));
+        let owner = JobOwner::Pane(7);
+        let (go_tx, go_rx) = oneshot::channel::<()>();
+        let id = reg.spawn("salvage", owner.clone(), move |ctx| async move {
+            ctx.share(Live::Salvage(Vec::new()));
+            let _ = go_rx.await;
+            Ok(Out)
+        });
+        wait_until(&mut reg, "the live progress", |r| !r.live_of(&owner).is_empty());
+        assert!(reg.running()[0].live().is_some_and(|l| l.dumps().is_some()));
+        assert!(reg.live_of(&JobOwner::Pane(8)).is_empty(), "another pane's job");
+        let _ = go_tx.send(());
+        let mut ended = Vec::new();
+        wait_until(&mut reg, "the end", |r| {
+            ended.extend(r.finished().into_iter().map(|f| f.id));
+            !ended.is_empty()
+        });
+        assert_eq!(ended, vec![id]);
+        assert!(reg.live_of(&owner).is_empty(), "kept after the job ended");
+    }
+
+    #[test]
+    fn a_waiting_job_is_told_by_its_pace_not_by_its_repaint_rate() {
+        let mut reg: JobRegistry<Out> = JobRegistry::new(Arc::new(|| {}));
+        let never = || (JobProgress::default(), false);
+        reg.watch(
+            "poller",
+            JobOwner::Pane(1),
+            Pace::Waiting(Duration::from_secs(2)),
+            Box::new(never),
+            Box::new(|| {}),
+        );
+        reg.watch(
+            "slow scan",
+            JobOwner::App,
+            Pace::Working(Duration::from_secs(3)),
+            Box::new(never),
+            Box::new(|| {}),
+        );
+        let waiting: Vec<bool> = reg.running().iter().map(Job::is_waiting).collect();
+        assert_eq!(waiting, vec![true, false]);
+        assert_eq!(reg.next_repaint(), Some(Duration::from_secs(2)));
     }
 }
