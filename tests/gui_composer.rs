@@ -318,27 +318,30 @@ fn calls_that_change_a_server_wait_for_a_confirmation() {
     set_json(&mut h, r#"{"db": "demo_db", "name": "orders"}"#);
     h.get_by_label("Send Ctrl+Enter").click();
     settle(&mut h);
-    h.get_by_label_contains("This call changes the server: it deletes the sync task of table demo_db.orders");
+    // A modal over the window, naming the server (never where "Send" was).
+    h.get_by_label("Send this call?");
+    h.get_by_label_contains("This call changes the server demo-synctool (");
+    h.get_by_label_contains("deletes the sync task of table demo_db.orders");
     std::thread::sleep(std::time::Duration::from_millis(300));
     settle(&mut h);
     assert!(matches!(composer(&h).response, Response::None), "nothing sent");
     assert_eq!(tasks(), 2, "the server still has the task");
     // The request changed while the box was open: "Send it" asks again about the new call.
     set_json(&mut h, r#"{"db": "demo_db", "name": "users"}"#);
-    h.get_by_label("Send it").click();
+    h.get_by_label("⚠ Send it").click();
     settle(&mut h);
     h.get_by_label_contains("the call changed since you confirmed it");
     h.get_by_label_contains("deletes the sync task of table demo_db.users");
     assert!(matches!(composer(&h).response, Response::None), "nothing sent");
     assert_eq!(tasks(), 2);
-    h.get_by_label("Do not send").click();
+    h.get_by_label("Cancel").click();
     settle(&mut h);
     assert!(composer(&h).confirm.is_none());
     assert_eq!(tasks(), 2);
     set_json(&mut h, r#"{"db": "demo_db", "name": "orders"}"#);
     h.get_by_label("Send Ctrl+Enter").click();
     settle(&mut h);
-    h.get_by_label("Send it").click();
+    h.get_by_label("⚠ Send it").click();
     wait_reply(&mut h);
     step_until(&mut h, "the task to go", |_| tasks() == 0);
 
@@ -358,17 +361,17 @@ fn calls_that_change_a_server_wait_for_a_confirmation() {
     h.get_by_label("Send Ctrl+Enter").click();
     settle(&mut h);
     h.get_by_label_contains("deletes EVERY sync task");
-    h.get_by_label("Send it").click();
+    h.get_by_label("⚠ Send it").click();
     settle(&mut h);
     assert!(
         matches!(composer(&h).response, Response::None),
         "the button does nothing until the word is typed"
     );
     assert_eq!(tasks(), 2);
-    h.get_by_label_contains("Type \"clear all\" to confirm:").click();
-    h.get_by_label_contains("Type \"clear all\" to confirm:").type_text("clear all");
+    h.get_by_label("Type clear all to go on:").click();
+    h.get_by_label("Type clear all to go on:").type_text("clear all");
     settle(&mut h);
-    h.get_by_label("Send it").click();
+    h.get_by_label("⚠ Send it").click();
     wait_reply(&mut h);
     step_until(&mut h, "every task to go", |_| tasks() == 0);
 }
@@ -445,11 +448,17 @@ fn connections_create_test_edit_and_delete() {
     h.get_by_label("Cancel").click();
     settle(&mut h);
 
-    // Delete asks once more.
-    h.get_by_label("Delete primary").click();
+    // Delete asks once more, in a modal (a double click on the button cannot delete).
+    h.get_by_label("⚠ Delete primary").click();
+    settle(&mut h);
+    h.get_by_label("Delete this profile?");
+    // The second click of a double click lands outside the modal: it closes it, deletes nothing.
+    h.get_by_label("⚠ Delete primary").click();
     settle(&mut h);
     assert!(std::fs::read_to_string(&store).unwrap().contains("primary"), "not yet");
-    h.get_by_label("Really delete primary").click();
+    h.get_by_label("⚠ Delete primary").click();
+    settle(&mut h);
+    h.get_by_label("⚠ Delete the profile").click();
     step_until(&mut h, "the delete", |_| {
         std::fs::read_to_string(&store).is_ok_and(|t| !t.contains("primary"))
     });

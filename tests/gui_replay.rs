@@ -128,7 +128,7 @@ fn a_salvage_is_planned_confirmed_applied_and_verified() {
     // The confirmation says what and where; nothing is sent while it is open.
     let names: Vec<String> = plan.collections.keys().cloned().collect();
     let before = counts(&pair, &rt, &names);
-    h.get_by_label("Apply...").click();
+    h.get_by_label("⚠ Apply...").click();
     settle(&mut h);
     assert_eq!(pane(&h).stage, Stage::Confirming);
     h.get_by_label("Apply this replay?");
@@ -145,7 +145,7 @@ fn a_salvage_is_planned_confirmed_applied_and_verified() {
     assert!(h.state().jobs.running().iter().all(|j| j.label != "replay apply"), "no apply before Apply");
     assert_eq!(counts(&pair, &rt, &names), before, "nothing reached the new primary before confirming");
 
-    h.get_by_label("Apply").click();
+    h.get_by_label("⚠ Apply").click();
     let until = Instant::now() + Duration::from_secs(300);
     loop {
         h.step();

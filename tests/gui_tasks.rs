@@ -57,11 +57,12 @@ fn create_watch_trouble_and_delete_a_sync_task() {
     settle(&mut h);
     h.get_by_label("Create task").click();
     settle(&mut h);
-    // It says what it will do and waits for the second click.
+    // It says what it will do, in a modal, and waits for the confirmation.
+    h.get_by_label("Create this sync task?");
     h.get_by_label_contains("This creates a sync task for demo_db.orders on synctool, writing its rows to /tmp/walscope-test/orders");
     std::thread::sleep(Duration::from_millis(200));
     assert_eq!(rows_on_server(&rt, &endpoint), 0, "nothing sent before the confirmation");
-    h.get_by_label("Create it").click();
+    h.get_by_label("⚠ Create it").click();
     let board = |h: &Harness<'static, WalscopeApp>| {
         h.state().tasks.poller.as_ref().map(|p| p.board()).unwrap_or_default()
     };
@@ -101,13 +102,27 @@ fn create_watch_trouble_and_delete_a_sync_task() {
     settle(&mut h);
     assert!(h.query_all_by_label_contains("count reset").count() >= 1, "flagged at its row");
 
-    // Delete: the first click only asks.
-    h.get_by_label(&format!("Delete the task of tid {tid}")).click();
+    // Delete: the first click only asks, in a modal (a double click cannot delete), and the
+    // table's name must be typed; Cancel keeps the task.
+    let delete = format!("⚠ Delete the task of tid {tid}");
+    h.get_by_label(&delete).click();
     settle(&mut h);
+    h.get_by_label("Delete this sync task?");
+    h.get_by_label_contains("2 partitions stop");
+    assert!(h.get_by_label("⚠ Delete the task").accesskit_node().is_disabled(), "the name is typed first");
+    h.get_by_label("Cancel").click();
+    settle(&mut h);
+    assert!(h.query_by_label("Delete this sync task?").is_none(), "Cancel closes it");
     std::thread::sleep(Duration::from_millis(300));
     settle(&mut h);
-    assert_eq!(rows_on_server(&rt, &endpoint), 2, "nothing deleted without the second click");
-    h.get_by_label(&format!("Really delete the task of tid {tid}")).click();
+    assert_eq!(rows_on_server(&rt, &endpoint), 2, "nothing deleted without the confirmation");
+    h.get_by_label(&delete).click();
+    settle(&mut h);
+    let field = h.get_by_label("Type orders to go on:");
+    field.click();
+    field.type_text("orders");
+    settle(&mut h);
+    h.get_by_label("⚠ Delete the task").click();
     step_until(&mut h, "the task to go", |_| rows_on_server(&rt, &endpoint) == 0);
     step_until(&mut h, "the board to follow", |h| board(h).rows.is_empty());
 
@@ -127,17 +142,17 @@ fn create_watch_trouble_and_delete_a_sync_task() {
     .unwrap();
     step_until(&mut h, "the new task", |h| !board(h).rows.is_empty());
     settle(&mut h);
-    h.get_by_label("Delete every task (clear_all)...").click();
+    h.get_by_label("⚠ Delete every task (clear_all)...").click();
     settle(&mut h);
     assert!(
-        h.get_by_label("Delete every task").accesskit_node().is_disabled(),
+        h.get_by_label("⚠ Delete every task").accesskit_node().is_disabled(),
         "refused until the words are typed"
     );
-    let field = h.get_by_label_contains("Type \"clear all\" to confirm:");
+    let field = h.get_by_label("Type clear all to go on:");
     field.click();
     field.type_text("clear all");
     settle(&mut h);
-    h.get_by_label("Delete every task").click();
+    h.get_by_label("⚠ Delete every task").click();
     step_until(&mut h, "every task to go", |_| rows_on_server(&rt, &endpoint) == 0);
 }
 

@@ -77,9 +77,14 @@ pub fn task_status_tone(status: &str) -> Tone {
 
 /// The action a pane exists for (Send, Apply, Save): filled with the theme's accent.
 pub fn primary(ui: &mut Ui, text: &str) -> Response {
+    ui.add(primary_button(ui, text))
+}
+
+/// [`primary`]'s button, to add a shortcut or disable it (`ui.add_enabled`).
+pub fn primary_button(ui: &Ui, text: &str) -> egui::Button<'static> {
     let fill = ui.visuals().selection.bg_fill;
     let ink = ui.visuals().selection.stroke.color;
-    ui.add(egui::Button::new(RichText::new(text).color(ink).strong()).fill(fill))
+    egui::Button::new(RichText::new(text).color(ink).strong()).fill(fill)
 }
 
 /// Everything else a pane offers (Copy hex, Cancel).
@@ -91,9 +96,14 @@ pub fn secondary(ui: &mut Ui, text: &str) -> Response {
 /// replay): red, with a warning sign, so it never looks like "Copy hex". Its confirmation is
 /// [`Confirm`], not a second button in the same place.
 pub fn danger(ui: &mut Ui, text: &str) -> Response {
+    ui.add(danger_button(ui, text))
+}
+
+/// [`danger`]'s button, to add a shortcut or disable it (`ui.add_enabled`).
+pub fn danger_button(ui: &Ui, text: &str) -> egui::Button<'static> {
     let fill = Tone::Bad.color(ui);
     let ink = if ui.visuals().dark_mode { Color32::BLACK } else { Color32::WHITE };
-    ui.add(egui::Button::new(RichText::new(format!("⚠ {text}")).color(ink).strong()).fill(fill))
+    egui::Button::new(RichText::new(format!("⚠ {text}")).color(ink).strong()).fill(fill)
 }
 
 /// A choice of one among a few, drawn as joined segments with the chosen one filled. Returns

@@ -12,6 +12,7 @@ use crate::panes::command::{AppCommand, CallSpec, CommandSender};
 use crate::panes::composer::{ComposerState, Confirm, Response};
 use crate::panes::file::detail::shell_quote;
 use crate::panes::file::detail_view;
+use crate::widgets::look;
 use eframe::egui;
 use prost_reflect::DescriptorPool;
 
@@ -60,7 +61,7 @@ pub fn show(st: &mut ComposerState, view: &ComposerView<'_>, ui: &mut egui::Ui, 
     ui.horizontal(|ui| {
         let send = ui.add_enabled(
             !busy && st.confirm.is_none(),
-            egui::Button::new("Send").shortcut_text("Ctrl+Enter"),
+            look::primary_button(ui, "Send").shortcut_text("Ctrl+Enter"),
         );
         if send.clicked() || (send_key && !busy && st.confirm.is_none()) {
             ask_send(st, profile.as_ref(), &method, tx);
@@ -294,29 +295,20 @@ fn confirm_box(
     tx: &CommandSender,
 ) {
     let Some(c) = st.confirm.as_mut() else { return };
-    let mut go = false;
-    let mut cancel = false;
-    egui::Frame::group(ui.style()).stroke(egui::Stroke::new(2.0, ui.visuals().warn_fg_color)).show(
-        ui,
-        |ui| {
-            ui.colored_label(
-                ui.visuals().warn_fg_color,
-                format!("This call changes the server: it {}.", c.guard.what),
-            );
-            let ready = match c.guard.typed_word {
-                Some(word) => {
-                    let l = ui.label(format!("Type \"{word}\" to confirm:"));
-                    ui.add(egui::TextEdit::singleline(&mut c.typed).desired_width(160.0)).labelled_by(l.id);
-                    c.typed.trim() == word
-                }
-                None => true,
-            };
-            ui.horizontal(|ui| {
-                go = ui.add_enabled(ready, egui::Button::new("Send it")).clicked();
-                cancel = ui.button("Do not send").clicked();
-            });
-        },
+    // A modal over the window: never where "Send" was, so a double click cannot confirm.
+    let what = format!(
+        "This call changes the server{}: it {}.",
+        profile.map_or(String::new(), |p| format!(" {} ({})", p.name, p.endpoint)),
+        c.guard.what
     );
+    let modal = look::Confirm {
+        title: "Send this call?",
+        what: &what,
+        action: "Send it",
+        typed_word: c.guard.typed_word,
+    };
+    let answer = modal.show(ui.ctx(), egui::Id::unique(("composer_confirm", st.id)), &mut c.typed);
+    let (go, cancel) = (answer == look::Answer::Confirmed, answer == look::Answer::Cancelled);
     if cancel {
         st.confirm = None;
     } else if go && let Some(p) = profile {

@@ -247,16 +247,32 @@ fn row_buttons(
     if ui.button(format!("Edit {}", p.name)).clicked() {
         st.form = Some(ProfileForm::from_profile(p));
     }
-    if st.confirm_delete.as_deref() == Some(p.name.as_str()) {
-        if ui.button(format!("Really delete {}", p.name)).clicked() {
-            tx.send(AppCommand::DeleteProfile(p.name.clone()));
-            st.confirm_delete = None;
-        }
-        if ui.button("Keep it").clicked() {
-            st.confirm_delete = None;
-        }
-    } else if ui.button(format!("Delete {}", p.name)).clicked() {
+    if crate::widgets::look::danger(ui, &format!("Delete {}", p.name)).clicked() {
         st.confirm_delete = Some(p.name.clone());
+    }
+    // Asked in a modal over the window, never where the button was (a double click cannot
+    // delete).
+    if st.confirm_delete.as_deref() == Some(p.name.as_str()) {
+        let what = format!(
+            "This removes the profile {} ({}) from profiles.json. The server is not touched; the \
+             profile's settings are gone unless you add it again.",
+            p.name, p.endpoint
+        );
+        let c = crate::widgets::look::Confirm {
+            title: "Delete this profile?",
+            what: &what,
+            action: "Delete the profile",
+            typed_word: None,
+        };
+        let mut typed = String::new();
+        match c.show(ui.ctx(), egui::Id::unique(("delete_profile", &p.name)), &mut typed) {
+            crate::widgets::look::Answer::Open => {}
+            crate::widgets::look::Answer::Confirmed => {
+                tx.send(AppCommand::DeleteProfile(p.name.clone()));
+                st.confirm_delete = None;
+            }
+            crate::widgets::look::Answer::Cancelled => st.confirm_delete = None,
+        }
     }
 }
 

@@ -68,7 +68,8 @@ pub fn show(st: &mut ReplayState, view: &AppView<'_>, ui: &mut egui::Ui, tx: &Co
         {
             tx.send(AppCommand::PlanReplay(id));
         }
-        let apply = ui.add_enabled(st.can_apply(), egui::Button::new("Apply..."));
+        // It changes the new primary: red, and it only opens the confirmation.
+        let apply = ui.add_enabled(st.can_apply(), crate::widgets::look::danger_button(ui, "Apply..."));
         if apply.on_disabled_hover_text(apply_blocked(st)).clicked() {
             st.stage = Stage::Confirming;
         }
@@ -224,11 +225,11 @@ fn confirm(st: &mut ReplayState, ui: &mut egui::Ui, tx: &CommandSender) {
         ));
         ui.strong("Nothing has been sent yet.");
         ui.horizontal(|ui| {
-            if ui.button("Apply").clicked() {
-                answer = Some(true);
-            }
-            if ui.button("Cancel").clicked() {
+            if crate::widgets::look::secondary(ui, "Cancel").clicked() {
                 answer = Some(false);
+            }
+            if crate::widgets::look::danger(ui, "Apply").clicked() {
+                answer = Some(true);
             }
         });
     });

@@ -9,11 +9,11 @@
 use crate::datasync::TaskChange;
 use crate::panes::command::{AppCommand, CommandSender};
 use crate::panes::tasks::{CLEAR_ALL_WORD, TasksState};
+use crate::widgets::look::{self, Answer, Confirm};
 use eframe::egui;
 use walscope_ops::jobs::task_poll::TaskBoard;
 
 pub fn show(st: &mut TasksState, board: &TaskBoard, ui: &mut egui::Ui, tx: &CommandSender) {
-    let id = st.id;
     ui.strong("Create a sync task");
     ui.horizontal_wrapped(|ui| {
         let l = ui.label("Database:");
@@ -36,7 +36,7 @@ pub fn show(st: &mut TasksState, board: &TaskBoard, ui: &mut egui::Ui, tx: &Comm
         start_time(st, ui);
     }
     ui.horizontal(|ui| {
-        if ui.add_enabled(st.confirm_create.is_none(), egui::Button::new("Create task")).clicked() {
+        if ui.add_enabled(st.confirm_create.is_none(), look::primary_button(ui, "Create task")).clicked() {
             match st.create_request() {
                 Ok(req) => {
                     st.form_error = None;
@@ -56,18 +56,7 @@ pub fn show(st: &mut TasksState, board: &TaskBoard, ui: &mut egui::Ui, tx: &Comm
             ui.colored_label(ui.visuals().error_fg_color, format!("Not sent: {e}"));
         }
     });
-    if let Some((what, req)) = st.confirm_create.clone() {
-        ui.horizontal_wrapped(|ui| {
-            ui.colored_label(ui.visuals().warn_fg_color, what);
-            if ui.button("Create it").clicked() {
-                tx.send(AppCommand::TaskCall { dashboard: id, change: req });
-                st.confirm_create = None;
-            }
-            if ui.button("Do not create").clicked() {
-                st.confirm_create = None;
-            }
-        });
-    }
+    confirmations(st, board, ui, tx);
     match &st.last_action {
         Some(Ok(change)) => {
             ui.label(super::done_words(change));
@@ -78,32 +67,75 @@ pub fn show(st: &mut TasksState, board: &TaskBoard, ui: &mut egui::Ui, tx: &Comm
         None => {}
     }
     ui.separator();
-    ui.horizontal_wrapped(|ui| {
-        if !st.show_clear_all {
-            if ui
-                .add_enabled(!board.rows.is_empty(), egui::Button::new("Delete every task (clear_all)..."))
-                .clicked()
-            {
-                st.show_clear_all = true;
-                st.clear_all_typed.clear();
+    let clear = look::danger_button(ui, "Delete every task (clear_all)...");
+    if ui.add_enabled(!board.rows.is_empty(), clear).clicked() {
+        st.show_clear_all = true;
+        st.clear_all_typed.clear();
+    }
+}
+
+/// The modals that stand between a click and a call that changes the SyncTool: create (says
+/// what it creates), delete one table's task and clear_all (each with a word to type: neither
+/// can be undone). Drawn over the window, never where the first click was.
+fn confirmations(st: &mut TasksState, board: &TaskBoard, ui: &mut egui::Ui, tx: &CommandSender) {
+    let id = st.id;
+    let target = st.watched.clone().unwrap_or_default();
+    if let Some((what, change)) = st.confirm_create.clone() {
+        let c =
+            Confirm { title: "Create this sync task?", what: &what, action: "Create it", typed_word: None };
+        match c.show(ui.ctx(), egui::Id::unique(("create_task", id)), &mut st.clear_all_typed) {
+            Answer::Open => {}
+            Answer::Confirmed => {
+                tx.send(AppCommand::TaskCall { dashboard: id, change });
+                st.confirm_create = None;
             }
-            return;
+            Answer::Cancelled => st.confirm_create = None,
         }
-        ui.colored_label(
-            ui.visuals().warn_fg_color,
-            format!("This deletes EVERY sync task on this SyncTool ({} sub-tasks).", board.rows.len()),
+    }
+    if let Some((tid, name)) = st.confirm_delete.clone() {
+        let (db, table) =
+            name.split_once('.').map_or((String::new(), name.clone()), |(d, t)| (d.into(), t.into()));
+        let parts = board.rows.iter().filter(|r| r.tid == tid).count();
+        let what = format!(
+            "This deletes the sync task of {name} (tid {tid}) on {target}: {} stop and SyncTool forgets \
+             their progress. It cannot be undone; creating the task again starts over.",
+            walscope_core::fmt::counted(parts as u64, "partition")
         );
-        let l = ui.label(format!("Type \"{CLEAR_ALL_WORD}\" to confirm:"));
-        ui.add(egui::TextEdit::singleline(&mut st.clear_all_typed).desired_width(120.0)).labelled_by(l.id);
-        let ready = st.clear_all_typed.trim() == CLEAR_ALL_WORD;
-        if ui.add_enabled(ready, egui::Button::new("Delete every task")).clicked() {
-            tx.send(AppCommand::TaskCall { dashboard: id, change: TaskChange::ClearAll });
-            st.show_clear_all = false;
+        let c = Confirm {
+            title: "Delete this sync task?",
+            what: &what,
+            action: "Delete the task",
+            typed_word: Some(&table),
+        };
+        match c.show(ui.ctx(), egui::Id::unique(("delete_task", id)), &mut st.clear_all_typed) {
+            Answer::Open => {}
+            Answer::Confirmed => {
+                tx.send(AppCommand::TaskCall { dashboard: id, change: TaskChange::Delete { db, table } });
+                st.confirm_delete = None;
+            }
+            Answer::Cancelled => st.confirm_delete = None,
         }
-        if ui.button("Keep them").clicked() {
-            st.show_clear_all = false;
+    }
+    if st.show_clear_all {
+        let what = format!(
+            "This deletes EVERY sync task on {target} ({}). It cannot be undone.",
+            walscope_core::fmt::counted(board.rows.len() as u64, "sub-task")
+        );
+        let c = Confirm {
+            title: "Delete every sync task?",
+            what: &what,
+            action: "Delete every task",
+            typed_word: Some(CLEAR_ALL_WORD),
+        };
+        match c.show(ui.ctx(), egui::Id::unique(("clear_all", id)), &mut st.clear_all_typed) {
+            Answer::Open => {}
+            Answer::Confirmed => {
+                tx.send(AppCommand::TaskCall { dashboard: id, change: TaskChange::ClearAll });
+                st.show_clear_all = false;
+            }
+            Answer::Cancelled => st.show_clear_all = false,
         }
-    });
+    }
 }
 
 /// Mode 1's start time: a date on a calendar and a UTC time of day, kept as text the request

@@ -36,7 +36,7 @@ pub struct TasksState {
     pub profile: String,
     /// The profile being watched now: the board shows it, and the dashboard's calls go to it.
     pub watched: Option<String>,
-    /// A create waiting for the second click, with what it will do.
+    /// A create waiting for its confirmation, with what it will do.
     pub confirm_create: Option<(String, TaskChange)>,
     pub poller: Option<TaskPoller>,
     /// The jobs that connect to the watched SyncTool and poll it (stopped when another is watched).
@@ -50,9 +50,10 @@ pub struct TasksState {
     pub dest: String,
     /// Why the create form was refused before sending.
     pub form_error: Option<FormRefused>,
-    /// The table (tid) whose delete waits for a second click.
-    pub confirm_delete: Option<u32>,
+    /// The table (tid, `db.table`) whose delete waits for its confirmation.
+    pub confirm_delete: Option<(u32, String)>,
     pub show_clear_all: bool,
+    /// What the open confirmation (delete, clear_all) has had typed so far.
     pub clear_all_typed: String,
     /// The outcome of the last create, delete or clear.
     pub last_action: Option<Result<TaskChange, ActionFailed>>,

@@ -53,21 +53,19 @@ pub fn show(st: &mut TasksState, board: &TaskBoard, stale: bool, ui: &mut egui::
                 {
                     ui.weak(format!("to {dest}"));
                 }
-                let confirming = st.confirm_delete == Some(tid);
-                if name.is_none() {
-                    ui.weak(
-                        "(delete from a composer with its db and name: the table's name is not known here)",
-                    );
-                } else if confirming {
-                    if ui.button(format!("Really delete the task of tid {tid}")).clicked() {
-                        tx.send(delete(st.id, name.as_deref(), tid));
-                        st.confirm_delete = None;
+                match &name {
+                    None => {
+                        ui.weak(
+                            "(delete from a composer with its db and name: the table's name is not known here)",
+                        );
                     }
-                    if ui.button("Keep it").clicked() {
-                        st.confirm_delete = None;
+                    // Asks in a modal (never where this button was): see `actions::confirmations`.
+                    Some(n) => {
+                        if crate::widgets::look::danger(ui, &format!("Delete the task of tid {tid}")).clicked() {
+                            st.confirm_delete = Some((tid, n.clone()));
+                            st.clear_all_typed.clear();
+                        }
                     }
-                } else if ui.button(format!("Delete the task of tid {tid}")).clicked() {
-                    st.confirm_delete = Some(tid);
                 }
             });
             egui::Grid::new(("parts", st.id, tid)).striped(true).show(ui, |ui| {
@@ -124,11 +122,4 @@ pub fn show(st: &mut TasksState, board: &TaskBoard, stale: bool, ui: &mut egui::
             }
         });
     }
-}
-
-fn delete(dashboard: u64, name: Option<&str>, tid: u32) -> AppCommand {
-    let (db, table) = name
-        .and_then(|n| n.split_once('.'))
-        .map_or((String::new(), format!("tid {tid}")), |(d, t)| (d.to_string(), t.to_string()));
-    AppCommand::TaskCall { dashboard, change: crate::datasync::TaskChange::Delete { db, table } }
 }
