@@ -254,6 +254,12 @@ fn history_resends_the_exact_request_bytes() {
     let all = h.state().history_store().list(None).unwrap();
     let again: Vec<_> = all.iter().filter(|e| e.method.ends_with("GetReplicateInfo")).collect();
     assert_eq!(again.len(), 2, "both calls recorded");
+    // The open history list shows the re-sent call too.
+    step_until(
+        &mut h,
+        "the re-sent call in the list",
+        |h| matches!(&composer(h).history, Some(Ok(e)) if e.iter().filter(|e| e.method.ends_with("GetReplicateInfo")).count() == 2),
+    );
     assert_eq!(again[0].request, again[1].request, "the same request bytes went out");
 }
 
@@ -428,14 +434,19 @@ fn connections_create_test_edit_and_delete() {
     h.state_mut().connections.form.as_mut().unwrap().endpoint = dead_addr.clone();
     settle(&mut h);
     h.get_by_label("Test these settings").click();
-    step_until(
-        &mut h,
-        "the failure",
-        |h| matches!(h.state().connections.result("primary"), Some(walscope::ui::panes::connections::CheckResult::Done(r)) if !r.ok()),
-    );
+    // The result shows in the form, under its button; the saved profile's card keeps the
+    // result of the saved settings (these are not saved yet).
+    step_until(&mut h, "the failure in the form", |h| h.query_by_label_contains("Failed: refused").is_some());
     settle(&mut h);
-    let text = h.state().connections.result("primary").unwrap().text();
-    assert!(text.starts_with("Failed: refused"), "{text}");
+    use walscope::ui::panes::connections::CheckResult;
+    let form = h.state().connections.form_check.clone();
+    assert!(matches!(&form, Some(CheckResult::Done(r)) if !r.ok()), "the form's own result");
+    assert!(form.unwrap().text().starts_with("Failed: refused"));
+    assert!(
+        matches!(h.state().connections.result("primary"), Some(CheckResult::Done(r)) if r.ok()),
+        "the card still shows its saved settings' result"
+    );
+    h.get_by_label_contains("OK: Milvus v2.6.20-walscope-demo (GetVersion) in ");
     h.get_by_label("Save profile").click();
     step_until(&mut h, "the edit", |_| std::fs::read_to_string(&store).is_ok_and(|t| t.contains(&dead_addr)));
     // A name is refused where the form says so.
@@ -466,4 +477,30 @@ fn connections_create_test_edit_and_delete() {
         !std::fs::read_to_string(&store).unwrap().contains("WALSCOPE_TEST_TOKEN"),
         "no secret, no reference left"
     );
+}
+
+/// A composer opened without a method shows the loaded services up front (as Postman and Kreya
+/// do), one click from a method; a reply of 0 bytes says what it means instead of a blank tree.
+#[test]
+fn no_method_lists_the_services_and_an_empty_reply_says_so() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut h = harness(SIZE, demo_app(dir.path()));
+    h.state_mut().new_composer(Some("demo-milvus".into()), None, Vec::new(), None);
+    settle(&mut h);
+    h.get_by_label_contains("pick one, or type part of its name above");
+    // Three services are loaded: each is open, its methods listed.
+    h.get_by_label("MilvusService (16)");
+    h.get_by_label("SyncTool (4)");
+    h.get_by_label("DropCollection").click();
+    settle(&mut h);
+    assert_eq!(composer(&h).method.as_deref(), Some("milvus.proto.milvus.MilvusService.DropCollection"));
+    assert!(h.query_by_label_contains("pick one, or type part of its name above").is_none(), "chosen");
+    set_json(&mut h, r#"{"collection_name": "not_there"}"#);
+    h.get_by_label("Send Ctrl+Enter").click();
+    settle(&mut h);
+    h.get_by_label("⚠ Send it").click();
+    wait_reply(&mut h);
+    let Response::Unary(v) = &composer(&h).response else { panic!("no reply") };
+    assert!(v.outcome.reply.is_empty(), "the demo answers a drop with an empty status");
+    h.get_by_label("The reply is empty (0 bytes).");
 }

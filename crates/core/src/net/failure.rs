@@ -32,6 +32,42 @@ pub enum FailureKind {
     Other,
 }
 
+impl NetError {
+    /// The error's words without the command-line hint some carry (" (hint: ... --cacert ...)"):
+    /// for a place that says its kind's [`FailureKind::words`] next to it (the window, a
+    /// connection test's summary), which would otherwise say the same thing twice.
+    pub fn words_without_hint(&self) -> String {
+        strip_hint(&self.to_string())
+    }
+}
+
+/// `text` without its " (hint: ...)" parts (parentheses inside a hint are kept with it).
+pub fn strip_hint(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(at) = rest.find(" (hint: ") {
+        out.push_str(&rest[..at]);
+        let mut depth = 0usize;
+        let mut end = rest.len();
+        for (i, c) in rest[at + 1..].char_indices() {
+            match c {
+                '(' => depth += 1,
+                ')' => {
+                    depth -= 1;
+                    if depth == 0 {
+                        end = at + 1 + i + 1;
+                        break;
+                    }
+                }
+                _ => {}
+            }
+        }
+        rest = &rest[end..];
+    }
+    out.push_str(rest);
+    out
+}
+
 impl FailureKind {
     /// A short name for lists and logs.
     pub fn label(self) -> &'static str {
@@ -185,4 +221,22 @@ fn from_text(text: &str) -> Option<FailureKind> {
     } else {
         return None;
     })
+}
+
+#[cfg(test)]
+mod hint_tests {
+    use super::strip_hint;
+
+    #[test]
+    fn hints_are_cut_with_their_own_parentheses_and_nothing_else() {
+        assert_eq!(
+            strip_hint(
+                "cannot connect to h:1: refused (os error 111) (hint: nothing listens (Milvus 19530)) then"
+            ),
+            "cannot connect to h:1: refused (os error 111) then"
+        );
+        assert_eq!(strip_hint("no hint (at all)"), "no hint (at all)");
+        assert_eq!(strip_hint("a (hint: x) b (hint: y)"), "a b");
+        assert_eq!(strip_hint("cut short (hint: never closed"), "cut short");
+    }
 }

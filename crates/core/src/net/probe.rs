@@ -75,7 +75,7 @@ impl ProbeReport {
     }
 
     fn fail(&mut self, e: &NetError) {
-        self.failure = Some((e.kind(), e.to_string()));
+        self.failure = Some((e.kind(), e.words_without_hint()));
     }
 }
 

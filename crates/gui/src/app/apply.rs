@@ -142,7 +142,8 @@ impl WalscopeApp {
             AppCommand::Reflect(target) => self.reflect(target),
             AppCommand::RefreshRecent => self.refresh_recent(),
             AppCommand::LoadProfiles => self.load_profiles(),
-            AppCommand::CheckProfile(p) => self.test_profile(p),
+            AppCommand::CheckProfile(p) => self.test_profile(p, false),
+            AppCommand::CheckForm(p) => self.test_profile(p, true),
             AppCommand::SaveProfile { original, profile } => self.save_profile(original, profile),
             AppCommand::DeleteProfile(name) => self.delete_profile(name),
             AppCommand::NewComposer { profile, method, request } => {

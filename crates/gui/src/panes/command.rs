@@ -82,6 +82,9 @@ pub enum AppCommand {
     LoadProfiles,
     /// Make one harmless call with a profile and say what answered.
     CheckProfile(crate::net::profile::ConnectionProfile),
+    /// Tests the profile form's unsaved settings (the result shows in the form, never on a saved
+    /// profile's card).
+    CheckForm(crate::net::profile::ConnectionProfile),
     /// Save a profile in profiles.json (`original`: the name it had, when renamed).
     SaveProfile { original: Option<String>, profile: crate::net::profile::ConnectionProfile },
     /// Remove a profile from profiles.json.

@@ -43,6 +43,8 @@ pub enum JobOutput {
     Watching(Box<walscope_ops::jobs::task_poll::TaskPoller>),
     /// A connection test: what answered, or why nothing did.
     Probed(Box<crate::net::probe::ProbeReport>),
+    /// A test of the profile form's unsaved settings.
+    FormProbed(Box<crate::net::probe::ProbeReport>),
     /// profiles.json after a save or delete, and what was done.
     ProfilesSaved { profiles: Vec<crate::net::profile::ConnectionProfile>, what: String },
     /// A composer's unary call: the reply, or why there is none.
@@ -105,6 +107,7 @@ impl std::fmt::Debug for JobOutput {
             JobOutput::Profiles(p) => write!(f, "Profiles({})", p.len()),
             JobOutput::Watching(_) => write!(f, "Watching"),
             JobOutput::Probed(r) => write!(f, "Probed({})", r.profile),
+            JobOutput::FormProbed(r) => write!(f, "FormProbed({})", r.profile),
             JobOutput::ProfilesSaved { what, .. } => write!(f, "ProfilesSaved({what})"),
             JobOutput::Called { composer, .. } => write!(f, "Called({composer})"),
             JobOutput::History { entries, .. } => write!(f, "History({})", entries.len()),

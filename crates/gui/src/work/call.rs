@@ -17,12 +17,14 @@ use std::sync::Arc;
 use std::time::Instant;
 
 impl WalscopeApp {
-    pub(crate) fn test_profile(&mut self, profile: ConnectionProfile) {
+    /// Tests a profile: a saved one (`of_form` false: its card shows the result) or the
+    /// profile form's unsaved settings.
+    pub(crate) fn test_profile(&mut self, profile: ConnectionProfile, of_form: bool) {
         let pool = self.schemas.pool().clone();
         let label = format!("testing {}", profile.name);
         self.jobs.spawn(label, JobOwner::Connections, move |_| async move {
-            let report = crate::net::probe::test_connection(&profile, &pool).await;
-            Ok(JobOutput::Probed(Box::new(report)))
+            let report = Box::new(crate::net::probe::test_connection(&profile, &pool).await);
+            Ok(if of_form { JobOutput::FormProbed(report) } else { JobOutput::Probed(report) })
         });
     }
 

@@ -18,8 +18,13 @@ pub fn show(st: &mut ComposerState, pool: &DescriptorPool, ui: &mut egui::Ui, tx
                 .add(egui::TextEdit::singleline(&mut st.history_search).desired_width(200.0))
                 .labelled_by(l.id);
             let enter = r.lost_focus() && ui.input(|i| i.key_pressed(egui::Key::Enter));
-            if ui.button("Search history").clicked() || enter || st.history.is_none() {
-                st.history = Some(Ok(Vec::new()));
+            // A call made since the list was read is in the file now: read it again (the old
+            // list stays shown meanwhile).
+            if ui.button("Search history").clicked() || enter || st.history.is_none() || st.history_stale {
+                st.history_stale = false;
+                if st.history.is_none() {
+                    st.history = Some(Ok(Vec::new()));
+                }
                 tx.send(AppCommand::LoadHistory { composer: st.id, search: st.history_search.clone() });
             }
         });

@@ -123,6 +123,8 @@ pub struct ComposerState {
     pub history_search: String,
     pub history: Option<Result<Vec<HistoryEntry>, JobError>>,
     pub show_history: bool,
+    /// A call ended since the history was read: the list is read again when shown.
+    pub history_stale: bool,
     /// Why the last send was refused before it left (no profile, no method, bad metadata).
     pub refused: Option<String>,
     /// The methods matching the search, for the search text and schema they were found in (the
@@ -148,6 +150,7 @@ impl ComposerState {
             history_search: String::new(),
             history: None,
             show_history: false,
+            history_stale: false,
             refused: None,
             method_matches: None,
         }
@@ -403,8 +406,12 @@ impl Pane for ComposerState {
         // A call overtaken by another (a new method, a history entry opened, a second Send)
         // says nothing here.
         let for_this_call = current == Some(job);
-        if matches!(result, Ok(JobOutput::Called { .. } | JobOutput::Streamed { .. })) && !for_this_call {
-            return;
+        if matches!(result, Ok(JobOutput::Called { .. } | JobOutput::Streamed { .. })) {
+            // Recorded in the history by the job, whether or not it is still shown here.
+            c.history_stale = true;
+            if !for_this_call {
+                return;
+            }
         }
         match result {
             Ok(JobOutput::Called { result: Ok(outcome), .. }) => {
@@ -415,7 +422,7 @@ impl Pane for ComposerState {
                 c.response = Response::Unary(Box::new(UnaryView { outcome: *outcome, detail, body_error }));
             }
             Ok(JobOutput::Called { result: Err(e), .. }) => {
-                c.response = Response::Failed(FailureView { kind: e.kind(), error: e.to_string() });
+                c.response = Response::Failed(FailureView { kind: e.kind(), error: e.words_without_hint() });
             }
             Ok(JobOutput::History { entries, .. }) => c.history = Some(Ok(entries)),
             Ok(JobOutput::Streamed { summary, tail, .. }) => {

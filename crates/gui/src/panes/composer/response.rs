@@ -50,6 +50,15 @@ pub fn show(st: &mut ComposerState, pool: &DescriptorPool, ui: &mut egui::Ui, tx
             }
             pairs(ui, "Headers", &o.headers, st.id);
             pairs(ui, "Trailers", &o.trailers, st.id);
+            if o.reply.is_empty() {
+                crate::widgets::look::empty_state(
+                    ui,
+                    "The reply is empty (0 bytes).",
+                    "In protobuf that is a message whose every field has its default value (0, \"\", \
+                     false, no entries): the server answered, with nothing set.",
+                );
+                return;
+            }
             ui.push_id(("reply", st.id), |ui| {
                 // The reply is shown, not edited.
                 let _ = detail_view::show(
@@ -74,6 +83,30 @@ fn pairs(ui: &mut egui::Ui, title: &str, pairs: &[(String, String)], id: u64) {
             }
         });
     });
+}
+
+/// A stream's state in a few words: how it ended once it did (the failure itself is said on
+/// its own line), else where it is.
+fn stream_state(
+    summary: Option<&Result<crate::net::call::StreamSummary, super::StreamFailed>>,
+    live: &walscope_ops::jobs::call_stream::CallStreamState,
+) -> String {
+    use crate::net::StreamEnd;
+    use walscope_ops::jobs::call_stream::CallStreamState as Live;
+    match (summary, live) {
+        (Some(Err(e)), _) => format!("the dump could not be written: {e}"),
+        (Some(Ok(sum)), _) => match &sum.end {
+            StreamEnd::Completed => "complete: the server ended the stream".into(),
+            StreamEnd::Cancelled => "stopped: the dump holds what came".into(),
+            StreamEnd::Failed(_) => "failed (below)".into(),
+            StreamEnd::Stopped(why) => format!("stopped writing: {why}"),
+        },
+        (None, Live::Opening) => "opening".into(),
+        (None, Live::Streaming) => "receiving".into(),
+        (None, Live::Done) => "complete".into(),
+        (None, Live::Cancelled) => "stopping".into(),
+        (None, Live::Failed(why)) => format!("failed: {why}"),
+    }
 }
 
 /// Rows of the newest messages shown at most.
@@ -102,22 +135,22 @@ fn stream(
         return;
     };
     let p = live.progress.borrow().clone();
-    let state = match (&s.summary, &p.state) {
-        (Some(Err(e)), _) => format!("the dump could not be written: {e}"),
-        (Some(Ok(sum)), _) => format!("{:?}", sum.end).to_lowercase(),
-        (None, st) => format!("{st:?}").to_lowercase(),
-    };
     ui.horizontal_wrapped(|ui| {
-        ui.strong(format!("{} messages", p.count));
+        ui.strong(walscope_core::fmt::counted(p.count, "message"));
         ui.label(format!("{:.0} msg/s", p.rate_per_s));
-        ui.label(format!("{:.1} MiB", p.bytes as f64 / (1 << 20) as f64));
+        ui.label(walscope_core::fmt::bytes(p.bytes));
         ui.label(format!("{:.1} s", p.elapsed.as_secs_f64()));
-        ui.label(format!("state: {state}"));
+        ui.label(format!("state: {}", stream_state(s.summary.as_ref(), &p.state)));
     });
     if let Some(Ok(sum)) = &s.summary
         && let crate::net::StreamEnd::Failed(e) = &sum.end
     {
-        ui.colored_label(ui.visuals().error_fg_color, format!("Failed: {}: {e}", e.kind().label()));
+        let kind = e.kind();
+        ui.colored_label(
+            ui.visuals().error_fg_color,
+            format!("Failed ({}): {}", kind.label(), e.words_without_hint()),
+        );
+        ui.label(kind.words());
     }
     ui.horizontal(|ui| {
         ui.label("Written as it arrives to:");

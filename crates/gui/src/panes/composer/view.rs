@@ -38,7 +38,6 @@ pub fn show(st: &mut ComposerState, view: &ComposerView<'_>, ui: &mut egui::Ui, 
     method_picker(st, view.pool, ui);
     ui.separator();
     let Some(method) = st.method_desc(view.pool) else {
-        ui.label("Choose a method to compose its request.");
         return;
     };
     request_editor(st, view.pool, ui);
@@ -132,6 +131,10 @@ fn method_picker(st: &mut ComposerState, pool: &DescriptorPool, ui: &mut egui::U
     });
     let needle = st.method_search.trim().to_ascii_lowercase();
     if needle.is_empty() {
+        // No method yet: every loaded service up front, its methods one click away.
+        if st.method.is_none() {
+            service_tree(st, pool, ui);
+        }
         return;
     }
     let mut chosen = None;
@@ -161,6 +164,59 @@ fn method_picker(st: &mut ComposerState, pool: &DescriptorPool, ui: &mut egui::U
     if let Some(full) = chosen {
         st.set_method(pool, &full);
         st.method_search.clear();
+    }
+}
+
+/// The loaded services and their methods (the search narrows them), for a composer with no
+/// method chosen yet.
+fn service_tree(st: &mut ComposerState, pool: &DescriptorPool, ui: &mut egui::Ui) {
+    let id = st.id;
+    let methods = st.matching_methods(pool, "").to_vec();
+    if methods.is_empty() {
+        crate::widgets::look::empty_state(
+            ui,
+            "No services are loaded.",
+            "Load a schema in the Schemas pane (a .proto file or a descriptor set), or fetch one by reflection.",
+        );
+        return;
+    }
+    let mut chosen = None;
+    // A method's service by its full name (two packages may both have a `DataService`).
+    let service_of = |full: &str| full.rsplit_once('.').map_or(String::new(), |(s, _)| s.to_string());
+    let count =
+        methods.iter().map(|(full, _, _)| service_of(full)).collect::<std::collections::BTreeSet<_>>().len();
+    ui.weak(format!(
+        "{} in {}: pick one, or type part of its name above.",
+        walscope_core::fmt::counted(methods.len() as u64, "method"),
+        walscope_core::fmt::counted(count as u64, "service")
+    ));
+    egui::ScrollArea::vertical().id_salt(("services", id)).max_height(240.0).show(ui, |ui| {
+        let mut i = 0;
+        while i < methods.len() {
+            let service = service_of(&methods[i].0);
+            let end = methods[i..]
+                .iter()
+                .position(|(full, _, _)| service_of(full) != service)
+                .map_or(methods.len(), |n| i + n);
+            let short = methods[i].1.split_once('/').map_or("", |(s, _)| s);
+            egui::CollapsingHeader::new(format!("{short} ({})", end - i))
+                .id_salt(("service", id, &service))
+                .default_open(count <= 3)
+                .show(ui, |ui| {
+                    for (full, short, streaming) in &methods[i..end] {
+                        let name = short.split_once('/').map_or(short.as_str(), |(_, m)| m);
+                        let text =
+                            if *streaming { format!("{name} (server stream)") } else { name.to_string() };
+                        if ui.selectable_label(false, text).on_hover_text(full).clicked() {
+                            chosen = Some(full.clone());
+                        }
+                    }
+                });
+            i = end;
+        }
+    });
+    if let Some(full) = chosen {
+        st.set_method(pool, &full);
     }
 }
 

@@ -63,6 +63,8 @@ pub struct ConnectionsState {
     pub checks: HashMap<String, CheckResult>,
     /// The profile being created or edited.
     pub form: Option<ProfileForm>,
+    /// The last "Test these settings" of the form (the unsaved settings: never a card's result).
+    pub form_check: Option<CheckResult>,
     /// A profile whose deletion waits for "Delete" to be pressed again.
     pub confirm_delete: Option<String>,
     /// What the last save or delete said.
@@ -93,6 +95,12 @@ impl ConnectionsState {
             Ok(JobOutput::Profiles(p)) => self.saved = Some(Ok(p)),
             Ok(JobOutput::Probed(r)) => {
                 self.checks.insert(r.profile.clone(), CheckResult::Done(r));
+            }
+            // Shown in the form only while it is open.
+            Ok(JobOutput::FormProbed(r)) => {
+                if self.form.is_some() {
+                    self.form_check = Some(CheckResult::Done(r));
+                }
             }
             Ok(JobOutput::ProfilesSaved { profiles, what }) => {
                 self.saved = Some(Ok(profiles));
@@ -200,12 +208,26 @@ pub fn show(st: &mut ConnectionsState, store: &std::path::Path, ui: &mut egui::U
                     st.form = None;
                 }
                 crate::panes::connections::profile_editor::FormAction::Test(profile) => {
-                    st.checks.insert(profile.name.clone(), CheckResult::Running);
-                    tx.send(AppCommand::CheckProfile(profile));
+                    st.form_check = Some(CheckResult::Running);
+                    tx.send(AppCommand::CheckForm(profile));
                 }
                 crate::panes::connections::profile_editor::FormAction::Cancel => st.form = None,
             }
         }
+        // The test of these settings, right under the button that asked for it.
+        match &st.form_check {
+            None => {}
+            Some(CheckResult::Running) => {
+                ui.horizontal(|ui| {
+                    crate::widgets::look::busy(ui);
+                    ui.label("testing these settings...");
+                });
+            }
+            Some(r @ CheckResult::Done(_)) => r.show(ui),
+        }
+    }
+    if st.form.is_none() {
+        st.form_check = None;
     }
 }
 
