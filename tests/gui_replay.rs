@@ -208,6 +208,9 @@ fn the_salvage_pane_offers_the_replay_of_its_folder() {
     assert_eq!(pane(&h).folder, folder.display().to_string());
     assert_eq!(pane(&h).new_primary, "demo-new-primary");
     h.get_by_label("Replay a salvage into the new primary");
+    // Each tab names its folder: two replays (or salvages) are told apart.
+    h.get_by_label("Replay: salvage-x");
+    h.get_by_label("Salvage: salvage-x");
 }
 
 #[test]

@@ -131,6 +131,9 @@ fn four_pchannels_salvaged_and_opened() {
         let r = e.report.as_ref().unwrap().as_ref().unwrap();
         assert!(r.frames > 0 && r.first_utc().is_some(), "{}: {r:?}", e.pchannel);
     }
+    // Each card says "complete" and its report line says the frames and bytes: once.
+    settle(&mut h);
+    assert_eq!(h.query_all_by_label("complete").count(), 4, "the outcome without its numbers");
     assert!(folder.join("salvage.json").exists(), "the folder manifest");
     let ours = dumps(&folder);
     assert_eq!(ours.len(), 4);

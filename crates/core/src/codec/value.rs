@@ -157,6 +157,14 @@ pub fn parse_value(kind: &Kind, text: &str) -> Result<Value, String> {
                 Value::String(
                     serde_json::from_str::<String>(t).map_err(|e| format!("bad quoted string: {e}"))?,
                 )
+            } else if (t.starts_with('"') || t.ends_with('"')) && t.matches('"').count() % 2 == 1 {
+                // A lone quote at an end is almost always a quote left open (or closed, never
+                // opened): storing it would put a literal `"` into the value unseen. Quotes that
+                // pair up inside the text (`say "hi"`) are the text's own.
+                return Err(format!(
+                    "{t} has a quote at one end only: close it (\"...\", JSON escapes allowed) or remove \
+                     it; a value that really starts or ends with a quote is typed JSON-quoted: \"\\\"...\""
+                ));
             } else {
                 Value::String(text.to_string())
             }
@@ -365,6 +373,21 @@ mod hex_tests {
         assert!(e.contains("bad hex at digit 1"), "{e}");
         assert_eq!(super::decode_hex("0a ff").expect("hex"), vec![0x0a, 0xff]);
         assert!(super::decode_hex("abc").expect_err("odd").contains("odd number"));
+    }
+}
+
+#[cfg(test)]
+mod string_tests {
+    use super::*;
+
+    #[test]
+    fn a_quote_left_open_is_refused_and_paired_quotes_are_kept() {
+        let e = parse_value(&Kind::String, "\"by-dev-rootcoord-dml_0_449v7").expect_err("half-quoted");
+        assert!(e.contains("has a quote at one end only"), "{e}");
+        assert!(parse_value(&Kind::String, "by-dev\"").is_err(), "closed, never opened");
+        assert_eq!(parse_value(&Kind::String, "\"a\\\"b\""), Ok(Value::String("a\"b".into())));
+        assert_eq!(parse_value(&Kind::String, "say \"hi\""), Ok(Value::String("say \"hi\"".into())));
+        assert_eq!(parse_value(&Kind::String, "plain"), Ok(Value::String("plain".into())));
     }
 }
 

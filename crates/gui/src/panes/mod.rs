@@ -165,6 +165,15 @@ pub trait Pane: Any {
     fn as_any_mut(&mut self) -> &mut dyn Any;
 }
 
+/// A tab title: `kind`, and the last part of `folder` when one is typed (`Replay: salvage-0412`).
+pub fn titled(kind: &str, folder: &str) -> String {
+    let name = std::path::Path::new(folder.trim()).file_name().map(|n| n.to_string_lossy().into_owned());
+    match name {
+        Some(n) if !n.is_empty() => format!("{kind}: {n}"),
+        _ => kind.to_string(),
+    }
+}
+
 /// The pane kinds opened from the View menu without arguments: (menu words, id, a new one).
 /// Registering such a kind is one line here.
 #[allow(clippy::type_complexity)]

@@ -152,8 +152,9 @@ pub struct ReplayJobs {
 }
 
 impl Pane for ReplayState {
+    /// "Replay" and its folder's name, so two replays' tabs are told apart.
     fn title(&self, _view: &AppView<'_>) -> String {
-        "Replay".into()
+        super::titled("Replay", &self.folder)
     }
 
     /// Not while an apply runs (it is cancelled in the pane, on purpose).

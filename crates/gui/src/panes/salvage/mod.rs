@@ -52,6 +52,19 @@ pub enum DumpOutcome {
     },
 }
 
+impl DumpOutcome {
+    /// How it ended without its numbers, for a card whose report line states them.
+    pub fn headline(&self) -> &'static str {
+        match self {
+            DumpOutcome::Cancelled { .. } => "cancelled: resumable",
+            DumpOutcome::EndedBeforeEnd { .. } => {
+                "complete (the server ended the stream before a message at the end time came: the old primary's WAL may hold nothing later)"
+            }
+            DumpOutcome::Complete { .. } => "complete",
+        }
+    }
+}
+
 impl std::fmt::Display for DumpOutcome {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
@@ -176,8 +189,9 @@ impl SalvageState {
 }
 
 impl Pane for SalvageState {
+    /// "Salvage" and its folder's name, so two salvages' tabs are told apart.
     fn title(&self, _view: &AppView<'_>) -> String {
-        "Salvage".into()
+        super::titled("Salvage", &self.folder)
     }
 
     fn draw(&mut self, ui: &mut egui::Ui, view: &AppView<'_>, tx: &CommandSender) {

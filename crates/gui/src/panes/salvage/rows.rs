@@ -74,7 +74,10 @@ pub fn show(st: &mut SalvageState, live: &[LiveDump], ui: &mut egui::Ui, tx: &Co
         egui::Frame::group(ui.style()).show(ui, |ui| {
             ui.horizontal_wrapped(|ui| {
                 ui.strong(&e.pchannel);
+                // With a report, its line below says the frames and bytes: said once.
+                let read_back = matches!(e.report, Some(Ok(_)));
                 match &e.outcome {
+                    Ok(how) if read_back => ui.label(how.headline()),
                     Ok(how) => ui.label(how.to_string()),
                     Err(e) => ui.colored_label(ui.visuals().error_fg_color, e.to_string()),
                 };
@@ -99,9 +102,9 @@ pub fn show(st: &mut SalvageState, live: &[LiveDump], ui: &mut egui::Ui, tx: &Co
                 }
                 Some(Ok(r)) => {
                     ui.label(format!(
-                        "{} frames, {} bytes, {} .. {}",
-                        r.frames,
-                        r.bytes,
+                        "{}, {}, {} .. {}",
+                        walscope_core::fmt::counted(r.frames, "frame"),
+                        walscope_core::fmt::bytes_exact(r.bytes),
                         r.first_utc().unwrap_or_else(|| "-".into()),
                         r.last_utc().unwrap_or_else(|| "-".into())
                     ));
