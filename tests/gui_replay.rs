@@ -119,11 +119,15 @@ fn a_salvage_is_planned_confirmed_applied_and_verified() {
     // and the late `audit` collection the new primary created itself.
     let reasons = plan.skipped_by_reason();
     assert!(reasons.contains_key(&SkipReason::Encrypted), "skipped: {reasons:?}");
-    h.get_by_label_contains("Encrypted: encrypted payload (_ch): cannot be read");
+    h.get_by_label_contains("skipped: encrypted payload (_ch): cannot be read");
     assert!(reasons.contains_key(&SkipReason::AlreadyExists), "skipped: {reasons:?}");
-    h.get_by_label_contains("AlreadyExists: the new primary already has it");
+    h.get_by_label_contains("skipped: the new primary already has it");
     assert!(plan.can_apply(), "problems: {:?}", plan.problems);
     assert!(pane(&h).can_apply());
+    // The plan is said in words: its time in the one pattern, its options as they act.
+    h.get_by_label_contains("Policy for existing keys: skip: keep the new primary's rows");
+    assert!(h.query_by_label_contains("Policy for existing keys: Skip").is_none(), "no Debug names");
+    h.get_by_label_contains(" UTC: ");
 
     // The confirmation says what and where; nothing is sent while it is open.
     let names: Vec<String> = plan.collections.keys().cloned().collect();

@@ -94,6 +94,16 @@ pub fn now_rfc3339() -> String {
     text
 }
 
+/// A time a manifest or journal recorded (`2025-11-30T00:12:01.123Z`, see [`now_rfc3339`]) in
+/// the one pattern the window and the CLI show: `2025-11-30 00:12:01.123 UTC`. Text that is not
+/// such a time is shown as it is.
+pub fn shown_recorded(text: &str) -> String {
+    match parse_utc(text).and_then(|ms| u64::try_from(ms).ok()) {
+        Some(ms) => format!("{} UTC", format_millis_utc(ms)),
+        None => text.to_string(),
+    }
+}
+
 /// `20251130-001201`: UTC to the second, for a file or folder name.
 pub fn stamp(ms: u64) -> String {
     let text = format_millis_utc(ms);
@@ -137,6 +147,14 @@ fn civil(ms: u64) -> Option<DateTime> {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn a_recorded_time_is_shown_in_the_one_pattern() {
+        assert_eq!(super::shown_recorded("2025-11-30T00:12:01.123Z"), "2025-11-30 00:12:01.123 UTC");
+        assert_eq!(super::shown_recorded("yesterday"), "yesterday");
+        let now = super::now_rfc3339();
+        assert!(super::shown_recorded(&now).ends_with(" UTC"), "{now}");
+    }
+
     use super::*;
 
     #[test]

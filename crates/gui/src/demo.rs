@@ -63,7 +63,7 @@ impl WalscopeApp {
             DemoFault::Heal => d.clear_faults(),
             DemoFault::RestartSyncTool => d.restart_synctool(),
         }
-        self.notice = Some(Notice::info(format!("demo: {f:?} on demo_db.orders")));
+        self.notice = Some(Notice::info(format!("demo: {} on demo_db.orders", f.words())));
     }
 }
 
@@ -83,6 +83,7 @@ impl WalscopeApp {
 
     /// Nothing to switch: this build has no demo servers.
     pub fn demo_fault(&mut self, f: crate::panes::command::DemoFault) {
-        self.notice = Some(Notice::error(format!("{f:?}: this walscope was built without the demo servers")));
+        self.notice =
+            Some(Notice::error(format!("{}: this walscope was built without the demo servers", f.words())));
     }
 }

@@ -101,7 +101,8 @@ impl WalscopeApp {
                     }
                     self.notice = Some(Notice::error(format!("{}: {e}", f.label)));
                 }
-                (_, Ok(other)) => self.notice = Some(Notice::info(format!("{}: {other:?}", f.label))),
+                // A result whose owner is gone (its pane was closed): the job did its work.
+                (_, Ok(_)) => self.notice = Some(Notice::info(format!("{}: done", f.label))),
             }
         }
     }

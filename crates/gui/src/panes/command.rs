@@ -26,6 +26,28 @@ pub enum DemoFault {
     RestartSyncTool,
 }
 
+impl DemoFault {
+    /// What it does, as the Demo faults menu says it.
+    pub fn words(self) -> &'static str {
+        match self {
+            DemoFault::StallWithHeartbeat => "Stall partition 0 (heartbeats only)",
+            DemoFault::StallSilent => "Stall partition 1 silently",
+            DemoFault::Fail => "Fail partition 1 (reassignment refused)",
+            DemoFault::RestartSyncTool => "Restart the SyncTool (counts reset)",
+            DemoFault::Heal => "Heal every partition",
+        }
+    }
+
+    /// Every fault, in the menu's order.
+    pub const ALL: [DemoFault; 5] = [
+        DemoFault::StallWithHeartbeat,
+        DemoFault::StallSilent,
+        DemoFault::Fail,
+        DemoFault::RestartSyncTool,
+        DemoFault::Heal,
+    ];
+}
+
 /// A composer's call as it will go out.
 #[derive(Debug, Clone)]
 pub struct CallSpec {

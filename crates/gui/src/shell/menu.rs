@@ -140,14 +140,8 @@ fn view_menu(app: &mut WalscopeApp, ui: &mut egui::Ui) {
         ui.separator();
         ui.menu_button("Demo faults (demo_db.orders)", |ui| {
             use crate::panes::command::DemoFault;
-            for (f, what) in [
-                (DemoFault::StallWithHeartbeat, "Stall partition 0 (heartbeats only)"),
-                (DemoFault::StallSilent, "Stall partition 1 silently"),
-                (DemoFault::Fail, "Fail partition 1 (reassignment refused)"),
-                (DemoFault::RestartSyncTool, "Restart the SyncTool (counts reset)"),
-                (DemoFault::Heal, "Heal every partition"),
-            ] {
-                if ui.button(what).clicked() {
+            for f in DemoFault::ALL {
+                if ui.button(f.words()).clicked() {
                     app.send(AppCommand::DemoFault(f));
                     ui.close();
                 }

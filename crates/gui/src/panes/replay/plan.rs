@@ -22,16 +22,17 @@ pub fn show(p: &Planned, id: u64, ui: &mut egui::Ui) {
     ui.separator();
     ui.heading("Plan");
     ui.label(format!(
-        "Replay plan for {} (database {}), made {}: {} unit(s), {} call(s) before batching. Planning sent nothing.",
+        "Replay plan for {} (database {}), made {}: {}, {} before batching. Planning sent nothing.",
         plan.endpoint,
         plan.db,
-        plan.created_at,
-        plan.units.len(),
-        plan.calls()
+        walscope_core::time::shown_recorded(&plan.created_at),
+        walscope_core::fmt::counted(plan.units.len() as u64, "unit"),
+        walscope_core::fmt::counted(plan.calls() as u64, "call")
     ));
     ui.label(format!(
-        "Policy for existing keys: {:?}; auto id: {:?}.",
-        plan.options.policy, plan.options.auto_id
+        "Policy for existing keys: {}. Auto id: {}.",
+        super::view::policy_words(plan.options.policy),
+        super::view::auto_id_words(plan.options.auto_id)
     ));
     if p.resumed {
         let uncertain = p.journal.uncertain.len();
@@ -194,7 +195,11 @@ fn skipped(all: &[Skipped], id: u64, ui: &mut egui::Ui) {
     // The ones that lose data first, then the rest in the reasons' order.
     reasons.sort_by_key(|(r, _)| (!grave(*r), *r));
     for (reason, frames) in reasons {
-        let title = format!("{} {reason:?}: {}", frames.len(), reason.describe());
+        let title = format!(
+            "{} skipped: {}",
+            walscope_core::fmt::counted(frames.len() as u64, "frame"),
+            reason.describe()
+        );
         let header = if grave(reason) {
             egui::RichText::new(title).color(ui.visuals().error_fg_color).strong()
         } else {

@@ -30,7 +30,7 @@ pub fn policy_words(p: Policy) -> &'static str {
     }
 }
 
-fn auto_id_words(a: AutoIdChoice) -> &'static str {
+pub fn auto_id_words(a: AutoIdChoice) -> &'static str {
     match a {
         AutoIdChoice::Keep => {
             "keep: send the old primary's keys (the collection needs allow_insert_auto_id=true); later Deletes then match"

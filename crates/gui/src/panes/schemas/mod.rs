@@ -98,20 +98,22 @@ impl TypeIndex {
 /// Packages, then their types, then each type's fields, values or methods; drawn only when open.
 fn package_tree(set: &SchemaSet, index: &TypeIndex, selected: &mut Option<String>, ui: &mut egui::Ui) {
     for (package, types) in &index.packages {
-        egui::CollapsingHeader::new(format!("{package} ({} types)", types.len())).id_salt(package).show(
-            ui,
-            |ui| {
-                for (name, kind) in types {
-                    let short = name.rsplit('.').next().unwrap_or(name);
-                    let r = egui::CollapsingHeader::new(format!("{} {short}", kind_word(*kind)))
-                        .id_salt(name)
-                        .show(ui, |ui| members(set, name, ui));
-                    if r.header_response.clicked() {
-                        *selected = Some(name.clone());
-                    }
+        egui::CollapsingHeader::new(format!(
+            "{package} ({})",
+            walscope_core::fmt::counted(types.len() as u64, "type")
+        ))
+        .id_salt(package)
+        .show(ui, |ui| {
+            for (name, kind) in types {
+                let short = name.rsplit('.').next().unwrap_or(name);
+                let r = egui::CollapsingHeader::new(format!("{} {short}", kind_word(*kind)))
+                    .id_salt(name)
+                    .show(ui, |ui| members(set, name, ui));
+                if r.header_response.clicked() {
+                    *selected = Some(name.clone());
                 }
-            },
-        );
+            }
+        });
     }
 }
 
