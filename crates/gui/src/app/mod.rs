@@ -302,7 +302,9 @@ impl WalscopeApp {
 
     /// Draws everything into `ui` (the whole window).
     pub fn ui(&mut self, ui: &mut egui::Ui) {
-        let _ = self.ctx.set(ui.ctx().clone());
+        if self.ctx.set(ui.ctx().clone()).is_ok() {
+            crate::widgets::look::install(ui.ctx());
+        }
         self.take_results();
         // Closing the window must not drop unsaved edits without asking.
         if ui.ctx().input(|i| i.viewport().close_requested()) && self.guard_window_close() {

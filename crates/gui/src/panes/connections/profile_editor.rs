@@ -44,11 +44,15 @@ pub fn show(f: &mut ProfileForm, names: &[String], ui: &mut egui::Ui) -> Option<
             ui.add(egui::TextEdit::singleline(&mut f.name).desired_width(220.0)).labelled_by(id);
         });
         row(ui, "Transport:", "transport", f, &mut |ui, f, _| {
-            ui.horizontal(|ui| {
-                ui.selectable_value(&mut f.transport, TransportKind::Grpc, "gRPC (Milvus)");
-                ui.selectable_value(&mut f.transport, TransportKind::Brpc, "brpc (OpenMLDB)");
-                ui.selectable_value(&mut f.transport, TransportKind::Http, "HTTP/JSON (SyncTool)");
-            });
+            crate::widgets::look::segmented(
+                ui,
+                &mut f.transport,
+                &[
+                    (TransportKind::Grpc, "gRPC (Milvus)"),
+                    (TransportKind::Brpc, "brpc (OpenMLDB)"),
+                    (TransportKind::Http, "HTTP/JSON (SyncTool)"),
+                ],
+            );
         });
         row(ui, "Endpoint (host:port):", "endpoint", f, &mut |ui, f, id| {
             ui.add(

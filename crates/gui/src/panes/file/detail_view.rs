@@ -43,10 +43,16 @@ pub fn show(
         });
     }
     ui.horizontal(|ui| {
-        ui.selectable_value(&mut d.view, DetailView::Tree, "Tree");
-        ui.selectable_value(&mut d.view, DetailView::Hex, "Hex");
-        ui.selectable_value(&mut d.view, DetailView::Wire, "Wire");
-        ui.selectable_value(&mut d.view, DetailView::Json, "JSON");
+        crate::widgets::look::segmented(
+            ui,
+            &mut d.view,
+            &[
+                (DetailView::Tree, "Tree"),
+                (DetailView::Hex, "Hex"),
+                (DetailView::Wire, "Wire"),
+                (DetailView::Json, "JSON"),
+            ],
+        );
         if let Some(n) = &d.selected_node {
             ui.label(format!("selected: {n}"));
         }

@@ -59,7 +59,7 @@ pub fn show(st: &mut ReplayState, view: &AppView<'_>, ui: &mut egui::Ui, tx: &Co
     let editable = !st.busy() && st.stage != Stage::Confirming;
     ui.add_enabled_ui(editable, |ui| setup(st, profiles, ui, tx));
     ui.horizontal(|ui| {
-        let plan = ui.add_enabled(editable, egui::Button::new("Plan"));
+        let plan = ui.add_enabled(editable, crate::widgets::look::primary_button(ui, "Plan"));
         if plan
             .on_hover_text(
                 "Reads the dumps and asks the new primary (DescribeCollection, Query): nothing is sent",
@@ -128,18 +128,22 @@ fn setup(
         crate::panes::salvage::view::profile_combo(ui, ("replay_new", id), &mut st.new_primary, profiles);
         ui.end_row();
         ui.label("Keys the new primary already has:");
-        ui.horizontal(|ui| {
-            for (p, name) in [(Policy::Skip, "skip"), (Policy::Upsert, "upsert"), (Policy::Stop, "stop")] {
-                ui.selectable_value(&mut st.policy, p, name).on_hover_text(policy_words(p));
-            }
-        });
+        crate::widgets::look::segmented_explained(
+            ui,
+            &mut st.policy,
+            &[Policy::Skip, Policy::Upsert, Policy::Stop]
+                .map(|p| (p, policy_words(p).split(':').next().unwrap_or_default(), policy_words(p))),
+        );
         ui.end_row();
         ui.label("Auto-id collections:");
-        ui.horizontal(|ui| {
-            for (a, name) in [(AutoIdChoice::Keep, "keep the old keys"), (AutoIdChoice::New, "new keys")] {
-                ui.selectable_value(&mut st.auto_id, a, name).on_hover_text(auto_id_words(a));
-            }
-        });
+        crate::widgets::look::segmented_explained(
+            ui,
+            &mut st.auto_id,
+            &[
+                (AutoIdChoice::Keep, "keep the old keys", auto_id_words(AutoIdChoice::Keep)),
+                (AutoIdChoice::New, "new keys", auto_id_words(AutoIdChoice::New)),
+            ],
+        );
         ui.end_row();
         let l = ui.label("Rate (calls/s, 0: no limit):");
         ui.add(egui::DragValue::new(&mut st.rate).range(0.0..=100_000.0).speed(1.0)).labelled_by(l.id);

@@ -89,7 +89,8 @@ pub fn show(st: &mut SalvageState, view: &AppView<'_>, ui: &mut egui::Ui, tx: &C
     unfinished(st, ui, tx);
     let ready = !st.ready_pchannels().is_empty() && !st.folder.trim().is_empty() && st.end_timetick().is_ok();
     ui.horizontal(|ui| {
-        let start = ui.add_enabled(ready && !st.running, egui::Button::new("Start salvage"));
+        let start =
+            ui.add_enabled(ready && !st.running, crate::widgets::look::primary_button(ui, "Start salvage"));
         if start
             .on_disabled_hover_text("fetch the checkpoints, choose a folder, and let the current salvage end")
             .clicked()

@@ -28,9 +28,11 @@ pub fn show(st: &mut TasksState, board: &TaskBoard, ui: &mut egui::Ui, tx: &Comm
     });
     ui.horizontal_wrapped(|ui| {
         ui.label("Mode:");
-        ui.selectable_value(&mut st.mode, 0, "0 full");
-        ui.selectable_value(&mut st.mode, 1, "1 incremental from a time");
-        ui.selectable_value(&mut st.mode, 2, "2 full + continuous");
+        look::segmented(
+            ui,
+            &mut st.mode,
+            &[(0, "0 full"), (1, "1 incremental from a time"), (2, "2 full + continuous")],
+        );
     });
     if st.mode == 1 {
         start_time(st, ui);
