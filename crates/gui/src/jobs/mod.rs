@@ -80,8 +80,8 @@ impl JobCtx {
 pub enum Pace {
     /// Work under way (indexing, a scan, a call): redraw every so often.
     Working(Duration),
-    /// Waiting between rounds (a poller between polls): redraw once a round. The status bar
-    /// shows it as waiting, not busy.
+    /// Waiting between rounds (a poller between polls): no redraw on a timer (the rounds wake
+    /// the window when they bring something new). The status bar shows it as waiting, not busy.
     Waiting(Duration),
 }
 
@@ -330,9 +330,11 @@ impl<T: From<JobDone> + Send + 'static> JobRegistry<T> {
         id
     }
 
-    /// How soon the window should draw again for the running jobs' numbers, if at all.
+    /// How soon the window should draw again for the running jobs' numbers, if at all. A
+    /// waiting job is not drawn on a timer: what it waits on wakes the window when it brings
+    /// something new.
     pub fn next_repaint(&self) -> Option<Duration> {
-        self.jobs.iter().map(|j| j.pace.repaint()).min()
+        self.jobs.iter().filter(|j| !j.is_waiting()).map(|j| j.pace.repaint()).min()
     }
 
     #[allow(clippy::type_complexity)]
@@ -511,6 +513,7 @@ mod tests {
         );
         let waiting: Vec<bool> = reg.running().iter().map(Job::is_waiting).collect();
         assert_eq!(waiting, vec![true, false]);
-        assert_eq!(reg.next_repaint(), Some(Duration::from_secs(2)));
+        // The waiting one is not drawn on a timer: only the working one is.
+        assert_eq!(reg.next_repaint(), Some(Duration::from_secs(3)));
     }
 }

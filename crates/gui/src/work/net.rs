@@ -106,13 +106,29 @@ impl WalscopeApp {
         let Some(d) = self.dashboard_mut(id) else { return };
         let Some(p) = &d.poller else { return };
         let (board, stop, name) = (p.subscribe(), p.canceller(), d.profile.clone());
-        // Once per poll (the board changes once per poll; every second at the most): each frame
-        // costs a software-rendered desktop a good part of a core.
-        let every = std::time::Duration::from_secs(d.interval_secs.max(1)).max(crate::jobs::WAITING_REPAINT);
-        let every = crate::jobs::Pace::Waiting(every);
+        let (mut changes, secs) = (p.subscribe(), d.interval_secs.max(1));
+        // The window is drawn again when the board shows something new, not at every poll: a
+        // frame costs a software-rendered desktop a good part of a core, and a SyncTool with
+        // nothing moving answers the same every poll. (A stop ends the watch: drawn once more.)
+        if let Some(rt) = self.runtime() {
+            let wake = self.jobs.wake();
+            rt.spawn(async move {
+                let mut shown = changes.borrow_and_update().clone();
+                while changes.changed().await.is_ok() {
+                    let now = changes.borrow_and_update().clone();
+                    if !now.shows_the_same_as(&shown) {
+                        shown = now;
+                        wake();
+                    }
+                }
+                wake();
+            });
+        }
+        let every = crate::jobs::Pace::Waiting(
+            std::time::Duration::from_secs(secs).max(crate::jobs::WAITING_REPAINT),
+        );
         let probe = Box::new(move || {
-            let b = board.borrow();
-            let text = format!("watching {name}: poll {}", b.polls);
+            let text = format!("watching {name} every {secs} s");
             (crate::jobs::JobProgress { fraction: None, text }, board.has_changed().is_err())
         });
         let job = self.jobs.watch("sync-task poller", JobOwner::Pane(id), every, probe, Box::new(stop));

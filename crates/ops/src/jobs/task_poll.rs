@@ -40,6 +40,22 @@ pub struct TaskBoard {
     pub paused: bool,
 }
 
+impl TaskBoard {
+    /// Whether `other` shows anything this board does not: rows, rates, health (ages
+    /// included), the summary, the error, the interval or a pause. The poll count, the time of
+    /// the last poll and the kept samples alone are not a change on screen: a window waiting on
+    /// a SyncTool with nothing moving redraws only when something it shows moved.
+    pub fn shows_the_same_as(&self, other: &TaskBoard) -> bool {
+        self.rows == other.rows
+            && self.rates == other.rates
+            && self.health == other.health
+            && self.summary == other.summary
+            && self.error == other.error
+            && self.interval == other.interval
+            && self.paused == other.paused
+    }
+}
+
 /// How the poller runs.
 #[derive(Debug, Clone)]
 pub struct PollerConfig {

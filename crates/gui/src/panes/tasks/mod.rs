@@ -1,5 +1,5 @@
 //! A sync-task dashboard (several may be open): a SyncTool profile (brpc or HTTP/JSON) polled at
-//! an interval chosen from 1 s to 1 min, or paused; the last good poll and the poll error in
+//! an interval chosen from 1 s to 1 min, or paused; whether it is up to date, or the last good poll and the poll error in
 //! words (the last good data stays, greyed); trouble summarised at the top and highlighted at
 //! its row with what it means and what to do; sub-tasks grouped by table (the table row sums its
 //! partitions); a plot of rows over time; creating a table's task (validated), deleting one after
@@ -234,19 +234,20 @@ pub fn show(st: &mut TasksState, view: &DashboardView<'_>, ui: &mut egui::Ui, tx
 
 fn status_line(board: &TaskBoard, ui: &mut egui::Ui) {
     ui.horizontal_wrapped(|ui| {
-        match board.updated_ms {
-            Some(ms) => ui.label(format!(
-                "last good poll {} UTC ({} polls, every {} s{})",
-                walscope_core::time::format_millis_utc(ms),
-                board.polls,
-                board.interval.as_secs(),
-                if board.paused { ", paused" } else { "" }
-            )),
-            None => ui.label(format!("{} sub-task(s), poll {}", board.rows.len(), board.polls)),
+        // Said without the poll count or time, which change at every poll: the window is drawn
+        // again only when what it shows changes (a failed poll is such a change).
+        let every = board.interval.as_secs();
+        let how = match (board.updated_ms, &board.error, board.paused) {
+            (_, _, true) => "polling paused".to_string(),
+            (None, None, false) => format!("waiting for the first answer (every {every} s)"),
+            (Some(_), None, false) => format!("up to date: polled every {every} s"),
+            (Some(ms), Some(_), false) => {
+                format!("last good poll {} UTC (every {every} s)", walscope_core::time::format_millis_utc(ms))
+            }
+            (None, Some(_), false) => format!("no good poll yet (every {every} s)"),
         };
-        if board.updated_ms.is_some() {
-            ui.label(format!("{} sub-task(s)", board.rows.len()));
-        }
+        ui.label(how).on_hover_text(format!("{} so far", walscope_core::fmt::counted(board.polls, "poll")));
+        ui.label(walscope_core::fmt::counted(board.rows.len() as u64, "sub-task"));
     });
     if let Some(e) = &board.error {
         ui.colored_label(
