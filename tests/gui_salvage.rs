@@ -6,7 +6,7 @@
 use crate::common::gui::{harness, settle, step_until};
 use crate::common::walgen::{small_wal, timetick_of_message};
 use egui_kittest::Harness;
-use egui_kittest::kittest::Queryable;
+use egui_kittest::kittest::{NodeT, Queryable};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 use walscope::net::profile::{ConnectionProfile, TransportKind};
@@ -247,4 +247,21 @@ fn a_server_without_the_salvage_api_is_explained() {
     assert!(h.query_all_by_label_contains("v2.5.4").count() >= 1, "the version is named");
     assert!(pane(&h).ready_pchannels().is_empty());
     let _ = PathBuf::new();
+}
+
+/// "Start salvage" sits in the pane's action bar: the pchannels and the checkpoints' table
+/// arriving above it never move it away from the pointer (it used to slide below the fold).
+#[test]
+fn start_salvage_stays_put_while_the_form_fills() {
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let pair = pair(&rt, Faults::default(), Faults::default());
+    let dir = tempfile::tempdir().unwrap();
+    let folder = dir.path().join("salvage");
+    let mut h = app_with(&pair, dir.path(), &folder);
+    settle(&mut h);
+    let before = h.get_by_label("Start salvage").rect();
+    prepare(&mut h, timetick_of_message(small_wal(SEED), 4_000));
+    let after = h.get_by_label("Start salvage").rect();
+    assert_eq!(before, after, "the main action moved");
+    assert!(!h.get_by_label("Start salvage").accesskit_node().is_disabled(), "and it is ready");
 }

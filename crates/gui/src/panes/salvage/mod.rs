@@ -196,6 +196,8 @@ impl Pane for SalvageState {
 
     fn draw(&mut self, ui: &mut egui::Ui, view: &AppView<'_>, tx: &CommandSender) {
         let id = self.id;
+        egui::Panel::bottom(egui::Id::unique(("salvage_actions", id)))
+            .show(ui, |ui| ui.push_id(("salvage_actions", id), |ui| view::actions(self, ui, tx)));
         egui::ScrollArea::vertical()
             .id_salt(("salvage", id))
             .show(ui, |ui| ui.push_id(("salvage", id), |ui| view::show(self, view, ui, tx)));

@@ -87,23 +87,6 @@ pub fn show(st: &mut SalvageState, view: &AppView<'_>, ui: &mut egui::Ui, tx: &C
         }
     });
     unfinished(st, ui, tx);
-    let ready = !st.ready_pchannels().is_empty() && !st.folder.trim().is_empty() && st.end_timetick().is_ok();
-    ui.horizontal(|ui| {
-        let start =
-            ui.add_enabled(ready && !st.running, crate::widgets::look::primary_button(ui, "Start salvage"));
-        if start
-            .on_disabled_hover_text("fetch the checkpoints, choose a folder, and let the current salvage end")
-            .clicked()
-        {
-            tx.send(AppCommand::StartSalvage(id));
-        }
-        if st.running && ui.button("Cancel all").clicked() {
-            tx.send(AppCommand::CancelPane(id));
-        }
-    });
-    if let Some(e) = &st.error {
-        ui.colored_label(ui.visuals().error_fg_color, format!("Not started: {e}"));
-    }
     crate::panes::salvage::rows::show(st, &live, ui, tx);
     // The set has finished: its folder can be replayed into the new primary.
     if !st.running && !st.ends.is_empty() {
@@ -118,6 +101,30 @@ pub fn show(st: &mut SalvageState, view: &AppView<'_>, ui: &mut egui::Ui, tx: &C
             });
         }
     }
+}
+
+/// The pane's action bar, at its foot whatever the form above holds (the checkpoints' table
+/// arriving never moves "Start salvage" away from the pointer): start, cancel all, and why
+/// the last start was refused.
+pub fn actions(st: &mut SalvageState, ui: &mut egui::Ui, tx: &CommandSender) {
+    let id = st.id;
+    let ready = !st.ready_pchannels().is_empty() && !st.folder.trim().is_empty() && st.end_timetick().is_ok();
+    ui.horizontal_wrapped(|ui| {
+        let start =
+            ui.add_enabled(ready && !st.running, crate::widgets::look::primary_button(ui, "Start salvage"));
+        if start
+            .on_disabled_hover_text("fetch the checkpoints, choose a folder, and let the current salvage end")
+            .clicked()
+        {
+            tx.send(AppCommand::StartSalvage(id));
+        }
+        if st.running && ui.button("Cancel all").clicked() {
+            tx.send(AppCommand::CancelPane(id));
+        }
+        if let Some(e) = &st.error {
+            ui.colored_label(ui.visuals().error_fg_color, format!("Not started: {e}"));
+        }
+    });
 }
 
 pub(crate) fn profile_combo(
