@@ -40,6 +40,7 @@ fn create_watch_trouble_and_delete_a_sync_task() {
     step_until(&mut h, "the first poll", |h| {
         h.query_by_label_contains("No sync tasks on this SyncTool").is_some()
     });
+    assert!(h.query_by_label("no sync tasks").is_none(), "said once, by the table");
 
     // Create, from the form: refused first without a destination, then sent.
     {

@@ -50,6 +50,8 @@ mod gui_schemas;
 #[cfg(feature = "gui")]
 mod gui_shell;
 #[cfg(feature = "gui")]
+mod gui_snapshots;
+#[cfg(feature = "gui")]
 mod gui_tasks;
 #[cfg(feature = "gui")]
 mod gui_window;

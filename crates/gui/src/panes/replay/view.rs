@@ -124,8 +124,14 @@ fn setup(
             }
         });
         ui.end_row();
-        ui.label("New primary (receives the replay):");
-        crate::panes::salvage::view::profile_combo(ui, ("replay_new", id), &mut st.new_primary, profiles);
+        let l = ui.label("New primary (receives the replay):");
+        crate::panes::salvage::view::profile_combo(
+            ui,
+            ("replay_new", id),
+            &mut st.new_primary,
+            profiles,
+            l.id,
+        );
         ui.end_row();
         ui.label("Keys the new primary already has:");
         crate::widgets::look::segmented_explained(

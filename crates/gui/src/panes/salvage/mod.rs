@@ -67,13 +67,20 @@ impl DumpOutcome {
 
 impl std::fmt::Display for DumpOutcome {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        use walscope_core::fmt::{bytes_exact, counted};
         match self {
-            DumpOutcome::Cancelled { frames } => write!(f, "cancelled after {frames} frames: resumable"),
+            DumpOutcome::Cancelled { frames } => {
+                write!(f, "cancelled after {}: resumable", counted(*frames, "frame"))
+            }
             DumpOutcome::EndedBeforeEnd { frames, bytes } => write!(
                 f,
-                "complete: {frames} frames, {bytes} bytes (the server ended the stream before a message at the end time came: the old primary's WAL may hold nothing later)"
+                "complete: {}, {} (the server ended the stream before a message at the end time came: the old primary's WAL may hold nothing later)",
+                counted(*frames, "frame"),
+                bytes_exact(*bytes)
             ),
-            DumpOutcome::Complete { frames, bytes } => write!(f, "complete: {frames} frames, {bytes} bytes"),
+            DumpOutcome::Complete { frames, bytes } => {
+                write!(f, "complete: {}, {}", counted(*frames, "frame"), bytes_exact(*bytes))
+            }
         }
     }
 }

@@ -24,11 +24,11 @@ pub fn show(st: &mut SalvageState, view: &AppView<'_>, ui: &mut egui::Ui, tx: &C
         "Dumps the old primary's WAL tail from the new primary's salvage checkpoint, every pchannel at once.",
     );
     egui::Grid::new(("salvage_who", id)).num_columns(2).show(ui, |ui| {
-        ui.label("New primary (holds the checkpoints):");
-        profile_combo(ui, ("new", id), &mut st.new_primary, profiles);
+        let l = ui.label("New primary (holds the checkpoints):");
+        profile_combo(ui, ("new", id), &mut st.new_primary, profiles, l.id);
         ui.end_row();
-        ui.label("Old primary (its WAL is dumped):");
-        profile_combo(ui, ("old", id), &mut st.old_primary, profiles);
+        let l = ui.label("Old primary (its WAL is dumped):");
+        profile_combo(ui, ("old", id), &mut st.old_primary, profiles, l.id);
         ui.end_row();
         let l = ui.label("Old primary's cluster id:");
         ui.add(egui::TextEdit::singleline(&mut st.cluster_id).hint_text("by-dev").desired_width(200.0))
@@ -132,15 +132,18 @@ pub(crate) fn profile_combo(
     salt: (&str, u64),
     value: &mut String,
     profiles: &[(ConnectionProfile, bool)],
+    label: egui::Id,
 ) {
     let shown = if value.is_empty() { "(choose)".to_string() } else { value.clone() };
-    egui::ComboBox::from_id_salt(salt).selected_text(shown).show_ui(ui, |ui| {
+    let combo = egui::ComboBox::from_id_salt(salt).selected_text(shown).show_ui(ui, |ui| {
         for (p, _) in profiles.iter().filter(|(p, _)| p.transport == crate::net::profile::TransportKind::Grpc)
         {
             let mark = if p.is_insecure() { " INSECURE" } else { "" };
             ui.selectable_value(value, p.name.clone(), format!("{} {}{mark}", p.name, p.endpoint));
         }
     });
+    // Named by its label for screen readers (and found by it in tests).
+    combo.response.labelled_by(label);
 }
 
 fn checkpoints(st: &SalvageState, ui: &mut egui::Ui) {
