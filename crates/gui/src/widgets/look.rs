@@ -109,6 +109,21 @@ pub fn primary_button(ui: &Ui, text: &str) -> egui::Button<'static> {
     egui::Button::new(RichText::new(text).color(ink).strong()).fill(fill)
 }
 
+/// A button whose subject is already on screen beside it (a profile's card, a table's row):
+/// it says only `text` ("Test"), and its accessible name says the whole (`name`, "Test
+/// primary"), for a screen reader and for finding it.
+pub fn named_button(ui: &mut Ui, text: &str, name: &str) -> Response {
+    named(ui, egui::Button::new(text), name)
+}
+
+/// Adds `widget` with `name` as its accessible name (what it says may be shorter).
+pub fn named(ui: &mut Ui, widget: impl egui::Widget, name: &str) -> Response {
+    let enabled = ui.is_enabled();
+    let r = ui.add(widget);
+    r.widget_info(|| egui::WidgetInfo::labeled(egui::Role::Button, enabled, name));
+    r
+}
+
 /// Everything else a pane offers (Copy hex, Cancel).
 pub fn secondary(ui: &mut Ui, text: &str) -> Response {
     ui.button(text)

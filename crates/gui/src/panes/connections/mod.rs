@@ -251,25 +251,29 @@ fn row_buttons(
     ui: &mut egui::Ui,
     tx: &CommandSender,
 ) {
+    use crate::widgets::look::{self, named, named_button};
+    // The card shows the profile's name: its buttons say only what they do (their accessible
+    // names say whose).
     let running = matches!(st.result(&p.name), Some(CheckResult::Running));
-    if ui.add_enabled(!running, egui::Button::new(format!("Test {}", p.name))).clicked() {
+    let test = ui.add_enabled_ui(!running, |ui| named_button(ui, "Test", &format!("Test {}", p.name)));
+    if test.inner.clicked() {
         st.checks.insert(p.name.clone(), CheckResult::Running);
         tx.send(AppCommand::CheckProfile(p.clone()));
     }
-    if ui.button(format!("Compose with {}", p.name)).clicked() {
+    if named_button(ui, "Compose", &format!("Compose with {}", p.name)).clicked() {
         tx.send(AppCommand::NewComposer { profile: Some(p.name.clone()), method: None, request: Vec::new() });
     }
-    if ui.button(format!("Duplicate {}", p.name)).clicked() {
+    if named_button(ui, "Duplicate", &format!("Duplicate {}", p.name)).clicked() {
         st.form = Some(ProfileForm::duplicate(p, &st.names()));
     }
     if demo {
         ui.weak("demo: not saved");
         return;
     }
-    if ui.button(format!("Edit {}", p.name)).clicked() {
+    if named_button(ui, "Edit", &format!("Edit {}", p.name)).clicked() {
         st.form = Some(ProfileForm::from_profile(p));
     }
-    if crate::widgets::look::danger(ui, &format!("Delete {}", p.name)).clicked() {
+    if named(ui, look::danger_button(ui, "Delete"), &format!("⚠ Delete {}", p.name)).clicked() {
         st.confirm_delete = Some(p.name.clone());
     }
     // Asked in a modal over the window, never where the button was (a double click cannot
