@@ -1,19 +1,23 @@
 //! The message list: a virtual table over millions of frames. Only visible rows are looked at;
-//! rows not decoded yet show "…" while the row loader decodes them in the background.
-//! Returns the frame the user selected.
+//! rows not decoded yet show "…" while the row loader decodes them in the background. A damaged
+//! range is a row of its own between the frames around it: ⚠ and the word "damaged" in red (amber
+//! for bytes cut short), its offset, length and why. Returns the row the user selected.
 
+use crate::dump::Problem;
 use crate::dump::view::FrameStatus;
 use crate::panes::file::FileTab;
 use crate::panes::file::row_order::SortColumn;
+use crate::panes::file::rows::RowItem;
+use crate::widgets::look::Tone;
 use eframe::egui;
 use egui_extras::{Column, TableBuilder};
 
-pub fn show(tab: &mut FileTab, ui: &mut egui::Ui) -> Option<usize> {
+pub fn show(tab: &mut FileTab, ui: &mut egui::Ui) -> Option<RowItem> {
     let rows = tab.row_count();
     let wal = tab.decoder.message_type().is_some_and(|t| t.full_name().starts_with("milvus."));
     let mut clicked = None;
     // Arrow keys move the selection through the shown rows.
-    if let Some(sel) = tab.selected
+    if (tab.selected.is_some() || tab.selected_damaged.is_some())
         && !ui.ctx().egui_wants_keyboard_input()
         && tab.confirm_save.is_none()
     {
@@ -21,9 +25,9 @@ pub fn show(tab: &mut FileTab, ui: &mut egui::Ui) -> Option<usize> {
             ui.input(|i| (i.key_pressed(egui::Key::ArrowUp), i.key_pressed(egui::Key::ArrowDown)));
         // Only on a key press, and without listing the rows: a million of them cost a frame.
         if down {
-            clicked = tab.neighbour(sel, 1);
+            clicked = tab.neighbour(1);
         } else if up {
-            clicked = tab.neighbour(sel, -1);
+            clicked = tab.neighbour(-1);
         }
     }
     let mut sort = None;
@@ -94,8 +98,18 @@ pub fn show(tab: &mut FileTab, ui: &mut egui::Ui) -> Option<usize> {
         })
         .body(|body| {
             body.rows(18.0, rows, |mut row| {
-                let Some(&frame) = tab.frames(row.index()..row.index() + 1).first() else { return };
-                row.set_selected(tab.selected == Some(frame));
+                let Some(item) = tab.items(row.index()..row.index() + 1).pop() else { return };
+                row.set_selected(tab.is_selected(&item));
+                let frame = match item {
+                    RowItem::Frame(f) => f,
+                    RowItem::Damaged(p) => {
+                        damaged_row(&mut row, &p, wal);
+                        if row.response().clicked() {
+                            clicked = Some(RowItem::Damaged(p));
+                        }
+                        return;
+                    }
+                };
                 let view = tab.decoder.cached(frame);
                 if view.is_none() {
                     wanted.push(frame);
@@ -148,7 +162,7 @@ pub fn show(tab: &mut FileTab, ui: &mut egui::Ui) -> Option<usize> {
                     ui.label(text).on_hover_text(text);
                 });
                 if row.response().clicked() {
-                    clicked = Some(frame);
+                    clicked = Some(RowItem::Frame(frame));
                 }
             });
         });
@@ -162,4 +176,33 @@ pub fn show(tab: &mut FileTab, ui: &mut egui::Ui) -> Option<usize> {
         tab.filter_error = Some(e.to_string());
     }
     clicked
+}
+
+/// A damaged range's row: no frame number (it is no frame), its offset and length, ⚠ and a word
+/// (whatever the colour: a malformed frame's ✖ would say less) in the tone of what happened (red: bytes that are no frame; amber: a frame cut short), and
+/// why, with the whole text on hover.
+fn damaged_row(row: &mut egui_extras::TableRow<'_, '_>, p: &Problem, wal: bool) {
+    let (tone, word) = if p.truncated { (Tone::Warn, "cut short") } else { (Tone::Bad, "damaged") };
+    row.col(|ui| {
+        ui.colored_label(tone.color(ui), "⚠");
+    });
+    row.col(|ui| {
+        ui.monospace(p.offset.to_string());
+    });
+    row.col(|ui| {
+        ui.monospace(p.len.to_string());
+    });
+    row.col(|ui| {
+        ui.colored_label(tone.color(ui), format!("⚠ {word}"))
+            .on_hover_text("bytes no frame covers: select the row to see them");
+    });
+    if wal {
+        for _ in 0..4 {
+            row.col(|_| {});
+        }
+    }
+    row.col(|ui| {
+        let text = format!("bytes {}..{}: {}", p.offset, p.offset + p.len, p.reason);
+        ui.colored_label(tone.color(ui), &text).on_hover_text(&text);
+    });
 }

@@ -3,8 +3,8 @@
 //! sort are all known. Only columns that need no decoding are sortable. Must never: sort on the
 //! UI thread, or hold more than one `u32` per shown row.
 
-use crate::dump::DumpFile;
 use crate::dump::background::Wake;
+use crate::dump::{DumpFile, ListRow, ListRows};
 use std::sync::{Arc, Mutex};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -44,13 +44,15 @@ impl RowOrder {
     }
 
     /// Sorts by `column`; the same column again flips the direction. `base` lists the frames to
-    /// sort (every frame, or the filter's matches). A size order is computed by the returned
-    /// work, which the caller runs off the UI thread (the app runs it as a job).
+    /// sort (every frame, or the filter's matches) and the list's rows (those frames and the
+    /// damaged ranges among them: a damaged range sorts by its length, as a frame by its size).
+    /// A size order is computed by the returned work, which the caller runs off the UI thread
+    /// (the app runs it as a job).
     pub fn sort_by(
         &mut self,
         column: SortColumn,
         dump: Arc<DumpFile>,
-        base: Vec<usize>,
+        (base, list): (Vec<usize>, ListRows),
         wake: Wake,
     ) -> Option<Box<dyn FnOnce() + Send>> {
         if self.column == column {
@@ -63,9 +65,14 @@ impl RowOrder {
         if column == SortColumn::Size {
             let slot = self.sorted.clone();
             return Some(Box::new(move || {
-                let size = |f: usize| dump.frame(f).map_or(0, |l| l.header.total());
-                let mut keyed: Vec<(u64, u32)> =
-                    base.iter().enumerate().map(|(row, f)| (size(*f), row as u32)).collect();
+                let size = |row: usize| match list.row(row) {
+                    Some(ListRow::Frame(n)) => {
+                        base.get(n).and_then(|f| dump.frame(*f)).map_or(0, |l| l.header.total())
+                    }
+                    Some(ListRow::Damaged(d)) => list.damaged_range(d).map_or(0, |p| p.len),
+                    None => 0,
+                };
+                let mut keyed: Vec<(u64, u32)> = (0..list.len()).map(|row| (size(row), row as u32)).collect();
                 keyed.sort_unstable();
                 let to_unsorted: Vec<u32> = keyed.into_iter().map(|(_, row)| row).collect();
                 let mut to_shown = vec![0u32; to_unsorted.len()];
