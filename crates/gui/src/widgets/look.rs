@@ -28,7 +28,19 @@ impl Tone {
     /// The tone's colour, darker on a light background and lighter on a dark one, so both
     /// themes read it (ux.md's colours: green, grey, blue, amber, red).
     pub fn color(self, ui: &Ui) -> Color32 {
-        let dark = ui.visuals().dark_mode;
+        let (r, g, b) = self.rgb(ui.visuals().dark_mode);
+        Color32::from_rgb(r, g, b)
+    }
+
+    /// A background in the tone, for a whole row in trouble: a faint wash of the colour, under
+    /// which the theme's own text stays readable in both themes.
+    pub fn fill(self, visuals: &egui::Visuals) -> Color32 {
+        let (r, g, b) = self.rgb(visuals.dark_mode);
+        let alpha = if visuals.dark_mode { 60 } else { 45 };
+        Color32::from_rgba_unmultiplied(r, g, b, alpha)
+    }
+
+    fn rgb(self, dark: bool) -> (u8, u8, u8) {
         let (on_dark, on_light) = match self {
             Tone::Good => ((90, 200, 120), (20, 120, 50)),
             Tone::Neutral => ((170, 170, 170), (100, 100, 100)),
@@ -36,8 +48,7 @@ impl Tone {
             Tone::Warn => ((235, 180, 60), (160, 100, 0)),
             Tone::Bad => ((240, 100, 100), (180, 30, 30)),
         };
-        let (r, g, b) = if dark { on_dark } else { on_light };
-        Color32::from_rgb(r, g, b)
+        if dark { on_dark } else { on_light }
     }
 
     /// The icon beside the word.

@@ -255,7 +255,7 @@ fn status_line(board: &TaskBoard, ui: &mut egui::Ui) {
     }
     let s = &board.summary;
     if !s.text.is_empty() {
-        let troubled = s.stalled + s.failed + s.reassigned + s.restarted > 0;
+        let troubled = s.stalled + s.failed + s.reassigned + s.reassigning + s.restarted > 0;
         let colour = if troubled { ui.visuals().warn_fg_color } else { ui.visuals().text_color() };
         ui.colored_label(colour, &s.text);
     }
