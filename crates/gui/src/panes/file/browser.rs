@@ -32,6 +32,7 @@ pub fn show(tab: &mut FileTab, ui: &mut egui::Ui) -> Option<RowItem> {
     }
     let mut sort = None;
     let mut wanted = Vec::new();
+    let list_right = ui.max_rect().right();
     // Cells must not swallow the click that selects their row.
     ui.style_mut().interaction.selectable_labels = false;
     // One line per row, however long the summary: the full text is in the tooltip.
@@ -103,7 +104,7 @@ pub fn show(tab: &mut FileTab, ui: &mut egui::Ui) -> Option<RowItem> {
                 let frame = match item {
                     RowItem::Frame(f) => f,
                     RowItem::Damaged(p) => {
-                        damaged_row(&mut row, &p, wal);
+                        damaged_row(&mut row, &p, wal, list_right);
                         if row.response().clicked() {
                             clicked = Some(RowItem::Damaged(p));
                         }
@@ -179,9 +180,10 @@ pub fn show(tab: &mut FileTab, ui: &mut egui::Ui) -> Option<RowItem> {
 }
 
 /// A damaged range's row: no frame number (it is no frame), its offset and length, ⚠ and a word
-/// (whatever the colour: a malformed frame's ✖ would say less) in the tone of what happened (red: bytes that are no frame; amber: a frame cut short), and
-/// why, with the whole text on hover.
-fn damaged_row(row: &mut egui_extras::TableRow<'_, '_>, p: &Problem, wal: bool) {
+/// (whatever the colour) in the tone of what happened (red: bytes that are no frame; amber: a
+/// frame cut short), and why. In a WAL dump the why runs across the id, type, vchannel and time
+/// columns, which a damaged range has none of, so it is read without scrolling to the summary.
+fn damaged_row(row: &mut egui_extras::TableRow<'_, '_>, p: &Problem, wal: bool, list_right: f32) {
     let (tone, word) = if p.truncated { (Tone::Warn, "cut short") } else { (Tone::Bad, "damaged") };
     row.col(|ui| {
         ui.colored_label(tone.color(ui), "⚠");
@@ -196,13 +198,46 @@ fn damaged_row(row: &mut egui_extras::TableRow<'_, '_>, p: &Problem, wal: bool) 
         ui.colored_label(tone.color(ui), format!("⚠ {word}"))
             .on_hover_text("bytes no frame covers: select the row to see them");
     });
+    // Painted, not laid out (a cell's content would widen its column), from `left`, `width`
+    // wide, in the last of the cells it covers: each cell paints its background (a selected
+    // row's) over whatever the cells before it drew.
+    let why = |ui: &mut egui::Ui, left: f32, width: f32| {
+        let cell = ui.max_rect();
+        let font = egui::TextStyle::Body.resolve(ui.style());
+        let mut job = egui::text::LayoutJob::simple_singleline(p.reason.clone(), font, tone.color(ui));
+        job.wrap = egui::text::TextWrapping::truncate_at_width(width);
+        let galley = ui.painter().layout_job(job);
+        let at = egui::pos2(left, cell.center().y - galley.size().y / 2.0);
+        // Never past the list (the detail is there) nor above or below what the list shows.
+        let visible = ui.clip_rect();
+        let span = egui::Rect::from_x_y_ranges(left..=(left + width).min(list_right), visible.y_range());
+        // Its own clip (`with_clip_rect` would keep the cell's).
+        let mut painter = ui.painter().clone();
+        painter.set_clip_rect(span);
+        painter.galley(at, galley, tone.color(ui));
+        // Read by screen readers (and tests) as the row's text; the whole of it on hover.
+        let r = ui.interact(
+            span.intersect(cell.expand2(egui::vec2(width, 0.0))),
+            ui.scope_id().with("why"),
+            egui::Sense::hover(),
+        );
+        r.widget_info(|| egui::WidgetInfo::labeled(egui::Role::Label, true, &p.reason));
+        r.on_hover_text(&p.reason);
+    };
     if wal {
-        for _ in 0..4 {
-            row.col(|_| {});
-        }
+        let mut left = 0.0;
+        row.col(|ui| left = ui.max_rect().left());
+        row.col(|_| {});
+        row.col(|_| {});
+        row.col(|ui| {
+            let width = ui.max_rect().right() - left;
+            why(ui, left, width);
+        });
+        row.col(|_| {});
+    } else {
+        row.col(|ui| {
+            let cell = ui.max_rect();
+            why(ui, cell.left(), cell.width());
+        });
     }
-    row.col(|ui| {
-        let text = format!("bytes {}..{}: {}", p.offset, p.offset + p.len, p.reason);
-        ui.colored_label(tone.color(ui), &text).on_hover_text(&text);
-    });
 }
