@@ -143,10 +143,13 @@ pub fn show(st: &mut TasksState, board: &TaskBoard, stale: bool, ui: &mut egui::
                     ui.end_row();
                 }
             });
-            for i in &parts {
+            for (k, i) in parts.iter().enumerate() {
                 let Some(h) = board.health.get(*i) else { continue };
+                // In its row's tone (red for FAILED), with its icon: not by colour alone.
+                let tone = trouble[k].as_ref().map_or(Tone::Info, |(t, _)| *t);
                 for t in &h.troubles {
-                    ui.colored_label(ui.visuals().warn_fg_color, format!("pid {}: {}", h.pid, t.label()));
+                    let words = format!("{} pid {}: {}", tone.icon(), h.pid, t.label());
+                    ui.colored_label(tone.color(ui), words);
                     ui.label(format!("What it means: {}.", t.meaning(check_period)));
                     ui.label(format!("What to do: {}", t.action()));
                 }
@@ -171,9 +174,12 @@ pub fn in_trouble(status: &str, health: Option<&SubTaskHealth>) -> Option<(Tone,
         return Some((Tone::Bad, "FAILED".into()));
     }
     let warn = troubles.iter().find(|t| !matches!(t, Trouble::CountReset { .. }));
+    // A word that does not change from poll to poll (the line below the table says for how
+    // long): the status column keeps its width.
     match warn {
-        Some(Trouble::Reassigning { .. }) => Some((Tone::Warn, status.to_string())),
-        Some(t) => Some((Tone::Warn, format!("{status}: {}", t.label()))),
+        Some(t) if t.is_stall() => Some((Tone::Warn, format!("{status}, stalled"))),
+        Some(Trouble::Reassigned { .. }) => Some((Tone::Warn, format!("{status}, reassigned again"))),
+        Some(_) => Some((Tone::Warn, status.to_string())),
         None if status == "REASSIGNING" => Some((Tone::Warn, status.to_string())),
         None => None,
     }
