@@ -405,6 +405,24 @@ fn a_filter_with_no_match_says_so_and_clearing_it_leaves_no_words() {
     assert!(h.query_by_label_contains("No message matches").is_none());
 }
 
+/// A dump with no frames says so where the table would be, with what to try.
+#[test]
+fn a_dump_with_no_frames_says_so() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("empty.dump");
+    std::fs::write(&file, b"").unwrap();
+    let mut h = harness(SIZE, WalscopeApp::new());
+    h.step();
+    h.state_mut().open(file);
+    step_until(&mut h, "the index", |h| {
+        h.state().tabs.len() == 1 && h.state().tabs[0].dump.index().is_done()
+    });
+    settle(&mut h);
+    h.get_by_label("This dump has no frames");
+    h.get_by_label_contains("choose it under \"Read as...\"");
+    assert!(h.query_by_label("summary").is_none(), "no empty table");
+}
+
 /// Edits frame 0 of tab `i` and runs its save: the refusal, in words.
 fn save_refused(h: &mut Harness<'static, WalscopeApp>, i: usize) -> String {
     let tab = &mut h.state_mut().tabs[i];
