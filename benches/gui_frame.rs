@@ -328,7 +328,7 @@ fn benches(c: &mut Criterion) {
         let idle: Vec<Sample> = (0..200).map(|_| frame(&mut h, Vec::new())).collect();
         summary.add(&format!("  idle frame, a row selected/{label}"), &idle);
         let part = component(50, || {
-            std::hint::black_box(h.state().tabs[0].neighbour(7, 1));
+            std::hint::black_box(h.state().tabs[0].neighbour(1));
         });
         summary.rows.push(format!("  part: FileTab::neighbour (an arrow key press): {part:.3} ms"));
         let part = component(50, || h.state_mut().tabs[0].select(7));

@@ -1,7 +1,7 @@
 //! The desktop app, headless with egui_kittest: the start page, opening a sample dump, rows
 //! appearing, filtering by type, selecting a message, and tree ↔ hex linking.
 
-use crate::common::gui::{harness, settle, step_until};
+use crate::common::gui::{harness, sample_copy, settle, step_until};
 use egui_kittest::Harness;
 use egui_kittest::kittest::Queryable;
 use std::path::Path;
@@ -303,6 +303,124 @@ fn a_file_cut_short_or_replaced_while_open_is_said_and_survived() {
             .flatten()
             .all(|e| !e.file_name().to_string_lossy().contains("tmp"))
     );
+}
+
+/// Issue #38, trouble first: the 64 bytes of garbage after frame 19 of the sample are a row of
+/// their own between frames 19 and 20 (⚠, offset, length and why), found by `status=bad` and
+/// left out by `type=Insert`; a click or the arrow keys select it, and the detail shows its
+/// bytes in the hex view, at their offsets in the file.
+#[test]
+fn a_damaged_range_is_a_row_found_by_status_bad_with_its_bytes_in_hex() {
+    use walscope::ui::panes::file::rows::RowItem;
+    let dir = tempfile::tempdir().unwrap();
+    let file = sample_copy(dir.path(), "milvus-40-garbage.dump", "garbage.dump");
+    let bytes = std::fs::read(&file).unwrap();
+    let mut h = harness(SIZE, WalscopeApp::new());
+    h.step();
+    h.state_mut().open(file);
+    step_until(&mut h, "the index", |h| {
+        h.state().tabs.len() == 1 && h.state().tabs[0].dump.index().is_done()
+    });
+    let damaged = |h: &Harness<'static, WalscopeApp>| -> Vec<(usize, walscope::dump::Problem)> {
+        let t = &h.state().tabs[0];
+        let items = t.items(0..t.row_count());
+        items
+            .into_iter()
+            .enumerate()
+            .filter_map(|(r, i)| match i {
+                RowItem::Damaged(p) => Some((r, p)),
+                RowItem::Frame(_) => None,
+            })
+            .collect()
+    };
+    let rows = damaged(&h);
+    assert_eq!(rows.len(), 1, "{rows:?}");
+    let (row, p) = rows[0].clone();
+    assert_eq!((row, p.offset, p.len), (20, 34108, 64));
+    assert_eq!(h.state().tabs[0].row_count(), 41);
+    assert_eq!(h.state().tabs[0].items(19..22)[0], RowItem::Frame(19));
+    assert_eq!(h.state().tabs[0].items(19..22)[2], RowItem::Frame(20));
+    // On screen: a word and an icon (not colour alone), its offset and why.
+    step_until(&mut h, "the damaged row", |h| h.query_by_label("⚠ damaged").is_some());
+    h.get_by_label("34108");
+    h.get_by_label_contains("bytes 34108..34172 skipped");
+
+    // A click selects it: its words and its bytes, no tree.
+    h.get_by_label("⚠ damaged").click();
+    settle(&mut h);
+    assert_eq!(h.state().tabs[0].selected_damaged.as_ref().map(|p| p.offset), Some(34108));
+    assert!(h.state().tabs[0].detail.is_none());
+    h.get_by_label_contains("⚠ Damaged range: bytes 34108..34172 (64 bytes)");
+    h.get_by_label("0000853c");
+    h.get_by_label(&format!("byte 0: {:02x}", bytes[34108]));
+    h.get_by_label(&format!("byte 63: {:02x}", bytes[34108 + 63]));
+
+    // The arrow keys go through it like any row.
+    h.key_press(eframe::egui::Key::ArrowDown);
+    h.step();
+    assert_eq!(h.state().tabs[0].selected, Some(20));
+    h.key_press(eframe::egui::Key::ArrowUp);
+    h.step();
+    assert_eq!(h.state().tabs[0].selected_damaged.as_ref().map(|p| p.offset), Some(34108));
+    h.key_press(eframe::egui::Key::ArrowUp);
+    h.step();
+    assert_eq!(h.state().tabs[0].selected, Some(19));
+    assert!(h.state().tabs[0].selected_damaged.is_none());
+
+    // status=bad finds it; type=Insert leaves it out.
+    for (filter, kept) in [("status=bad", true), ("type=Insert", false)] {
+        h.state_mut().tabs[0].filter_text = filter.into();
+        h.state_mut().tabs[0].apply_filter();
+        step_until(&mut h, filter, |h| h.state().tabs[0].scan.as_ref().is_some_and(|s| s.is_done()));
+        settle(&mut h);
+        assert_eq!(!damaged(&h).is_empty(), kept, "{filter}");
+        assert_eq!(h.query_by_label("⚠ damaged").is_some(), kept, "{filter}");
+    }
+}
+
+/// A filter that matches nothing says so where the table would be, with what to do, and a
+/// cleared filter leaves nothing of itself in the status bar (it said "filtering: 0 matches"
+/// after the filter was gone).
+#[test]
+fn a_filter_with_no_match_says_so_and_clearing_it_leaves_no_words() {
+    let mut h = harness(SIZE, WalscopeApp::new());
+    h.step();
+    h.state_mut().open(sample());
+    step_until(&mut h, "the index", |h| {
+        h.state().tabs.len() == 1 && h.state().tabs[0].dump.index().is_done()
+    });
+    h.state_mut().tabs[0].filter_text = "type=NoSuchType".into();
+    h.state_mut().tabs[0].apply_filter();
+    step_until(&mut h, "the filter scan", |h| h.state().tabs[0].scan.as_ref().is_some_and(|s| s.is_done()));
+    step_until(&mut h, "the scan's job to end", |h| h.state().jobs.running().is_empty());
+    settle(&mut h);
+    h.get_by_label("No message matches `type=NoSuchType`");
+    h.get_by_label_contains("Clear the filter to see every message");
+    assert!(h.query_by_label("summary").is_none(), "no empty table");
+
+    h.get_by_label("Clear the filter").click();
+    settle(&mut h);
+    assert!(h.state().tabs[0].scan.is_none());
+    assert!(h.query_by_label_contains("filtering").is_none(), "no words of the cleared filter");
+    assert!(h.query_by_label_contains("No message matches").is_none());
+}
+
+/// A dump with no frames says so where the table would be, with what to try.
+#[test]
+fn a_dump_with_no_frames_says_so() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("empty.dump");
+    std::fs::write(&file, b"").unwrap();
+    let mut h = harness(SIZE, WalscopeApp::new());
+    h.step();
+    h.state_mut().open(file);
+    step_until(&mut h, "the index", |h| {
+        h.state().tabs.len() == 1 && h.state().tabs[0].dump.index().is_done()
+    });
+    settle(&mut h);
+    h.get_by_label("This dump has no frames");
+    h.get_by_label_contains("choose it under \"Read as...\"");
+    assert!(h.query_by_label("summary").is_none(), "no empty table");
 }
 
 /// Edits frame 0 of tab `i` and runs its save: the refusal, in words.

@@ -188,3 +188,55 @@ fn the_create_form_is_a_typed_change() {
     );
     assert_eq!(TaskChange::ClearAll.method(), "TaskStatus", "clear_all goes as TaskStatus");
 }
+
+/// Issue #38, trouble first: a partition whose reassignment is refused turns FAILED; its whole
+/// row is in trouble with an icon and the word (a badge "✖ FAILED", not a coloured word alone),
+/// its rate is "—" (never the last number seen), and the summary above says a partition failed.
+#[test]
+fn a_failed_partition_is_flagged_at_its_row_with_no_stale_rate() {
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let any = "127.0.0.1:0".parse().unwrap();
+    let cfg = CollectorConfig { batch_interval: Duration::from_millis(50), full_mode_batches: 3 };
+    let demo = rt.block_on(DatasyncDemo::start(any, any, Duration::from_secs(1), cfg)).unwrap();
+    let endpoint = demo.synctool.addr().to_string();
+    let t: std::sync::Arc<dyn walscope::net::Transport> =
+        std::sync::Arc::new(walscope::net::brpc::BrpcTransport::new(endpoint.clone()));
+    let client = walscope::net::SyncToolClient::new(t, Default::default());
+    let mode = walscope::datasync::SyncMode::FullAndContinuous;
+    rt.block_on(client.create_sync_task("demo_db", "orders", mode, None, "/tmp/walscope-test/orders"))
+        .unwrap();
+    let tid = DatasyncDemo::tid_of("demo_db", "orders").unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let mut app = WalscopeApp::new();
+    app.config_dir = Some(dir.path().to_path_buf());
+    app.connections.demo.push(ConnectionProfile::plain("synctool", TransportKind::Brpc, endpoint));
+    app.show_tasks = true;
+    app.tasks.profile = "synctool".into();
+    app.tasks.interval_secs = 1;
+    let mut h = harness([1600.0, 1600.0], app);
+    settle(&mut h);
+    h.get_by_label("Watch").click();
+    let board = |h: &Harness<'static, WalscopeApp>| {
+        h.state().tasks.poller.as_ref().map(|p| p.board()).unwrap_or_default()
+    };
+    step_until(&mut h, "the task to run with a rate", |h| {
+        let b = board(h);
+        b.rows.len() == 2
+            && b.rows.iter().all(|r| r.status == "RUNNING")
+            && b.rates.iter().all(|r| r.is_some())
+    });
+    demo.fail(tid, 1);
+    step_until(&mut h, "partition 1 to fail", |h| {
+        board(h).rows.iter().any(|r| r.pid == 1 && r.status == "FAILED")
+    });
+    settle(&mut h);
+    let b = board(&h);
+    let failed = b.rows.iter().position(|r| r.pid == 1).unwrap();
+    assert_eq!(b.rates[failed], None, "no rate for a FAILED sub-task");
+    h.get_by_label("✖ FAILED");
+    assert!(h.query_all_by_label("—").count() >= 1, "its rate is a dash");
+    h.get_by_label_contains("1 partition in trouble");
+    assert!(b.summary.text.contains("1 of 2 partitions failed"), "{}", b.summary.text);
+    h.get_by_label_contains(&b.summary.text);
+    h.get_by_label_contains("pid 1: FAILED");
+}

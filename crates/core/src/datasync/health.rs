@@ -69,6 +69,10 @@ pub enum Trouble {
         times: u32,
     },
     Failed,
+    /// REASSIGNING (SyncTool is handing it to a DataCollector again) for this long.
+    Reassigning {
+        for_ms: u64,
+    },
     /// `count` went down: SyncTool restarted.
     CountReset {
         from: u64,
@@ -95,6 +99,7 @@ impl Trouble {
             Trouble::Stalled { for_ms, heartbeat: false } => format!("silent for {}", secs(*for_ms)),
             Trouble::Reassigned { times } => format!("reassigned {times} times"),
             Trouble::Failed => "FAILED".into(),
+            Trouble::Reassigning { for_ms } => format!("REASSIGNING for {}", secs(*for_ms)),
             Trouble::CountReset { from, to } => format!("count reset {from} to {to}"),
         }
     }
@@ -126,6 +131,10 @@ impl Trouble {
             Trouble::Failed => "the reassignment failed (no living DataCollector on the leader's host, or \
                  AddSyncTask refused) or the progress file could not be written; SyncTool never retries it"
                 .into(),
+            Trouble::Reassigning { .. } => format!(
+                "SyncTool found it silent for {twice} (2 x check_period) and is handing it to a \
+                 DataCollector again: it becomes RUNNING with a new token, or FAILED when no collector takes it"
+            ),
             Trouble::CountReset { from, to } => format!(
                 "count went from {from} to {to}: SyncTool restarted (count lives in its memory); the sync \
                  point is what carries progress"
@@ -154,6 +163,10 @@ impl Trouble {
             Trouble::Failed => {
                 "Fix the collector, then restart SyncTool (it recovers every sub-task as RUNNING) or delete \
                  and re-create the task (rows may be duplicated: there is no resume point)."
+            }
+            Trouble::Reassigning { .. } => {
+                "Wait a check period; if it stays REASSIGNING or turns FAILED, check the DataCollector on \
+                 the partition leader's host and its log."
             }
             Trouble::CountReset { .. } => {
                 "Nothing is lost by the reset itself: check that the sync point keeps moving. The plot carries \
@@ -196,6 +209,8 @@ pub struct HealthSummary {
     pub stalled: usize,
     pub failed: usize,
     pub reassigned: usize,
+    /// Sub-tasks REASSIGNING now.
+    pub reassigning: usize,
     pub restarted: usize,
     pub text: String,
 }
@@ -336,6 +351,8 @@ fn troubles(t: &Track, r: &SubTaskRow, now: u64, c: &HealthConfig) -> Vec<Troubl
             }
         }
         "FAILED" => out.push(Trouble::Failed),
+        // Not moving while it lasts: a row the summary must count, or it would say "moving".
+        "REASSIGNING" => out.push(Trouble::Reassigning { for_ms: now.saturating_sub(t.status_since) }),
         _ => {}
     }
     if t.reassignments >= 2 {
@@ -356,11 +373,16 @@ fn summarize(rows: &[SubTaskHealth]) -> HealthSummary {
     let failed = rows.iter().filter(|h| any(h, |t| *t == Trouble::Failed)).count();
     let reassigned = rows.iter().filter(|h| any(h, |t| matches!(t, Trouble::Reassigned { .. }))).count();
     let restarted = rows.iter().filter(|h| any(h, |t| matches!(t, Trouble::CountReset { .. }))).count();
-    let found: Vec<(usize, &str)> =
-        [(stalled, "stalled"), (failed, "failed"), (reassigned, "reassigned repeatedly")]
-            .into_iter()
-            .filter(|(k, _)| *k > 0)
-            .collect();
+    let reassigning = rows.iter().filter(|h| any(h, |t| matches!(t, Trouble::Reassigning { .. }))).count();
+    let found: Vec<(usize, &str)> = [
+        (stalled, "stalled"),
+        (failed, "failed"),
+        (reassigning, "reassigning"),
+        (reassigned, "reassigned repeatedly"),
+    ]
+    .into_iter()
+    .filter(|(k, _)| *k > 0)
+    .collect();
     let partitions = crate::fmt::counted(n as u64, "partition");
     let mut text = match found.split_first() {
         _ if n == 0 => "no sync tasks".to_string(),
@@ -377,7 +399,7 @@ fn summarize(rows: &[SubTaskHealth]) -> HealthSummary {
     if restarted > 0 {
         text.push_str("; SyncTool restarted (counts reset)");
     }
-    HealthSummary { partitions: n, stalled, failed, reassigned, restarted, text }
+    HealthSummary { partitions: n, stalled, failed, reassigned, reassigning, restarted, text }
 }
 
 #[cfg(test)]

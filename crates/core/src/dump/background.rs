@@ -178,6 +178,11 @@ impl FilterScan {
             Err(_) => Vec::new(),
         }
     }
+    /// How many matches come before frame `frame` (they are in frame order): where a damaged
+    /// range at that frame's place goes among them.
+    pub fn matches_before(&self, frame: usize) -> usize {
+        self.matches.lock().map_or(0, |m| m.partition_point(|&f| f < frame))
+    }
     /// The row of frame `frame` among the matches (they are in frame order).
     pub fn position(&self, frame: usize) -> Option<usize> {
         self.matches.lock().ok()?.binary_search(&frame).ok()

@@ -116,6 +116,11 @@ impl IndexShared {
     pub fn problems(&self) -> Vec<Problem> {
         self.problems.read().map(|p| p.clone()).unwrap_or_default()
     }
+    /// How many damaged ranges are known so far, without copying them (a list asks every frame
+    /// whether its rows changed).
+    pub fn problem_count(&self) -> usize {
+        self.problems.read().map_or(0, |p| p.len())
+    }
     pub fn scanned_bytes(&self) -> u64 {
         self.scanned.load(Ordering::Relaxed)
     }

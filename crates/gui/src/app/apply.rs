@@ -353,13 +353,21 @@ impl WalscopeApp {
             }
             TabWork::WatchScan(scan) => {
                 let (dump, stop) = (tab.dump.clone(), scan.clone());
+                // Its end says nothing here: the filter bar shows the matches for as long as the
+                // filter is applied, and a words left in the status bar would outlive a cleared
+                // filter ("filtering: 0 matches" with no filter).
                 let probe = Box::new(move || {
                     let total = dump.frame_count().max(1);
+                    let done = scan.is_done();
                     let progress = crate::jobs::JobProgress {
                         fraction: Some(scan.scanned() as f32 / total as f32),
-                        text: format!("filtering: {} matches", scan.match_count()),
+                        text: if done {
+                            String::new()
+                        } else {
+                            format!("filtering: {} matches", scan.match_count())
+                        },
                     };
-                    (progress, scan.is_done())
+                    (progress, done)
                 });
                 let every = crate::jobs::Pace::Working(std::time::Duration::from_millis(100));
                 self.jobs.watch(

@@ -28,21 +28,27 @@ impl Tone {
     /// The tone's colour, darker on a light background and lighter on a dark one, so both
     /// themes read it (ux.md's colours: green, grey, blue, amber, red).
     pub fn color(self, ui: &Ui) -> Color32 {
-        let (on_dark, on_light) = self.rgb();
-        let (r, g, b) = if ui.visuals().dark_mode { on_dark } else { on_light };
+        let (r, g, b) = self.rgb(ui.visuals().dark_mode);
         Color32::from_rgb(r, g, b)
     }
 
-    /// The tone's colour on a dark and on a light background.
-    #[allow(clippy::type_complexity)]
-    fn rgb(self) -> ((u8, u8, u8), (u8, u8, u8)) {
-        match self {
+    /// A background in the tone, for a whole row in trouble: a faint wash of the colour, under
+    /// which the theme's own text stays readable in both themes.
+    pub fn fill(self, visuals: &egui::Visuals) -> Color32 {
+        let (r, g, b) = self.rgb(visuals.dark_mode);
+        let alpha = if visuals.dark_mode { 60 } else { 45 };
+        Color32::from_rgba_unmultiplied(r, g, b, alpha)
+    }
+
+    fn rgb(self, dark: bool) -> (u8, u8, u8) {
+        let (on_dark, on_light) = match self {
             Tone::Good => ((90, 200, 120), (20, 120, 50)),
             Tone::Neutral => ((170, 170, 170), (100, 100, 100)),
             Tone::Info => ((110, 165, 240), (30, 90, 190)),
             Tone::Warn => ((235, 180, 60), (160, 100, 0)),
             Tone::Bad => ((240, 100, 100), (180, 30, 30)),
-        }
+        };
+        if dark { on_dark } else { on_light }
     }
 
     /// The icon beside the word.
@@ -64,8 +70,7 @@ pub fn install(ctx: &egui::Context) {
     for (theme, dark) in [(egui::Theme::Dark, true), (egui::Theme::Light, false)] {
         ctx.style_mut_of(theme, |style| {
             let pick = |tone: Tone| {
-                let (on_dark, on_light) = tone.rgb();
-                let (r, g, b) = if dark { on_dark } else { on_light };
+                let (r, g, b) = tone.rgb(dark);
                 Color32::from_rgb(r, g, b)
             };
             style.visuals.warn_fg_color = pick(Tone::Warn);

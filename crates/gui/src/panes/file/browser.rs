@@ -1,19 +1,23 @@
 //! The message list: a virtual table over millions of frames. Only visible rows are looked at;
-//! rows not decoded yet show "…" while the row loader decodes them in the background.
-//! Returns the frame the user selected.
+//! rows not decoded yet show "…" while the row loader decodes them in the background. A damaged
+//! range is a row of its own between the frames around it: ⚠ and the word "damaged" in red (amber
+//! for bytes cut short), its offset, length and why. Returns the row the user selected.
 
+use crate::dump::Problem;
 use crate::dump::view::FrameStatus;
 use crate::panes::file::FileTab;
 use crate::panes::file::row_order::SortColumn;
+use crate::panes::file::rows::RowItem;
+use crate::widgets::look::Tone;
 use eframe::egui;
 use egui_extras::{Column, TableBuilder};
 
-pub fn show(tab: &mut FileTab, ui: &mut egui::Ui) -> Option<usize> {
+pub fn show(tab: &mut FileTab, ui: &mut egui::Ui) -> Option<RowItem> {
     let rows = tab.row_count();
     let wal = tab.decoder.message_type().is_some_and(|t| t.full_name().starts_with("milvus."));
     let mut clicked = None;
     // Arrow keys move the selection through the shown rows.
-    if let Some(sel) = tab.selected
+    if (tab.selected.is_some() || tab.selected_damaged.is_some())
         && !ui.ctx().egui_wants_keyboard_input()
         && tab.confirm_save.is_none()
     {
@@ -21,13 +25,14 @@ pub fn show(tab: &mut FileTab, ui: &mut egui::Ui) -> Option<usize> {
             ui.input(|i| (i.key_pressed(egui::Key::ArrowUp), i.key_pressed(egui::Key::ArrowDown)));
         // Only on a key press, and without listing the rows: a million of them cost a frame.
         if down {
-            clicked = tab.neighbour(sel, 1);
+            clicked = tab.neighbour(1);
         } else if up {
-            clicked = tab.neighbour(sel, -1);
+            clicked = tab.neighbour(-1);
         }
     }
     let mut sort = None;
     let mut wanted = Vec::new();
+    let list_right = ui.max_rect().right();
     // Cells must not swallow the click that selects their row.
     ui.style_mut().interaction.selectable_labels = false;
     // One line per row, however long the summary: the full text is in the tooltip.
@@ -94,8 +99,18 @@ pub fn show(tab: &mut FileTab, ui: &mut egui::Ui) -> Option<usize> {
         })
         .body(|body| {
             body.rows(18.0, rows, |mut row| {
-                let Some(&frame) = tab.frames(row.index()..row.index() + 1).first() else { return };
-                row.set_selected(tab.selected == Some(frame));
+                let Some(item) = tab.items(row.index()..row.index() + 1).pop() else { return };
+                row.set_selected(tab.is_selected(&item));
+                let frame = match item {
+                    RowItem::Frame(f) => f,
+                    RowItem::Damaged(p) => {
+                        damaged_row(&mut row, &p, wal, list_right);
+                        if row.response().clicked() {
+                            clicked = Some(RowItem::Damaged(p));
+                        }
+                        return;
+                    }
+                };
                 let view = tab.decoder.cached(frame);
                 if view.is_none() {
                     wanted.push(frame);
@@ -148,7 +163,7 @@ pub fn show(tab: &mut FileTab, ui: &mut egui::Ui) -> Option<usize> {
                     ui.label(text).on_hover_text(text);
                 });
                 if row.response().clicked() {
-                    clicked = Some(frame);
+                    clicked = Some(RowItem::Frame(frame));
                 }
             });
         });
@@ -162,4 +177,67 @@ pub fn show(tab: &mut FileTab, ui: &mut egui::Ui) -> Option<usize> {
         tab.filter_error = Some(e.to_string());
     }
     clicked
+}
+
+/// A damaged range's row: no frame number (it is no frame), its offset and length, ⚠ and a word
+/// (whatever the colour) in the tone of what happened (red: bytes that are no frame; amber: a
+/// frame cut short), and why. In a WAL dump the why runs across the id, type, vchannel and time
+/// columns, which a damaged range has none of, so it is read without scrolling to the summary.
+fn damaged_row(row: &mut egui_extras::TableRow<'_, '_>, p: &Problem, wal: bool, list_right: f32) {
+    let (tone, word) = if p.truncated { (Tone::Warn, "cut short") } else { (Tone::Bad, "damaged") };
+    row.col(|ui| {
+        ui.colored_label(tone.color(ui), "⚠");
+    });
+    row.col(|ui| {
+        ui.monospace(p.offset.to_string());
+    });
+    row.col(|ui| {
+        ui.monospace(p.len.to_string());
+    });
+    row.col(|ui| {
+        ui.colored_label(tone.color(ui), format!("⚠ {word}"))
+            .on_hover_text("bytes no frame covers: select the row to see them");
+    });
+    // Painted, not laid out (a cell's content would widen its column), from `left`, `width`
+    // wide, in the last of the cells it covers: each cell paints its background (a selected
+    // row's) over whatever the cells before it drew.
+    let why = |ui: &mut egui::Ui, left: f32, width: f32| {
+        let cell = ui.max_rect();
+        let font = egui::TextStyle::Body.resolve(ui.style());
+        let mut job = egui::text::LayoutJob::simple_singleline(p.reason.clone(), font, tone.color(ui));
+        job.wrap = egui::text::TextWrapping::truncate_at_width(width);
+        let galley = ui.painter().layout_job(job);
+        let at = egui::pos2(left, cell.center().y - galley.size().y / 2.0);
+        // Never past the list (the detail is there) nor above or below what the list shows.
+        let visible = ui.clip_rect();
+        let span = egui::Rect::from_x_y_ranges(left..=(left + width).min(list_right), visible.y_range());
+        // Its own clip (`with_clip_rect` would keep the cell's).
+        let mut painter = ui.painter().clone();
+        painter.set_clip_rect(span);
+        painter.galley(at, galley, tone.color(ui));
+        // Read by screen readers (and tests) as the row's text; the whole of it on hover.
+        let r = ui.interact(
+            span.intersect(cell.expand2(egui::vec2(width, 0.0))),
+            ui.scope_id().with("why"),
+            egui::Sense::hover(),
+        );
+        r.widget_info(|| egui::WidgetInfo::labeled(egui::Role::Label, true, &p.reason));
+        r.on_hover_text(&p.reason);
+    };
+    if wal {
+        let mut left = 0.0;
+        row.col(|ui| left = ui.max_rect().left());
+        row.col(|_| {});
+        row.col(|_| {});
+        row.col(|ui| {
+            let width = ui.max_rect().right() - left;
+            why(ui, left, width);
+        });
+        row.col(|_| {});
+    } else {
+        row.col(|ui| {
+            let cell = ui.max_rect();
+            why(ui, cell.left(), cell.width());
+        });
+    }
 }

@@ -13,6 +13,7 @@ pub mod edit_plan;
 pub mod field_edit;
 pub mod field_editor;
 pub mod row_order;
+pub mod rows;
 pub mod save;
 pub mod view;
 
@@ -58,7 +59,14 @@ pub struct FileTab {
     pub filter_text: String,
     pub filter_error: Option<String>,
     pub scan: Option<FilterScan>,
+    /// Counts the filters applied, so the list's rows are computed again for a new one.
+    scan_generation: u64,
+    /// The list's rows and what they were computed from (see [`rows`]).
+    list_cache: std::sync::Mutex<Option<(rows::ListKey, Arc<crate::dump::ListRows>)>>,
+    /// The selected frame (None while a damaged range or nothing is selected).
     pub selected: Option<usize>,
+    /// The selected damaged range: its words and bytes are shown instead of a frame's.
+    pub selected_damaged: Option<crate::dump::Problem>,
     pub detail: Option<FrameDetail>,
     /// Unsaved edits, with undo and redo.
     pub session: EditSession,
@@ -117,7 +125,10 @@ impl FileTab {
             filter_text: String::new(),
             filter_error: None,
             scan: None,
+            scan_generation: 0,
+            list_cache: Default::default(),
             selected: None,
+            selected_damaged: None,
             detail: None,
             session: EditSession::default(),
             saving: None,
@@ -161,51 +172,6 @@ impl FileTab {
             .map_or_else(|| self.path.display().to_string(), |n| n.to_string_lossy().into_owned())
     }
 
-    /// Rows shown: every frame, or the filter's matches so far.
-    pub fn row_count(&self) -> usize {
-        match &self.scan {
-            Some(s) => s.match_count(),
-            None => self.dump.frame_count(),
-        }
-    }
-
-    /// Frame numbers of shown rows `range`, in the chosen order.
-    pub fn frames(&self, range: std::ops::Range<usize>) -> Vec<usize> {
-        let count = self.row_count();
-        if self.order.column == SortColumn::Number && !self.order.descending {
-            return self.unsorted(range);
-        }
-        range
-            .filter_map(|row| self.order.unsorted_row(row, count))
-            .filter_map(|r| self.unsorted(r..r + 1).first().copied())
-            .collect()
-    }
-
-    /// Frame numbers of rows `range` before sorting (every frame, or the filter's matches).
-    fn unsorted(&self, range: std::ops::Range<usize>) -> Vec<usize> {
-        match &self.scan {
-            Some(s) => s.matches(range),
-            None => {
-                let end = range.end.min(self.dump.frame_count());
-                (range.start.min(end)..end).collect()
-            }
-        }
-    }
-
-    /// The frame shown `delta` rows away from `frame` (arrow keys), without listing the rows.
-    pub fn neighbour(&self, frame: usize, delta: i64) -> Option<usize> {
-        let count = self.row_count();
-        let unsorted = match &self.scan {
-            Some(s) => s.position(frame)?,
-            None => frame,
-        };
-        let row = self.order.shown_row(unsorted, count)? as i64 + delta;
-        if row < 0 {
-            return None;
-        }
-        self.frames(row as usize..row as usize + 1).first().copied()
-    }
-
     /// Sorts the list by a cheap column (again: the other way round). Size order waits until
     /// the rows are all known (indexing and filtering done), then sorts on a worker thread.
     pub fn sort_by(&mut self, column: SortColumn) -> Result<(), SortWaits> {
@@ -213,8 +179,12 @@ impl FileTab {
         if column == SortColumn::Size && (!self.dump.index().is_done() || scanning) {
             return Err(SortWaits);
         }
-        let base = if column == SortColumn::Size { self.unsorted(0..self.row_count()) } else { Vec::new() };
-        if let Some(sort) = self.order.sort_by(column, self.dump.clone(), base) {
+        let (base, list) = if column == SortColumn::Size {
+            (self.all_frames(), (*self.list()).clone())
+        } else {
+            (Vec::new(), Default::default())
+        };
+        if let Some(sort) = self.order.sort_by(column, self.dump.clone(), (base, list)) {
             self.ask(TabWork::Sort(sort));
         }
         Ok(())
@@ -223,6 +193,7 @@ impl FileTab {
     /// Applies the filter text: empty clears it; otherwise a background scan starts.
     pub fn apply_filter(&mut self) {
         self.scan = None;
+        self.scan_generation += 1;
         // A new set of rows: the size order no longer fits it.
         if self.order.column == SortColumn::Size {
             self.order.reset();
@@ -246,6 +217,7 @@ impl FileTab {
     pub fn select(&mut self, i: usize) {
         self.drop_pending_selection();
         self.selected = Some(i);
+        self.selected_damaged = None;
         let bytes = self.session.message(&self.dump, i);
         // Checked after the copy (one `fstat`): bytes read past a cut are zeros, never shown.
         let _ = self.dump.check_unchanged();

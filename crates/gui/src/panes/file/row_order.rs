@@ -4,7 +4,7 @@
 //! no decoding are sortable. Must never: sort on the UI thread, take a size order made for
 //! another set of rows, or hold more than one `u32` per shown row.
 
-use crate::dump::DumpFile;
+use crate::dump::{DumpFile, ListRow, ListRows};
 use std::sync::Arc;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -36,7 +36,10 @@ pub struct Permutation {
 /// A size order to compute (a job runs it): the frames shown, in unsorted row order.
 pub struct SizeSort {
     dump: Arc<DumpFile>,
+    /// The frames listed, in unsorted order.
     base: Vec<usize>,
+    /// The list's rows: those frames and the damaged ranges among them.
+    list: ListRows,
     generation: u64,
 }
 
@@ -49,9 +52,14 @@ pub struct SizeOrder {
 impl SizeSort {
     /// Sorts the rows by frame size (ties by row: stable). Reads every row's frame header.
     pub fn run(self) -> SizeOrder {
-        let size = |f: usize| self.dump.frame(f).map_or(0, |l| l.header.total());
-        let mut keyed: Vec<(u64, u32)> =
-            self.base.iter().enumerate().map(|(row, f)| (size(*f), row as u32)).collect();
+        let size = |row: usize| match self.list.row(row) {
+            Some(ListRow::Frame(n)) => {
+                self.base.get(n).and_then(|f| self.dump.frame(*f)).map_or(0, |l| l.header.total())
+            }
+            Some(ListRow::Damaged(d)) => self.list.damaged_range(d).map_or(0, |p| p.len),
+            None => 0,
+        };
+        let mut keyed: Vec<(u64, u32)> = (0..self.list.len()).map(|row| (size(row), row as u32)).collect();
         keyed.sort_unstable();
         let to_unsorted: Vec<u32> = keyed.into_iter().map(|(_, row)| row).collect();
         let mut to_shown = vec![0u32; to_unsorted.len()];
@@ -66,7 +74,7 @@ impl SizeSort {
 
     /// How many rows it sorts.
     pub fn rows(&self) -> usize {
-        self.base.len()
+        self.list.len()
     }
 }
 
@@ -85,9 +93,16 @@ impl RowOrder {
     }
 
     /// Sorts by `column`; the same column again flips the direction. `base` lists the frames to
-    /// sort (every frame, or the filter's matches). A size order is computed by the returned
-    /// [`SizeSort`], which the app runs as a job; its result comes back through [`Self::take`].
-    pub fn sort_by(&mut self, column: SortColumn, dump: Arc<DumpFile>, base: Vec<usize>) -> Option<SizeSort> {
+    /// sort (every frame, or the filter's matches) and the list's rows (those frames and the
+    /// damaged ranges among them: a damaged range sorts by its length, as a frame by its size).
+    /// A size order is computed by the returned [`SizeSort`], which the app runs as a job; its
+    /// result comes back through [`Self::take`].
+    pub fn sort_by(
+        &mut self,
+        column: SortColumn,
+        dump: Arc<DumpFile>,
+        (base, list): (Vec<usize>, ListRows),
+    ) -> Option<SizeSort> {
         if self.column == column {
             self.descending = !self.descending;
             return None;
@@ -96,7 +111,7 @@ impl RowOrder {
         self.descending = false;
         self.sorted = None;
         self.generation += 1;
-        (column == SortColumn::Size).then(|| SizeSort { dump, base, generation: self.generation })
+        (column == SortColumn::Size).then(|| SizeSort { dump, base, list, generation: self.generation })
     }
 
     /// A size order came back: taken if it is the one the list waits for (else dropped: the

@@ -32,7 +32,9 @@ pub fn show(tab: &mut FileTab, ui: &mut egui::Ui, active: bool, tx: &CommandSend
         let problems = d.problems();
         if !problems.is_empty() {
             let text: Vec<String> = problems.iter().map(|p| p.reason.clone()).collect();
-            ui.colored_label(ui.visuals().warn_fg_color, format!("{} damaged range(s)", problems.len()))
+            // The rows of the list are the main way to them; this says how many there are.
+            let n = walscope_core::fmt::counted(problems.len() as u64, "damaged range");
+            ui.colored_label(ui.visuals().warn_fg_color, format!("⚠ {n} (rows in the list)"))
                 .on_hover_text(text.join("\n"));
         }
     });
@@ -86,6 +88,7 @@ pub fn show(tab: &mut FileTab, ui: &mut egui::Ui, active: bool, tx: &CommandSend
             Some(s) if !s.is_done() => s.cancel(),
             _ => {
                 tab.selected = None;
+                tab.selected_damaged = None;
                 tab.detail = None;
             }
         }
@@ -145,18 +148,21 @@ pub fn show(tab: &mut FileTab, ui: &mut egui::Ui, active: bool, tx: &CommandSend
                 tab.request(i, req);
             }
         }
-        None => match tab.selected.and_then(|i| tab.unreadable(i)) {
-            Some(why) => {
+        None => match (&tab.selected_damaged, tab.selected.and_then(|i| tab.unreadable(i))) {
+            (Some(p), _) => damaged_detail(tab, p, ui),
+            (None, Some(why)) => {
                 ui.colored_label(ui.visuals().error_fg_color, format!("Unreadable: {why}"));
             }
-            None => {
+            (None, None) => {
                 ui.label("Select a message to see its fields, bytes and JSON.");
             }
         },
     });
     egui::CentralPanel::default().show(ui, |ui| {
-        if let Some(i) = browser::show(tab, ui) {
-            tab.select(i);
+        if !list_empty_state(tab, ui)
+            && let Some(item) = browser::show(tab, ui)
+        {
+            tab.select_item(item);
         }
     });
     if let Some(read_as) = reopen {
@@ -164,5 +170,67 @@ pub fn show(tab: &mut FileTab, ui: &mut egui::Ui, active: bool, tx: &CommandSend
     }
     if let Some((type_name, bytes)) = send {
         tx.send(AppCommand::SendMessage { type_name, bytes });
+    }
+}
+
+/// A selected damaged range: where it is, why no frame could be read there, and its bytes in the
+/// hex view (there is no tree: nothing decodes).
+fn damaged_detail(tab: &FileTab, p: &crate::dump::Problem, ui: &mut egui::Ui) {
+    use crate::widgets::look::Tone;
+    let tone = if p.truncated { Tone::Warn } else { Tone::Bad };
+    let end = p.offset + p.len;
+    ui.colored_label(
+        tone.color(ui),
+        egui::RichText::new(format!(
+            "⚠ Damaged range: bytes {}..{end} ({})",
+            p.offset,
+            walscope_core::fmt::bytes_exact(p.len)
+        ))
+        .strong(),
+    );
+    ui.add(egui::Label::new(&p.reason).wrap());
+    ui.weak("No frame could be read here, so there is no tree: these are its bytes as they are in the file.");
+    ui.separator();
+    let bytes = tab.damaged_bytes(p);
+    crate::widgets::hex::show(ui, bytes, p.offset, None);
+}
+
+/// Where the list would be empty, says why and what to do instead of drawing an empty table: a
+/// filter with no match (clear it), or a dump with no frames. Returns whether it said so.
+fn list_empty_state(tab: &mut FileTab, ui: &mut egui::Ui) -> bool {
+    use crate::widgets::look::{empty_state, secondary};
+    if tab.row_count() > 0 {
+        return false;
+    }
+    match &tab.scan {
+        Some(s) if s.is_done() => {
+            let filter = tab.filter_text.trim().to_string();
+            empty_state(
+                ui,
+                &format!("No message matches `{filter}`"),
+                &format!(
+                    "{} scanned. Clear the filter to see every message, or change it (Enter applies).",
+                    walscope_core::fmt::counted(s.scanned() as u64, "frame")
+                ),
+            );
+            if secondary(ui, "Clear the filter").clicked() {
+                tab.filter_text.clear();
+                tab.apply_filter();
+            }
+            true
+        }
+        None if tab.dump.index().is_done() => {
+            let framing = tab.dump.framing;
+            empty_state(
+                ui,
+                "This dump has no frames",
+                &format!(
+                    "{} read as {framing} framing, and no frame was found in them. If it holds frames of another framing, choose it under \"Read as...\" and reopen.",
+                    walscope_core::fmt::bytes_exact(tab.dump.len())
+                ),
+            );
+            true
+        }
+        _ => false,
     }
 }

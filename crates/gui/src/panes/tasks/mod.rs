@@ -258,7 +258,7 @@ fn status_line(board: &TaskBoard, ui: &mut egui::Ui) {
     let s = &board.summary;
     // With no sub-task the table says so: the summary would say it twice.
     if !s.text.is_empty() && !board.rows.is_empty() {
-        let troubled = s.stalled + s.failed + s.reassigned + s.restarted > 0;
+        let troubled = s.stalled + s.failed + s.reassigned + s.reassigning + s.restarted > 0;
         let colour = if troubled { ui.visuals().warn_fg_color } else { ui.visuals().text_color() };
         ui.colored_label(colour, &s.text);
     }

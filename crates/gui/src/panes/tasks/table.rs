@@ -1,13 +1,18 @@
 //! The dashboard's table: sub-tasks grouped by table (tid and `db.table` where known), the table
 //! row summing its partitions, then a row per partition: pid, mode, status badge, collector,
 //! rows, rows/s, sync point, age of the last update, progress file (opened when it is on this
-//! machine); a troubled partition highlighted with what it means and what to do. Greyed while the
-//! SyncTool does not answer (the last good data).
+//! machine); a partition in trouble (FAILED, REASSIGNING, stalled or silent) has its whole row
+//! washed in its tone, its status as an icon and a word, and below the table what it means and
+//! what to do. A rate that no longer means anything (FAILED, SUCCESS) shows as "—", never as the
+//! last number seen. Greyed while the SyncTool does not answer (the last good data).
 //!
 //! Must never: compute trouble itself (the poller's health module does).
 
+use crate::datasync::Trouble;
+use crate::datasync::health::SubTaskHealth;
 use crate::panes::command::{AppCommand, CommandSender};
 use crate::panes::tasks::{TasksState, age, badge};
+use crate::widgets::look::{self, Tone};
 use eframe::egui;
 use walscope_ops::jobs::task_poll::TaskBoard;
 
@@ -32,8 +37,9 @@ pub fn show(st: &mut TasksState, board: &TaskBoard, stale: bool, ui: &mut egui::
         let total: u64 =
             parts.iter().map(|i| board.health.get(*i).map_or(board.rows[*i].count, |h| h.total_rows)).sum();
         let rate: f64 = parts.iter().filter_map(|i| board.rates.get(*i).copied().flatten()).sum();
-        let troubled =
-            parts.iter().filter(|i| board.health.get(**i).is_some_and(|h| !h.troubles.is_empty())).count();
+        let trouble: Vec<Option<(Tone, String)>> =
+            parts.iter().map(|i| in_trouble(&board.rows[*i].status, board.health.get(*i))).collect();
+        let troubled = trouble.iter().flatten().count();
         egui::Frame::group(ui.style()).show(ui, |ui| {
             grey(ui);
             ui.horizontal_wrapped(|ui| {
@@ -41,11 +47,20 @@ pub fn show(st: &mut TasksState, board: &TaskBoard, stale: bool, ui: &mut egui::
                     Some(n) => format!("{n} (tid {tid})"),
                     None => format!("tid {tid}"),
                 });
-                ui.label(format!("{} partition(s), {total} rows, {rate:.1} rows/s", parts.len()));
+                ui.label(format!(
+                    "{}, {total} rows, {rate:.1} rows/s",
+                    walscope_core::fmt::counted(parts.len() as u64, "partition")
+                ));
                 if troubled > 0 {
-                    ui.colored_label(
-                        ui.visuals().warn_fg_color,
-                        format!("{troubled} partition(s) in trouble"),
+                    let worst = if trouble.iter().flatten().any(|(t, _)| *t == Tone::Bad) {
+                        Tone::Bad
+                    } else {
+                        Tone::Warn
+                    };
+                    look::badge(
+                        ui,
+                        worst,
+                        &format!("{} in trouble", walscope_core::fmt::counted(troubled as u64, "partition")),
                     );
                 }
                 if let Some(dest) =
@@ -68,7 +83,16 @@ pub fn show(st: &mut TasksState, board: &TaskBoard, stale: bool, ui: &mut egui::
                     }
                 }
             });
-            egui::Grid::new(("parts", st.id, tid)).striped(true).show(ui, |ui| {
+            // Row 0 is the header; a partition in trouble is washed in its tone, the others striped.
+            let fills: Vec<Option<Tone>> =
+                trouble.iter().map(|t| t.as_ref().map(|(tone, _)| *tone)).collect();
+            let grid = egui::Grid::new(("parts", st.id, tid)).with_row_color(move |row, style| {
+                match row.checked_sub(1).and_then(|r| fills.get(r).copied().flatten()) {
+                    Some(tone) => Some(tone.fill(&style.visuals)),
+                    None => (row % 2 == 1).then_some(style.visuals.faint_bg_color),
+                }
+            });
+            grid.show(ui, |ui| {
                 for h in [
                     "pid",
                     "mode",
@@ -83,15 +107,20 @@ pub fn show(st: &mut TasksState, board: &TaskBoard, stale: bool, ui: &mut egui::
                     ui.strong(h);
                 }
                 ui.end_row();
-                for i in &parts {
+                for (k, i) in parts.iter().enumerate() {
                     let r = &board.rows[*i];
                     ui.monospace(r.pid.to_string());
                     ui.label(&r.mode);
-                    badge(ui, &r.status);
+                    match &trouble[k] {
+                        Some((tone, word)) => {
+                            look::badge(ui, *tone, word);
+                        }
+                        None => badge(ui, &r.status),
+                    }
                     ui.monospace(&r.data_collector);
                     ui.monospace(board.health.get(*i).map_or(r.count, |h| h.total_rows).to_string());
                     ui.monospace(
-                        board.rates.get(*i).copied().flatten().map_or("-".into(), |x| format!("{x:.1}")),
+                        board.rates.get(*i).copied().flatten().map_or("—".into(), |x| format!("{x:.1}")),
                     );
                     ui.monospace(&r.sync_point);
                     ui.label(board.health.get(*i).map_or("-".into(), age));
@@ -112,14 +141,36 @@ pub fn show(st: &mut TasksState, board: &TaskBoard, stale: bool, ui: &mut egui::
                     ui.end_row();
                 }
             });
-            for i in &parts {
+            for (k, i) in parts.iter().enumerate() {
                 let Some(h) = board.health.get(*i) else { continue };
+                // In its row's tone (red for FAILED), with its icon: not by colour alone.
+                let tone = trouble[k].as_ref().map_or(Tone::Info, |(t, _)| *t);
                 for t in &h.troubles {
-                    ui.colored_label(ui.visuals().warn_fg_color, format!("pid {}: {}", h.pid, t.label()));
+                    let words = format!("{} pid {}: {}", tone.icon(), h.pid, t.label());
+                    ui.colored_label(tone.color(ui), words);
                     ui.label(format!("What it means: {}.", t.meaning(check_period)));
                     ui.label(format!("What to do: {}", t.action()));
                 }
             }
         });
+    }
+}
+/// Whether a partition is in trouble, and then its tone and what its badge says: FAILED (red),
+/// REASSIGNING, stalled, silent or reassigned again and again (amber), with the status word
+/// first. A count reset alone is no trouble (nothing is lost); its line below the table says so.
+pub fn in_trouble(status: &str, health: Option<&SubTaskHealth>) -> Option<(Tone, String)> {
+    let troubles = health.map_or(&[][..], |h| h.troubles.as_slice());
+    if status == "FAILED" || troubles.contains(&Trouble::Failed) {
+        return Some((Tone::Bad, "FAILED".into()));
+    }
+    let warn = troubles.iter().find(|t| !matches!(t, Trouble::CountReset { .. }));
+    // A word that does not change from poll to poll (the line below the table says for how
+    // long): the status column keeps its width.
+    match warn {
+        Some(t) if t.is_stall() => Some((Tone::Warn, format!("{status}, stalled"))),
+        Some(Trouble::Reassigned { .. }) => Some((Tone::Warn, format!("{status}, reassigned again"))),
+        Some(_) => Some((Tone::Warn, status.to_string())),
+        None if status == "REASSIGNING" => Some((Tone::Warn, status.to_string())),
+        None => None,
     }
 }
