@@ -190,3 +190,18 @@ fn jobs() {
         h
     });
 }
+
+/// The file header says its size and count in the one format (`206.3 KiB (211,279 bytes)`,
+/// `100 frames`), not a bare byte count beside other sizes in MiB.
+#[test]
+fn the_file_header_uses_the_one_size_format() {
+    let dir = tempfile::tempdir().unwrap();
+    let copy = sample_copy(dir.path(), "milvus-100.dump", "wal.dump");
+    let len = std::fs::metadata(&copy).unwrap().len();
+    let mut h = harness(app(dir.path()), egui::Theme::Dark);
+    h.step();
+    h.state_mut().open(copy);
+    step_until(&mut h, "the header", |h| h.query_by_label_contains(" framing (").is_some());
+    h.get_by_label_contains(&format!("raw | {} | varint framing", walscope::fmt::bytes_exact(len)));
+    h.get_by_label_contains("| 100 frames");
+}

@@ -20,13 +20,13 @@ pub fn show(tab: &mut FileTab, ui: &mut egui::Ui, active: bool, tx: &CommandSend
     let type_name = tab.decoder.message_type().map_or("(no type)".to_string(), |t| t.full_name().to_string());
     ui.horizontal_wrapped(|ui| {
         ui.label(format!(
-            "{} | {} bytes | {} framing ({:.0}% sure) | {} | {} frames",
+            "{} | {} | {} framing ({:.0}% sure) | {} | {}",
             d.encoding.name(),
-            d.len(),
+            walscope_core::fmt::bytes_exact(d.len() as u64),
             d.framing,
             d.detection.confidence * 100.0,
             type_name,
-            d.frame_count()
+            walscope_core::fmt::counted(d.frame_count() as u64, "frame")
         ))
         .on_hover_text(format!("{}\n{}", d.detection.reason, tab.why_type));
         let problems = d.problems();
