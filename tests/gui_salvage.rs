@@ -265,3 +265,32 @@ fn start_salvage_stays_put_while_the_form_fills() {
     assert_eq!(before, after, "the main action moved");
     assert!(!h.get_by_label("Start salvage").accesskit_node().is_disabled(), "and it is ready");
 }
+
+/// While a salvage runs, its progress is drawn at ten frames a second at most (a job's
+/// numbers move; a frame costs a software-rendered desktop a good part of a core).
+#[test]
+fn a_running_salvage_is_drawn_ten_times_a_second_at_most() {
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    // Every stream holds after 30 frames: the salvage keeps running while we look.
+    let pair = pair(&rt, Faults { stall_after: Some(30), ..Default::default() }, Faults::default());
+    let dir = tempfile::tempdir().unwrap();
+    let folder = dir.path().join("salvage");
+    let mut h = app_with(&pair, dir.path(), &folder);
+    settle(&mut h);
+    prepare(&mut h, timetick_of_message(small_wal(SEED), 4_000));
+    h.get_by_label("Start salvage").click();
+    step_until(&mut h, "the dumps running", |h| live_dumps(h).len() == 4);
+    settle(&mut h);
+    for _ in 0..10 {
+        h.step();
+        let delay = h
+            .output()
+            .viewport_output
+            .get(&eframe::egui::ViewportId::ROOT)
+            .map_or(Duration::MAX, |v| v.repaint_delay);
+        assert!(delay >= Duration::from_millis(100), "a running salvage asked for a frame after {delay:?}");
+        assert!(delay < Duration::MAX, "its numbers still move");
+    }
+    h.get_by_label("Cancel all").click();
+    wait_ends(&mut h, 4);
+}
