@@ -16,6 +16,9 @@ pub fn show(app: &mut WalscopeApp, ui: &mut egui::Ui) {
         for job in app.jobs.running() {
             let p = job.progress();
             let text = if p.text.is_empty() { job.label.clone() } else { p.text.clone() };
+            // The slot is narrow: the whole, with the job's name, on hover.
+            let whole =
+                if p.text.is_empty() { job.label.clone() } else { format!("{}: {}", job.label, p.text) };
             // The cancel comes first: its place depends only on the jobs before it, whose
             // slots have a fixed width.
             let stop = ui.add_enabled(!job.is_cancelled(), egui::Button::new("x").small());
@@ -25,7 +28,7 @@ pub fn show(app: &mut WalscopeApp, ui: &mut egui::Ui) {
             match p.fraction {
                 Some(f) => {
                     ui.add(egui::ProgressBar::new(f.clamp(0.0, 1.0)).desired_width(JOB_WIDTH).text(text))
-                        .on_hover_text(&job.label);
+                        .on_hover_text(&whole);
                 }
                 None => {
                     let size = egui::vec2(JOB_WIDTH, ui.spacing().interact_size.y);
@@ -41,7 +44,7 @@ pub fn show(app: &mut WalscopeApp, ui: &mut egui::Ui) {
                             } else {
                                 crate::widgets::look::busy(ui);
                             }
-                            ui.add(egui::Label::new(text).truncate()).on_hover_text(&job.label);
+                            ui.add(egui::Label::new(text).truncate()).on_hover_text(&whole);
                         },
                     );
                 }
@@ -52,10 +55,13 @@ pub fn show(app: &mut WalscopeApp, ui: &mut egui::Ui) {
             Some(n) => {
                 let colour = if n.is_error { ui.visuals().error_fg_color } else { ui.visuals().text_color() };
                 let text = if n.is_error { format!("Error: {}", n.text) } else { n.text.clone() };
-                ui.colored_label(colour, text);
+                // "dismiss" first, so a long message never pushes it past the window's edge;
+                // the message shortened to the room left, whole on hover.
                 if ui.small_button("dismiss").clicked() {
                     app.notice = None;
                 }
+                ui.add(egui::Label::new(egui::RichText::new(&text).color(colour)).truncate())
+                    .on_hover_text(&text);
             }
             None if app.jobs.running().is_empty() => {
                 ui.label("ready");

@@ -257,7 +257,13 @@ fn progress(st: &ReplayState, view: &AppView<'_>, ui: &mut egui::Ui, tx: &Comman
     let Some(live) = st.live_apply(view) else { return };
     let p = live.progress.borrow().clone();
     ui.separator();
-    ui.strong("Applying");
+    let heading = ui.strong("Applying");
+    // Brought into view once per apply: it appears below the plan, often under the fold.
+    let key = egui::Id::unique(("replay_progress_shown", st.id));
+    if ui.ctx().data(|d| d.get_temp::<Option<crate::jobs::JobId>>(key)) != Some(st.jobs.apply) {
+        heading.scroll_to_me(Some(egui::Align::TOP));
+        ui.ctx().data_mut(|d| d.insert_temp(key, st.jobs.apply));
+    }
     let done = p.units_done + p.units_already;
     ui.horizontal_wrapped(|ui| {
         ui.add(
