@@ -22,7 +22,7 @@ pub fn show(tab: &mut FileTab, ui: &mut egui::Ui, active: bool, tx: &CommandSend
         ui.label(format!(
             "{} | {} | {} framing ({:.0}% sure) | {} | {}",
             d.encoding.name(),
-            walscope_core::fmt::bytes_exact(d.len() as u64),
+            walscope_core::fmt::bytes_exact(d.len()),
             d.framing,
             d.detection.confidence * 100.0,
             type_name,
