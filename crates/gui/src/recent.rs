@@ -59,6 +59,8 @@ pub struct PersistedState {
     pub show_connections: bool,
     /// The dock arrangement.
     pub layout: Option<egui_tiles::Tree<PaneId>>,
+    /// The file tabs' detail width as last dragged (None: never dragged).
+    pub detail_width: Option<f32>,
 }
 
 impl Default for PersistedState {
@@ -72,6 +74,7 @@ impl Default for PersistedState {
             show_tasks: false,
             show_connections: false,
             layout: None,
+            detail_width: None,
         }
     }
 }

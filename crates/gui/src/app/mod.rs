@@ -55,6 +55,9 @@ pub struct WalscopeApp {
     pub schemas_state: crate::panes::schemas::SchemasState,
     /// The dock: file panes, the start page and the other panes.
     pub layout: Layout,
+    /// The width of the file tabs' detail side as the operator dragged it (None: never; see
+    /// [`crate::widgets::split`]). Remembered with the layout.
+    pub detail_width: Option<f32>,
     /// The last files opened (File > Recent files).
     pub recent: RecentFiles,
     /// Profiles shown in the Connections menu and their checks.
@@ -106,6 +109,7 @@ impl WalscopeApp {
             commands: Default::default(),
             schemas_state: Default::default(),
             layout: Layout::default(),
+            detail_width: None,
             confirm_close: None,
             recent: RecentFiles::default(),
             connections: Default::default(),
@@ -273,6 +277,7 @@ impl WalscopeApp {
             show_tasks: self.show_tasks,
             show_connections: self.show_connections,
             layout: Some(self.layout.tree.clone()),
+            detail_width: self.detail_width,
             ..Default::default()
         }
     }
@@ -285,6 +290,7 @@ impl WalscopeApp {
         self.show_schemas = state.show_schemas;
         self.show_tasks = state.show_tasks;
         self.show_connections = state.show_connections;
+        self.detail_width = state.detail_width.filter(|w| w.is_finite() && *w > 0.0);
         let reopen: Vec<PathBuf> = if files.is_empty() {
             state.open_files.into_iter().filter(|p| crate::recent::why_missing(p).is_none()).collect()
         } else {
