@@ -142,3 +142,86 @@ fn closing_a_file_leaves_the_sync_tasks_pane_in_place() {
     settle(&mut h);
     assert_eq!(tasks(&h), before, "the Sync tasks pane moved when the file closed");
 }
+
+/// Tests every demo profile from the Connections menu: the answers arrive, and no Test button
+/// moves sideways nor runs past the window's edge (the answers are shortened, whole on hover).
+#[test]
+fn the_connections_menu_stays_put_as_answers_arrive() {
+    const WIDTH: f32 = 1100.0;
+    let mut app = WalscopeApp::new();
+    app.start_demo();
+    let mut h = harness([WIDTH, 800.0], app);
+    h.step();
+    h.get_by_label("Connections").click();
+    settle(&mut h);
+    let names = ["demo-milvus", "demo-synctool", "demo-collector"];
+    let buttons = |h: &H| -> Vec<egui::Rect> {
+        names.iter().map(|n| h.get_by_label(&format!("Test {n}")).rect()).collect()
+    };
+    let before = buttons(&h);
+    for n in names {
+        h.get_by_label(&format!("Test {n}")).click();
+        step_until(&mut h, "the check to start", |h| h.state().connections.result(n).is_some());
+        assert_eq!(buttons(&h), before, "a Test button moved when {n}'s test started");
+    }
+    step_until(&mut h, "three answers", |h| {
+        names.iter().all(|n| {
+            !matches!(
+                h.state().connections.result(n),
+                None | Some(walscope::ui::panes::connections::CheckResult::Running)
+            )
+        })
+    });
+    settle(&mut h);
+    h.get_by_label_contains("OK: Milvus v2.6.20-walscope-demo (GetVersion) in ");
+    assert_eq!(buttons(&h), before, "the Test buttons moved as the answers arrived");
+    for n in names {
+        let answer = h.state().connections.result(n).map(|r| r.text()).unwrap_or_default();
+        let shown = h.get_by_label(&answer).rect();
+        assert!(shown.max.x <= WIDTH, "{n}'s answer runs past the window's edge: {shown:?}");
+    }
+}
+
+/// The sidebar (on at start, as remembered): a profile with its last test's answer as a badge,
+/// and a recent file that opens on a click.
+#[test]
+fn the_sidebar_lists_profiles_with_their_answers_and_opens_recent_files() {
+    use walscope::ui::recent::PersistedState;
+    let dir = tempfile::tempdir().unwrap();
+    let copy = sample_copy(dir.path(), "milvus-100.dump", "wal.dump");
+    let mut app = WalscopeApp::new();
+    app.start_demo();
+    let state = PersistedState { recent: vec![copy.clone()], ..Default::default() };
+    app.restore(state, &[]);
+    let mut h = harness([1400.0, 900.0], app);
+    settle(&mut h);
+    // The sidebar shows at first start, on the left (220 points wide).
+    assert!(
+        h.query_all_by_label("demo-milvus").any(|n| n.rect().max.x <= 220.0),
+        "demo-milvus in the sidebar"
+    );
+    assert!(h.query_all_by_label("○ untested").count() >= 5, "every demo profile, not tested yet");
+    // Tested from the Connections menu (the sidebar's section has the same name, below it).
+    h.query_all_by_label("Connections")
+        .min_by(|a, b| a.rect().min.y.total_cmp(&b.rect().min.y))
+        .expect("the Connections menu")
+        .click();
+    settle(&mut h);
+    h.get_by_label("Test demo-milvus").click();
+    step_until(&mut h, "the answer", |h| {
+        matches!(
+            h.state().connections.result("demo-milvus"),
+            Some(walscope::ui::panes::connections::CheckResult::Done(_))
+        )
+    });
+    h.key_press(egui::Key::Escape);
+    settle(&mut h);
+    h.get_by_label("✔ OK");
+    // The recent file opens on a click.
+    let folder = dir.path().display().to_string();
+    h.get_by_label(&format!("wal.dump — {folder}")).click();
+    step_until(&mut h, "the file open", |h| h.state().tabs.iter().any(|t| t.path == copy));
+    // Remembered: shown, and its width.
+    let saved = h.state().persisted(walscope::ui::recent::Theme::Dark).to_json();
+    assert!(saved.contains("\"show_sidebar\":true") && saved.contains("\"sidebar_width\":"), "{saved}");
+}

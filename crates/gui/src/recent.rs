@@ -61,6 +61,9 @@ pub struct PersistedState {
     pub layout: Option<egui_tiles::Tree<PaneId>>,
     /// The file tabs' detail width as last dragged (None: never dragged).
     pub detail_width: Option<f32>,
+    /// The left sidebar: shown (on at first start), and its width.
+    pub show_sidebar: bool,
+    pub sidebar_width: f32,
 }
 
 impl Default for PersistedState {
@@ -75,6 +78,8 @@ impl Default for PersistedState {
             show_connections: false,
             layout: None,
             detail_width: None,
+            show_sidebar: true,
+            sidebar_width: crate::app::SIDEBAR_WIDTH,
         }
     }
 }
