@@ -14,6 +14,8 @@ use std::sync::{Arc, Mutex};
 
 /// The eframe storage key.
 pub const STORAGE_KEY: &str = "walscope_state";
+/// The sidebar's width at first start.
+pub const SIDEBAR_WIDTH: f32 = 220.0;
 /// How many recent files are kept.
 pub const RECENT_MAX: usize = 10;
 
@@ -79,7 +81,7 @@ impl Default for PersistedState {
             layout: None,
             detail_width: None,
             show_sidebar: true,
-            sidebar_width: crate::app::SIDEBAR_WIDTH,
+            sidebar_width: SIDEBAR_WIDTH,
         }
     }
 }

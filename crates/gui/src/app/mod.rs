@@ -13,14 +13,13 @@ use crate::layout::Layout;
 use crate::panes::command::AppCommand;
 use crate::panes::file::FileTab;
 use crate::panes::outcome::Notice;
-use crate::recent::{PersistedState, RecentFiles, Theme};
+use crate::recent::{PersistedState, RecentFiles, SIDEBAR_WIDTH, Theme};
 use crate::schema::SchemaSet;
 use eframe::egui;
 use std::path::PathBuf;
 use std::sync::{Arc, OnceLock};
 
-/// The sidebar's width at first start, and the least it can be dragged to.
-pub const SIDEBAR_WIDTH: f32 = 220.0;
+/// The least the sidebar can be dragged to (its first width: [`SIDEBAR_WIDTH`]).
 const SIDEBAR_MIN: f32 = 140.0;
 
 pub struct WalscopeApp {
