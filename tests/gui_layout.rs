@@ -72,7 +72,8 @@ fn the_tree_does_not_move_when_a_node_is_selected() {
 }
 
 /// The list/detail divider stays where it was dragged: through another selection, Esc (the
-/// detail shows its empty state at the same width) and a restart of the app.
+/// detail shows its empty state at the same width), the file read again and a restart of the
+/// app.
 #[test]
 fn the_split_keeps_the_width_it_was_dragged_to() {
     let dir = tempfile::tempdir().unwrap();
@@ -105,6 +106,20 @@ fn the_split_keeps_the_width_it_was_dragged_to() {
     assert!(h.state().tabs[0].detail.is_none());
     let empty = h.get_by_label("Select a message to see its fields, bytes and JSON.").rect().min.x;
     assert!((empty - x).abs() < 1.0, "Esc moved the split from {x} to {empty}");
+    // The file read again ("Read as..." > Reopen, as after a save): the same split.
+    h.get_by_label("Read as...").click();
+    settle(&mut h);
+    h.state_mut().tabs[0].read_as.framing = Some(walscope::dump::Framing::VarintDelimited);
+    h.step();
+    h.get_by_label("Reopen").click();
+    step_until(&mut h, "the file read again", |h| {
+        h.query_by_label_contains("varint framing (100% sure)").is_some()
+            && h.query_by_label("Pulsar 100/2/-1").is_some()
+    });
+    h.get_by_label("Pulsar 100/2/-1").click();
+    step_until(&mut h, "the detail", |h| h.state().tabs[0].detail.as_ref().is_some_and(|d| d.index == 4));
+    settle(&mut h);
+    assert_eq!(h.get_by_label("Send...").rect().min.x, x, "the split after the file was read again");
     // A restart with what was remembered.
     let saved = h.state().persisted(walscope::ui::recent::Theme::Dark).to_json();
     drop(h);
