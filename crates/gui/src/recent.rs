@@ -14,6 +14,8 @@ use std::sync::{Arc, Mutex};
 
 /// The eframe storage key.
 pub const STORAGE_KEY: &str = "walscope_state";
+/// The sidebar's width at first start.
+pub const SIDEBAR_WIDTH: f32 = 220.0;
 /// How many recent files are kept.
 pub const RECENT_MAX: usize = 10;
 
@@ -59,6 +61,11 @@ pub struct PersistedState {
     pub show_connections: bool,
     /// The dock arrangement.
     pub layout: Option<egui_tiles::Tree<PaneId>>,
+    /// The file tabs' detail width as last dragged (None: never dragged).
+    pub detail_width: Option<f32>,
+    /// The left sidebar: shown (on at first start), and its width.
+    pub show_sidebar: bool,
+    pub sidebar_width: f32,
 }
 
 impl Default for PersistedState {
@@ -72,6 +79,9 @@ impl Default for PersistedState {
             show_tasks: false,
             show_connections: false,
             layout: None,
+            detail_width: None,
+            show_sidebar: true,
+            sidebar_width: SIDEBAR_WIDTH,
         }
     }
 }

@@ -13,11 +13,14 @@ use crate::layout::Layout;
 use crate::panes::command::AppCommand;
 use crate::panes::file::FileTab;
 use crate::panes::outcome::Notice;
-use crate::recent::{PersistedState, RecentFiles, Theme};
+use crate::recent::{PersistedState, RecentFiles, SIDEBAR_WIDTH, Theme};
 use crate::schema::SchemaSet;
 use eframe::egui;
 use std::path::PathBuf;
 use std::sync::{Arc, OnceLock};
+
+/// The least the sidebar can be dragged to (its first width: [`SIDEBAR_WIDTH`]).
+const SIDEBAR_MIN: f32 = 140.0;
 
 pub struct WalscopeApp {
     pub tabs: Vec<FileTab>,
@@ -55,6 +58,13 @@ pub struct WalscopeApp {
     pub schemas_state: crate::panes::schemas::SchemasState,
     /// The dock: file panes, the start page and the other panes.
     pub layout: Layout,
+    /// The width of the file tabs' detail side as the operator dragged it (None: never; see
+    /// [`crate::widgets::split`]). Remembered with the layout.
+    pub detail_width: Option<f32>,
+    /// The left sidebar (View > Sidebar) and its width. Off in a bare app (tests); the
+    /// remembered state turns it on at start (see [`PersistedState`]).
+    pub show_sidebar: bool,
+    pub sidebar_width: f32,
     /// The last files opened (File > Recent files).
     pub recent: RecentFiles,
     /// Profiles shown in the Connections menu and their checks.
@@ -106,6 +116,9 @@ impl WalscopeApp {
             commands: Default::default(),
             schemas_state: Default::default(),
             layout: Layout::default(),
+            detail_width: None,
+            show_sidebar: false,
+            sidebar_width: SIDEBAR_WIDTH,
             confirm_close: None,
             recent: RecentFiles::default(),
             connections: Default::default(),
@@ -273,6 +286,9 @@ impl WalscopeApp {
             show_tasks: self.show_tasks,
             show_connections: self.show_connections,
             layout: Some(self.layout.tree.clone()),
+            detail_width: self.detail_width,
+            show_sidebar: self.show_sidebar,
+            sidebar_width: self.sidebar_width,
             ..Default::default()
         }
     }
@@ -285,6 +301,11 @@ impl WalscopeApp {
         self.show_schemas = state.show_schemas;
         self.show_tasks = state.show_tasks;
         self.show_connections = state.show_connections;
+        self.detail_width = state.detail_width.filter(|w| w.is_finite() && *w > 0.0);
+        self.show_sidebar = state.show_sidebar;
+        if state.sidebar_width.is_finite() && state.sidebar_width >= SIDEBAR_MIN {
+            self.sidebar_width = state.sidebar_width;
+        }
         let reopen: Vec<PathBuf> = if files.is_empty() {
             state.open_files.into_iter().filter(|p| crate::recent::why_missing(p).is_none()).collect()
         } else {
@@ -324,6 +345,16 @@ impl WalscopeApp {
         shortcuts(self, ui.ctx());
         egui::Panel::top("menu").show(ui, |ui| crate::shell::menu::show(self, ui));
         egui::Panel::bottom("status").show(ui, |ui| crate::shell::status_bar::show(self, ui));
+        if self.show_sidebar {
+            // Its width is the app's (remembered with the layout), not egui's memory: a
+            // restart with another config keeps it too.
+            let r = egui::Panel::left("sidebar")
+                .resizable(true)
+                .default_size(self.sidebar_width)
+                .size_range(SIDEBAR_MIN..=480.0)
+                .show(ui, |ui| crate::shell::sidebar::show(self, ui));
+            self.sidebar_width = r.response.rect.width();
+        }
         egui::CentralPanel::default().show(ui, |ui| crate::layout::show(self, ui));
         crate::shell::confirm_close::show(self, ui.ctx());
         crate::panes::file::confirm_save::show(&mut self.tabs, ui.ctx());

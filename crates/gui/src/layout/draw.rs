@@ -30,8 +30,10 @@ pub(crate) fn draw(shell: &mut Shell<'_>, ui: &mut egui::Ui, pane: &mut Pane) {
             let app = &mut *shell.app;
             match app.tabs.iter_mut().find(|t| t.path == *path) {
                 Some(tab) => {
-                    let tx = &app.commands;
-                    ui.push_id(path.as_path(), |ui| crate::panes::file::view::show(tab, ui, active, tx));
+                    let (tx, width) = (&app.commands, &mut app.detail_width);
+                    ui.push_id(path.as_path(), |ui| {
+                        crate::panes::file::view::show(tab, ui, active, tx, width)
+                    });
                 }
                 None => {
                     ui.horizontal(|ui| {

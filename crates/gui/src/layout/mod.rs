@@ -163,14 +163,25 @@ impl Layout {
         active: Option<&PathBuf>,
         open: &[(Pane, Placement)],
     ) {
+        let kept_file = |p: &PathBuf| files.contains(p) || opening.contains(p);
         for p in self.panes() {
             let keep = match &p {
-                Pane::File(path) => files.contains(path) || opening.contains(path),
+                Pane::File(path) => kept_file(path),
                 Pane::Start => true,
                 other => open.iter().any(|(o, _)| o == other),
             };
-            if !keep {
-                self.remove(&p);
+            if keep {
+                continue;
+            }
+            // The last file gives its tile to the start page: removing it would let egui_tiles
+            // fold its container away and the start page be added elsewhere, moving the other
+            // panes (the Sync tasks pane went from the bottom to the left).
+            let last_file = matches!(&p, Pane::File(_))
+                && !self.has(&Pane::Start)
+                && !self.panes().iter().any(|o| matches!(o, Pane::File(f) if kept_file(f)));
+            match self.tree.tiles.find_pane(&p) {
+                Some(id) if last_file => self.tree.tiles.insert(id, Tile::Pane(Pane::Start)),
+                _ => self.remove(&p),
             }
         }
         let tools: Vec<Pane> =
@@ -256,8 +267,10 @@ impl egui_tiles::Behavior<Pane> for Shell<'_> {
     fn on_tab_close(&mut self, tiles: &mut Tiles<Pane>, id: TileId) -> bool {
         let Some(Tile::Pane(p)) = tiles.get(id) else { return true };
         self.closed.push(p.clone());
-        // A file with unsaved edits keeps its pane until the operator says to discard them.
-        !matches!(p, Pane::File(path) if self.app.tabs.iter().any(|t| t.path == *path && t.session.is_dirty()))
+        // A file's tile goes when the app closes the file (`Layout::sync`): a file with unsaved
+        // edits keeps it until the operator says to discard them, and the last file hands it
+        // to the start page so no other pane moves.
+        !matches!(p, Pane::File(_))
     }
 
     fn on_tab_button(&mut self, tiles: &mut Tiles<Pane>, id: TileId, r: egui::Response) -> egui::Response {

@@ -3,6 +3,7 @@
 //! Must never: do the work itself or change a pane's state; it sends commands.
 
 use crate::panes::command::AppCommand;
+use crate::widgets::look;
 use crate::{CLI_USAGE, WalscopeApp};
 use eframe::egui;
 
@@ -115,6 +116,7 @@ fn edit_menu(app: &mut WalscopeApp, ui: &mut egui::Ui) {
 }
 
 fn view_menu(app: &mut WalscopeApp, ui: &mut egui::Ui) {
+    ui.checkbox(&mut app.show_sidebar, "Sidebar");
     ui.checkbox(&mut app.show_schemas, "Schemas panel");
     ui.checkbox(&mut app.show_tasks, "Sync tasks panel");
     ui.checkbox(&mut app.show_connections, "Connections panel");
@@ -151,6 +153,10 @@ fn view_menu(app: &mut WalscopeApp, ui: &mut egui::Ui) {
     ui.separator();
     ui.weak("Drag a tab to split or rearrange; close it with its x.");
 }
+
+/// The Connections menu's endpoint and answer columns (the answer is shortened, whole on hover).
+const ENDPOINT_WIDTH: f32 = 190.0;
+const RESULT_WIDTH: f32 = 300.0;
 
 /// Every profile with a Test and its last answer; the Connections panel and a new composer.
 fn connections_menu(app: &mut WalscopeApp, ui: &mut egui::Ui) {
@@ -190,7 +196,8 @@ fn connections_menu(app: &mut WalscopeApp, ui: &mut egui::Ui) {
         for (p, demo) in &profiles {
             ui.label(if *demo { format!("{} (demo)", p.name) } else { p.name.clone() });
             ui.label(transport_name(p.transport));
-            ui.monospace(&p.endpoint);
+            // Fixed widths, so an answer arriving never moves the line or the menu sideways.
+            look::fixed_width(ui, ENDPOINT_WIDTH, |ui| ui.monospace(&p.endpoint)).on_hover_text(&p.endpoint);
             if p.is_insecure() {
                 ui.colored_label(ui.visuals().warn_fg_color, "INSECURE");
             } else {
@@ -202,15 +209,18 @@ fn connections_menu(app: &mut WalscopeApp, ui: &mut egui::Ui) {
                 app.connections.checks.insert(p.name.clone(), CheckResult::Running);
                 app.send(AppCommand::CheckProfile(p.clone()));
             }
-            match result {
-                None => {
-                    ui.label("");
-                }
+            look::fixed_width(ui, RESULT_WIDTH, |ui| match result {
+                None => {}
                 Some(CheckResult::Running) => {
-                    crate::widgets::look::busy(ui);
+                    look::busy(ui);
                 }
-                Some(r) => r.show(ui),
-            }
+                Some(r) => {
+                    let text = r.text();
+                    r.show(ui);
+                    ui.interact(ui.min_rect(), ui.scope_id().with(("answer", &p.name)), egui::Sense::hover())
+                        .on_hover_text(text);
+                }
+            });
             ui.end_row();
         }
     });

@@ -183,6 +183,18 @@ pub fn segmented_explained<T: PartialEq + Copy>(
     changed
 }
 
+/// `add` in a cell exactly `width` wide (its content shortened, never widening it), so what
+/// follows on the line stays put whatever the content (a test's answer arriving).
+pub fn fixed_width<R>(ui: &mut Ui, width: f32, add: impl FnOnce(&mut Ui) -> R) -> R {
+    let size = egui::vec2(width, ui.spacing().interact_size.y);
+    ui.allocate_ui_with_layout(size, egui::Layout::left_to_right(egui::Align::Center), |ui| {
+        ui.set_width(width);
+        ui.style_mut().wrap_mode = Some(egui::TextWrapMode::Truncate);
+        add(ui)
+    })
+    .inner
+}
+
 /// What is empty and what to do about it, where the content would be.
 pub fn empty_state(ui: &mut Ui, what: &str, next: &str) {
     ui.vertical(|ui| {

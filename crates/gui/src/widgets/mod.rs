@@ -3,3 +3,4 @@
 pub mod hex;
 pub mod look;
 pub mod sparkline;
+pub mod split;

@@ -57,16 +57,21 @@ pub fn show(
             ui.label(format!("selected: {n}"));
         }
     });
-    if d.view != DetailView::Json {
-        action = field_editor::show(d, ui);
-    }
     ui.separator();
+    // The field editor goes below the tree (or the hex) in the room kept for it while a node is
+    // selected: selecting a node must not move the tree under the pointer.
+    let room = if d.view != DetailView::Json && d.selected_node.is_some() {
+        (ui.available_height() * 0.45).max(120.0).min(ui.available_height())
+    } else {
+        0.0
+    };
+    let above = (ui.available_height() - room).max(0.0);
     match d.view {
         DetailView::Tree | DetailView::Wire => {
             let mut picked = None;
             let mut expand = None;
             // Drawn from the detail by reference: a big message's tree is never copied per frame.
-            egui::ScrollArea::vertical().id_salt("tree").show(ui, |ui| {
+            egui::ScrollArea::vertical().id_salt("tree").max_height(above).show(ui, |ui| {
                 let mut t = TreeDraw {
                     hl: d.highlight.clone(),
                     expanded: &d.expanded,
@@ -99,13 +104,21 @@ pub fn show(
             }
         }
         DetailView::Hex => {
-            if let Some(at) = hex::show(ui, &d.bytes, d.file_offset, d.highlight.clone())
+            let size = egui::vec2(ui.available_width(), above);
+            let at =
+                ui.allocate_ui(size, |ui| hex::show(ui, &d.bytes, d.file_offset, d.highlight.clone())).inner;
+            if let Some(at) = at
                 && let Some((path, _)) = d.node_at(at)
             {
                 d.select_node(&path, root);
             }
         }
-        DetailView::Json => action = json_view(d, ui),
+        DetailView::Json => return json_view(d, ui),
+    }
+    if room > 0.0 {
+        egui::ScrollArea::vertical()
+            .id_salt("field_editor")
+            .show(ui, |ui| action = field_editor::show(d, ui));
     }
     action
 }

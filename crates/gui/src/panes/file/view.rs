@@ -9,8 +9,19 @@ use eframe::egui;
 /// Draws the tab. Only the `active` file takes the keyboard shortcuts (several may be on
 /// screen side by side), and not while its save confirmation shows (Esc there cancels the
 /// save; it must not also drop the selection). Reading the file another way ("Reopen") and
-/// "Send..." (this message into a new composer) go out through `tx`.
-pub fn show(tab: &mut FileTab, ui: &mut egui::Ui, active: bool, tx: &CommandSender) {
+/// "Send..." (this message into a new composer) go out through `tx`. `detail_width` is the
+/// list/detail divider as the operator dragged it (None: never), shared by every file tab and
+/// remembered with the layout.
+pub fn show(
+    tab: &mut FileTab,
+    ui: &mut egui::Ui,
+    active: bool,
+    tx: &CommandSender,
+    detail_width: &mut Option<f32>,
+) {
+    // The tile's own rectangle, taken before a wide row (the filter bar) can widen `ui`: the
+    // split must stay inside what is on screen.
+    let tile = ui.max_rect();
     let active = active && tab.confirm_save.is_none();
     // After a save: the selection and scroll come back once the file is indexed that far.
     tab.poll_restore();
@@ -123,11 +134,37 @@ pub fn show(tab: &mut FileTab, ui: &mut egui::Ui, active: bool, tx: &CommandSend
         ui.colored_label(ui.visuals().error_fg_color, format!("filter: {e}"));
     }
     crate::panes::file::edit_bar::show(tab, ui, active);
-    // The list keeps at least 40% of the width, however wide a detail line is.
-    let width = ui.available_width();
-    let detail =
-        egui::Panel::right("detail").resizable(true).default_size(width * 0.45).max_size(width * 0.6);
-    detail.show(ui, |ui| match tab.detail.as_mut() {
+    // The list keeps at least 40% of the width; the detail keeps the width it was dragged to,
+    // whatever it shows (the divider never follows the content, nor an Esc that empties it).
+    let bounds = egui::Rect::from_min_max(egui::pos2(tile.min.x, ui.cursor().min.y), tile.max);
+    let mut picked = None;
+    crate::widgets::split::left_right(
+        ui,
+        ui.scope_id().with("list_detail"),
+        bounds,
+        detail_width,
+        tab,
+        |ui, tab| {
+            if !list_empty_state(tab, ui) {
+                picked = browser::show(tab, ui);
+            }
+        },
+        |ui, tab| detail(tab, ui, &mut send),
+    );
+    if let Some(item) = picked {
+        tab.select_item(item);
+    }
+    if let Some(read_as) = reopen {
+        tx.send(AppCommand::Reopen(tab.path.clone(), read_as));
+    }
+    if let Some((type_name, bytes)) = send {
+        tx.send(AppCommand::SendMessage { type_name, bytes });
+    }
+}
+
+/// The right side: the selected message, or what to do to see one.
+fn detail(tab: &mut FileTab, ui: &mut egui::Ui, send: &mut Option<(String, Vec<u8>)>) {
+    match tab.detail.as_mut() {
         Some(detail) => {
             let framing = if tab.dump.framing == crate::dump::Framing::Single {
                 "single"
@@ -140,7 +177,7 @@ pub fn show(tab: &mut FileTab, ui: &mut egui::Ui, active: bool, tx: &CommandSend
                     "open this message, exactly as shown (with its edits), in a request composer with a method that takes it",
                 );
                 if b.clicked() {
-                    send = Some((t.full_name().to_string(), detail.bytes.clone()));
+                    *send = Some((t.full_name().to_string(), detail.bytes.clone()));
                 }
             }
             if let Some(req) = detail_view::show(detail, ui, (&tab.path, framing), root.as_ref()) {
@@ -153,23 +190,12 @@ pub fn show(tab: &mut FileTab, ui: &mut egui::Ui, active: bool, tx: &CommandSend
             (None, Some(why)) => {
                 ui.colored_label(ui.visuals().error_fg_color, format!("Unreadable: {why}"));
             }
-            (None, None) => {
-                ui.label("Select a message to see its fields, bytes and JSON.");
-            }
+            (None, None) => crate::widgets::look::empty_state(
+                ui,
+                "No message selected.",
+                "Select a message to see its fields, bytes and JSON.",
+            ),
         },
-    });
-    egui::CentralPanel::default().show(ui, |ui| {
-        if !list_empty_state(tab, ui)
-            && let Some(item) = browser::show(tab, ui)
-        {
-            tab.select_item(item);
-        }
-    });
-    if let Some(read_as) = reopen {
-        tx.send(AppCommand::Reopen(tab.path.clone(), read_as));
-    }
-    if let Some((type_name, bytes)) = send {
-        tx.send(AppCommand::SendMessage { type_name, bytes });
     }
 }
 
