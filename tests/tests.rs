@@ -40,6 +40,8 @@ mod gui_field_editor;
 #[cfg(feature = "gui")]
 mod gui_idle;
 #[cfg(feature = "gui")]
+mod gui_open;
+#[cfg(feature = "gui")]
 mod gui_replay;
 #[cfg(feature = "gui")]
 mod gui_salvage;

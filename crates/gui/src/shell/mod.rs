@@ -1,6 +1,8 @@
 //! The window's frame around the panes: the menu bar, the status bar, the "unsaved edits"
-//! question on closing.
+//! question on closing, the open dialog and what files dragged onto the window do.
 
 pub mod confirm_close;
+pub mod drop;
 pub mod menu;
+pub mod open_dialog;
 pub mod status_bar;
