@@ -207,7 +207,9 @@ fn a_bad_path_says_why_in_the_dialog() {
     let mut h = harness(SIZE, app());
     settle(&mut h);
     h.key_press_modifiers(CTRL, Key::O);
-    h.step();
+    step_until(&mut h, "the working folder's listing", |h| h.query_by_label_contains("In ").is_some());
+    settle(&mut h);
+    let cancel_at = h.get_by_label("Cancel").rect();
     type_path(&mut h, &d.join("missing.dump").display().to_string());
     step_until(&mut h, "the empty listing", |h| {
         h.query_by_label("Nothing here starts with what is typed.").is_some()
@@ -218,6 +220,8 @@ fn a_bad_path_says_why_in_the_dialog() {
     assert!(dialog_shown(&h), "the dialog stays to try again");
     assert!(h.state().notice.is_none(), "said once, in the dialog: {:?}", h.state().notice);
     assert!(h.state().tabs.is_empty());
+    settle(&mut h);
+    assert_eq!(h.get_by_label("Cancel").rect(), cancel_at, "a listing or words never move the buttons");
 
     // Typing again clears the words; a folder named without its slash goes into it.
     type_path(&mut h, &d.join("dumps").display().to_string());

@@ -92,10 +92,14 @@ impl WalscopeApp {
     }
 
     /// Applies what was asked for this frame (the files' work included), in the order asked.
-    pub fn apply_commands(&mut self) {
-        for cmd in self.commands.drain() {
+    /// True when anything was asked (what it changed is drawn by the next frame).
+    pub fn apply_commands(&mut self) -> bool {
+        let cmds = self.commands.drain();
+        let any = !cmds.is_empty();
+        for cmd in cmds {
             self.apply(cmd);
         }
+        any
     }
 
     fn apply(&mut self, cmd: AppCommand) {

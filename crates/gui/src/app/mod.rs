@@ -328,7 +328,11 @@ impl WalscopeApp {
         let desktop = self.desktop_dialog.is_some();
         self.open_dialog.show(ui.ctx(), &self.recent, desktop, &self.commands);
         crate::shell::drop::hint(ui.ctx());
-        self.apply_commands();
+        // Commands are applied after drawing: what they changed (a dialog shown, a pane
+        // opened) needs a frame of its own, even with no input coming (Ctrl+O is one key).
+        if self.apply_commands() {
+            ui.ctx().request_repaint();
+        }
         let title = self.window_title();
         if title != self.title {
             ui.ctx().send_viewport_cmd(egui::ViewportCommand::Title(title.clone()));

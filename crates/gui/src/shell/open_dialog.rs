@@ -139,7 +139,9 @@ impl OpenDialog {
             if let Some(a) = listed.inner {
                 act = Some(a);
             }
-            if let Some(a) = recent_files(ui, recent, tx) {
+            // The buttons right under the listing's box: what is said below them never moves
+            // them.
+            if let Some(a) = self.buttons(ui, desktop, tx) {
                 act = Some(a);
             }
             if let Some(e) = &self.error {
@@ -148,11 +150,14 @@ impl OpenDialog {
             if let Some(n) = &self.note {
                 ui.weak(n);
             }
-            ui.separator();
-            if let Some(a) = self.buttons(ui, desktop, tx) {
+            if let Some(a) = recent_files(ui, recent, tx) {
                 act = Some(a);
             }
         });
+        if act.is_some() {
+            // The text or the listing changes after it was drawn: show it without waiting for input.
+            ctx.request_repaint();
+        }
         match act {
             Some(Act::Fill(path, is_dir)) => {
                 let mut text = path.display().to_string();
