@@ -49,8 +49,12 @@ fn harness(app: WalscopeApp, theme: egui::Theme) -> Harness<'static, WalscopeApp
 fn pin(name: &str, setup: impl Fn(&Path, egui::Theme) -> Harness<'static, WalscopeApp>) {
     let mut results = egui_kittest::SnapshotResults::new();
     for (theme, suffix) in THEMES {
-        let dir = tempfile::tempdir().unwrap();
-        let mut h = setup(dir.path(), theme);
+        // A fixed folder: the Connections pane shows where profiles.json is, and a random
+        // temp folder's name would change the image at every run (and on every machine).
+        let dir = Path::new("/tmp/walscope-snapshots").join(format!("{name}-{suffix}"));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let mut h = setup(&dir, theme);
         settle(&mut h);
         h.snapshot(format!("pane_{name}_{suffix}"));
         results.extend_harness(&mut h);

@@ -42,6 +42,8 @@ mod gui_idle;
 #[cfg(feature = "gui")]
 mod gui_layout;
 #[cfg(feature = "gui")]
+mod gui_open;
+#[cfg(feature = "gui")]
 mod gui_replay;
 #[cfg(feature = "gui")]
 mod gui_salvage;

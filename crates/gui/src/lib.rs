@@ -9,7 +9,9 @@
 //!   [`panes::AppView`], the commands ([`panes::command::AppCommand`] through the cloneable
 //!   [`panes::command::CommandSender`]) and the results ([`panes::outcome::JobOutput`]).
 //! - [`layout`]: the dock the panes live in (egui_tiles), dispatching through the trait.
-//! - [`shell`]: the frame around the panes (menu bar, status bar, "unsaved edits" question).
+//! - [`shell`]: the frame around the panes (menu bar, status bar, "unsaved edits" question,
+//!   the open dialog, files dropped on the window); [`desktop_dialog`]: the desktop's own file
+//!   dialog, and why it did not show.
 //! - [`work`]: what a command starts as a job, and the job bodies that call walscope-core and
 //!   walscope-ops (calls, streams, SyncTool, salvage, replay).
 //! - [`jobs`]: the one [`jobs::JobRegistry`] (runtime, progress, cancel, typed [`jobs::JobError`]).
@@ -23,6 +25,7 @@
 pub mod app;
 pub mod demo;
 pub mod demo_copy;
+pub mod desktop_dialog;
 pub mod embedded;
 pub mod jobs;
 pub mod layout;

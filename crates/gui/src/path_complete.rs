@@ -68,6 +68,28 @@ pub fn complete(typed: &str, cwd: &Path) -> Completions {
     out
 }
 
+/// The path `typed` names (`~/` is the home folder; a relative path is relative to `cwd`).
+pub fn resolve(typed: &str, cwd: &Path) -> PathBuf {
+    cwd.join(expand_home(typed.trim()))
+}
+
+/// The longest start every candidate's name shares (what Tab can add to the typed text).
+pub fn common_start(candidates: &[Candidate]) -> String {
+    let mut names = candidates.iter().map(|c| c.name.as_str());
+    let Some(first) = names.next() else { return String::new() };
+    let mut end = first.len();
+    for n in names {
+        let shared = first
+            .char_indices()
+            .zip(n.chars())
+            .take_while(|((_, a), b)| a == b)
+            .last()
+            .map_or(0, |((i, a), _)| i + a.len_utf8());
+        end = end.min(shared);
+    }
+    first[..end].to_string()
+}
+
 /// The text with a leading `~` as the home folder.
 fn expand_home(typed: &str) -> String {
     let home = || dirs::home_dir().map(|h| h.to_string_lossy().into_owned());
@@ -107,6 +129,18 @@ mod tests {
             missing.error.as_deref().is_some_and(|e| e.contains("cannot read the folder")),
             "{missing:?}"
         );
+    }
+
+    #[test]
+    fn tab_adds_what_every_candidate_shares() {
+        let c = |n: &str| Candidate { path: PathBuf::from(n), name: n.into(), is_dir: false };
+        assert_eq!(common_start(&[c("dump-1.dump"), c("dump-2.dump"), c("dump-10.dump")]), "dump-");
+        assert_eq!(common_start(&[c("é1"), c("é2")]), "é");
+        assert_eq!(common_start(&[c("a"), c("b")]), "");
+        assert_eq!(common_start(&[c("only.dump")]), "only.dump");
+        assert_eq!(common_start(&[]), "");
+        assert_eq!(resolve("x/y.dump", Path::new("/w")), PathBuf::from("/w/x/y.dump"));
+        assert_eq!(resolve(" /abs ", Path::new("/w")), PathBuf::from("/abs"));
     }
 
     #[test]

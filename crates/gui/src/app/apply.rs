@@ -92,10 +92,14 @@ impl WalscopeApp {
     }
 
     /// Applies what was asked for this frame (the files' work included), in the order asked.
-    pub fn apply_commands(&mut self) {
-        for cmd in self.commands.drain() {
+    /// True when anything was asked (what it changed is drawn by the next frame).
+    pub fn apply_commands(&mut self) -> bool {
+        let cmds = self.commands.drain();
+        let any = !cmds.is_empty();
+        for cmd in cmds {
             self.apply(cmd);
         }
+        any
     }
 
     fn apply(&mut self, cmd: AppCommand) {
@@ -104,6 +108,9 @@ impl WalscopeApp {
             AppCommand::OpenAs(path, read_as) => self.open_as(path, read_as),
             AppCommand::OpenDemoCopy => self.open_demo_copy(),
             AppCommand::PickFile => self.pick_file(),
+            AppCommand::ShowOpenDialog => self.show_open_dialog(None),
+            AppCommand::CompletePath { text, cwd, generation } => self.complete_path(text, cwd, generation),
+            AppCommand::OpenFromDialog(path) => self.open_from_dialog(path),
             AppCommand::CloseTab(i) => self.close_tab(i),
             AppCommand::DiscardFile(path) => {
                 if let Some(i) = self.tabs.iter().position(|t| t.path == path) {
@@ -246,18 +253,6 @@ impl WalscopeApp {
         let label = format!("opening {}", path.display());
         self.jobs.spawn_blocking(label, JobOwner::File(path.clone()), move |_| {
             open_job(path, read_as, &set, wake)
-        });
-    }
-
-    /// Shows the system's file dialog off the UI thread (it blocks while open); the chosen file
-    /// opens like any other. No dialog available (no portal, no zenity) means no file.
-    pub fn pick_file(&mut self) {
-        let (set, wake) = (self.schemas.clone(), self.wake());
-        self.jobs.spawn_blocking("choosing a file", JobOwner::App, move |_| {
-            match rfd::FileDialog::new().set_title("Open a dump or message file").pick_file() {
-                Some(path) => open_job(path, ReadAs::default(), &set, wake),
-                None => Err(JobError::Cancelled),
-            }
         });
     }
 

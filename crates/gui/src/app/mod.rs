@@ -29,8 +29,13 @@ pub struct WalscopeApp {
     pub notice: Option<Notice>,
     /// Files whose opening job is running.
     pub opening: Vec<PathBuf>,
-    /// What is typed in File > Open path.
-    pub open_path: String,
+    /// What is typed in the start page's path box.
+    pub start_path: String,
+    /// The window's own open dialog (Ctrl+O, File > Open…).
+    pub open_dialog: crate::shell::open_dialog::OpenDialog,
+    /// The desktop's file dialog, when one may be there (None: no display to show it on);
+    /// tests put their own here.
+    pub desktop_dialog: Option<crate::desktop_dialog::Picker>,
     pub schemas: Arc<SchemaSet>,
     pub show_schemas: bool,
     pub show_tasks: bool,
@@ -100,7 +105,10 @@ impl WalscopeApp {
             active: 0,
             notice: None,
             opening: Vec::new(),
-            open_path: String::new(),
+            start_path: String::new(),
+            open_dialog: Default::default(),
+            desktop_dialog: crate::desktop_dialog::display_present()
+                .then(crate::desktop_dialog::system_picker),
             schemas: Arc::new(SchemaSet::shared_builtin().clone()),
             show_schemas: false,
             show_tasks: false,
@@ -331,15 +339,7 @@ impl WalscopeApp {
         if ui.ctx().input(|i| i.viewport().close_requested()) && self.guard_window_close() {
             ui.ctx().send_viewport_cmd(egui::ViewportCommand::CancelClose);
         }
-        let dropped: Vec<PathBuf> = ui.ctx().input(|i| {
-            i.raw
-                .dropped_files
-                .iter()
-                .map(|f| f.path().to_path_buf())
-                .filter(|p| !p.as_os_str().is_empty())
-                .collect()
-        });
-        for p in dropped {
+        for p in crate::shell::drop::dropped(ui.ctx()) {
             self.open(p);
         }
         shortcuts(self, ui.ctx());
@@ -358,7 +358,14 @@ impl WalscopeApp {
         egui::CentralPanel::default().show(ui, |ui| crate::layout::show(self, ui));
         crate::shell::confirm_close::show(self, ui.ctx());
         crate::panes::file::confirm_save::show(&mut self.tabs, ui.ctx());
-        self.apply_commands();
+        let desktop = self.desktop_dialog.is_some();
+        self.open_dialog.show(ui.ctx(), &self.recent, desktop, &self.commands);
+        crate::shell::drop::hint(ui.ctx());
+        // Commands are applied after drawing: what they changed (a dialog shown, a pane
+        // opened) needs a frame of its own, even with no input coming (Ctrl+O is one key).
+        if self.apply_commands() {
+            ui.ctx().request_repaint();
+        }
         let title = self.window_title();
         if title != self.title {
             ui.ctx().send_viewport_cmd(egui::ViewportCommand::Title(title.clone()));
@@ -384,7 +391,7 @@ fn shortcuts(app: &mut WalscopeApp, ctx: &egui::Context) {
         (open, close, prev, next)
     });
     if open {
-        app.send(AppCommand::PickFile);
+        app.send(AppCommand::ShowOpenDialog);
     }
     if close {
         app.send(AppCommand::CloseTab(app.active));

@@ -17,6 +17,11 @@ impl WalscopeApp {
     /// Takes in finished jobs and applies their results. Never waits.
     pub fn take_results(&mut self) {
         for f in self.jobs.finished() {
+            // A listing of the open dialog is a glance at a folder, not work to look back on.
+            if let (JobOwner::OpenDialog, Ok(JobOutput::Completions { .. })) = (&f.owner, &f.result) {
+                self.open_dialog_result(f.result);
+                continue;
+            }
             let how = match &f.result {
                 Ok(JobOutput::Done(t)) if !t.is_empty() => JobEnd::Done(Some(t.clone())),
                 Ok(JobOutput::TaskChanged(c)) => JobEnd::Done(Some(crate::panes::tasks::done_words(c))),
@@ -31,6 +36,7 @@ impl WalscopeApp {
             match (f.owner, f.result) {
                 (JobOwner::File(path), Ok(JobOutput::Opened { mut tab, .. })) => {
                     self.opening.retain(|p| *p != path);
+                    self.open_dialog.opened(&path);
                     self.recent.push(path.clone());
                     self.watch_indexing(&tab);
                     match self.tabs.iter().position(|t| t.path == path) {
@@ -43,7 +49,7 @@ impl WalscopeApp {
                     }
                 }
                 (_, Ok(JobOutput::Opened { path, mut tab })) => {
-                    // From the file dialog: the path was not known when the job started.
+                    // The demo's own copy: its path was not known when the job started.
                     if !self.tabs.iter().any(|t| t.path == path) {
                         self.recent.push(path.clone());
                         self.watch_indexing(&tab);
@@ -67,6 +73,7 @@ impl WalscopeApp {
                 }
                 (JobOwner::Schemas, Err(e)) => self.schemas_state.last_load = Some(Err(e.into())),
                 (JobOwner::Connections, r) => self.connections.take(r),
+                (JobOwner::OpenDialog, r) => self.open_dialog_result(r),
                 (JobOwner::Pane(n), r) => {
                     let watching = matches!(r, Ok(JobOutput::Watching(_)));
                     let profiles = self.connections.profiles();
@@ -91,6 +98,7 @@ impl WalscopeApp {
                 (owner, Err(JobError::Cancelled)) => {
                     if let JobOwner::File(p) = owner {
                         self.opening.retain(|x| *x != p);
+                        self.open_dialog.failed(&p, "stopped".into());
                         self.tab_job_ended(&p);
                     }
                 }
@@ -98,6 +106,9 @@ impl WalscopeApp {
                     if let JobOwner::File(p) = &owner {
                         self.opening.retain(|x| x != p);
                         self.tab_job_ended(p);
+                        if self.open_failed(p, &e) {
+                            continue;
+                        }
                     }
                     self.notice = Some(Notice::error(format!("{}: {e}", f.label)));
                 }
@@ -105,6 +116,18 @@ impl WalscopeApp {
                 (_, Ok(_)) => self.notice = Some(Notice::info(format!("{}: done", f.label))),
             }
         }
+    }
+
+    /// Opening `path` failed: a folder shows the open dialog inside it (whatever route named
+    /// it: a drop, the start page, the command line); a file opened from the dialog has the
+    /// words said there. True when the dialog said it (the status bar then does not).
+    fn open_failed(&mut self, path: &std::path::Path, e: &JobError) -> bool {
+        if let JobError::Input(walscope_core::input::InputError::Folder { path: folder }) = e {
+            self.show_open_dialog(Some(folder.clone()));
+            self.open_dialog.error = Some(e.to_string());
+            return true;
+        }
+        self.open_dialog.failed(path, e.to_string())
     }
 
     /// A file's save or sort job ended without its result: the tab may edit again.

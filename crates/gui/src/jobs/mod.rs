@@ -32,6 +32,8 @@ pub enum JobOwner {
     File(std::path::PathBuf),
     Schemas,
     Connections,
+    /// The open dialog (its listings, the desktop's dialog).
+    OpenDialog,
     /// A pane opened by number (a composer, a salvage, a replay, a dashboard: `PaneId::number`).
     Pane(u64),
 }

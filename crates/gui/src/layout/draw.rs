@@ -16,7 +16,7 @@ pub(crate) fn draw(shell: &mut Shell<'_>, ui: &mut egui::Ui, pane: &mut Pane) {
             egui::ScrollArea::vertical().id_salt("start_pane").show(ui, |ui| {
                 let app = &mut *shell.app;
                 let types = app.schemas.symbols().len();
-                crate::panes::start::show(&mut app.open_path, types, ui, &app.commands)
+                crate::panes::start::show(&mut app.start_path, types, ui, &app.commands)
             });
         }
         Pane::File(path) => {

@@ -71,7 +71,14 @@ pub enum AppCommand {
     OpenAs(PathBuf, ReadAs),
     /// Open the app's own copy of the sample Milvus dump (written into its temp folder first).
     OpenDemoCopy,
-    /// Show the desktop's file dialog; the chosen file opens.
+    /// Show the window's own open dialog (Ctrl+O, File > Open…).
+    ShowOpenDialog,
+    /// List the folders and files the open dialog's `text` names (answered with `generation`:
+    /// an answer for older text is dropped).
+    CompletePath { text: String, cwd: PathBuf, generation: u64 },
+    /// Open a file chosen in the open dialog (its result goes back to the dialog).
+    OpenFromDialog(PathBuf),
+    /// Show the desktop's file dialog (from the open dialog); the chosen file opens.
     PickFile,
     /// Close file tab N (asks first when it has unsaved edits).
     CloseTab(usize),

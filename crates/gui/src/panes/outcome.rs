@@ -93,6 +93,10 @@ pub enum JobOutput {
     TaskChanged(crate::datasync::TaskChange),
     /// A composer's stream dump was copied to `path`.
     StreamSaved { composer: u64, path: PathBuf },
+    /// The open dialog's listing of what was typed (`generation`: which typing it answers).
+    Completions { generation: u64, completions: crate::path_complete::Completions },
+    /// The desktop's file dialog ended: a file, nothing chosen, or why it did not show.
+    DesktopPicked(crate::desktop_dialog::Picked),
     /// Anything else that only needs saying.
     Done(String),
 }
@@ -122,6 +126,8 @@ impl std::fmt::Debug for JobOutput {
             JobOutput::Streamed { composer, .. } => write!(f, "Streamed({composer})"),
             JobOutput::StreamSaved { path, .. } => write!(f, "StreamSaved({})", path.display()),
             JobOutput::TaskChanged(c) => write!(f, "TaskChanged({})", c.method()),
+            JobOutput::Completions { generation, .. } => write!(f, "Completions({generation})"),
+            JobOutput::DesktopPicked(p) => write!(f, "DesktopPicked({})", p.is_ok()),
             JobOutput::Done(s) => write!(f, "Done({s})"),
         }
     }

@@ -9,7 +9,10 @@ use eframe::egui;
 
 /// Shortcuts listed in Help (and beside the menu items).
 pub const SHORTCUTS: &[(&str, &str)] = &[
-    ("Ctrl+O", "open a file (file dialog)"),
+    (
+        "Ctrl+O",
+        "open a file: type its path (Tab completes) or choose it; files can also be dropped on the window",
+    ),
     ("Ctrl+W", "close the active file"),
     ("Ctrl+Tab / Ctrl+Shift+Tab", "next / previous file"),
     ("Ctrl+S", "save the active file (shows what changes first)"),
@@ -35,17 +38,9 @@ pub fn show(app: &mut WalscopeApp, ui: &mut egui::Ui) {
 }
 
 fn file_menu(app: &mut WalscopeApp, ui: &mut egui::Ui) {
-    if ui.add(egui::Button::new("Open file...").shortcut_text("Ctrl+O")).clicked() {
-        app.send(AppCommand::PickFile);
-        ui.close();
-    }
-    ui.label("Open path:");
-    let r = ui
-        .add(egui::TextEdit::singleline(&mut app.open_path).hint_text("/path/to/dump").desired_width(320.0));
-    let enter = r.lost_focus() && ui.input(|i| i.key_pressed(egui::Key::Enter));
-    if (ui.button("Open").clicked() || enter) && !app.open_path.trim().is_empty() {
-        let p = std::path::PathBuf::from(app.open_path.trim());
-        app.send(AppCommand::Open(p));
+    // The path is typed in the open dialog: a text box in a menu closed the menu when clicked.
+    if ui.add(egui::Button::new("Open…").shortcut_text("Ctrl+O")).clicked() {
+        app.send(AppCommand::ShowOpenDialog);
         ui.close();
     }
     ui.menu_button("Recent files", |ui| {
@@ -231,7 +226,7 @@ fn connections_menu(app: &mut WalscopeApp, ui: &mut egui::Ui) {
 
 fn help_menu(ui: &mut egui::Ui) {
     ui.label("walscope: inspect and repair protobuf WAL traffic.");
-    ui.label("Drop a dump file on the window, or use File > Open path.");
+    ui.label("Drop a dump file on the window, or use File > Open… (Ctrl+O).");
     ui.separator();
     ui.strong("Keyboard shortcuts");
     egui::Grid::new("shortcuts").show(ui, |ui| {
