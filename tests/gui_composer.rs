@@ -304,19 +304,8 @@ fn calls_that_change_a_server_wait_for_a_confirmation() {
     let mut h = harness(SIZE, app);
     // A task to delete, made through the library.
     let rt = tokio::runtime::Runtime::new().unwrap();
-    let client = || {
-        let t: std::sync::Arc<dyn walscope::net::Transport> =
-            std::sync::Arc::new(walscope::net::brpc::BrpcTransport::new(synctool.clone()));
-        walscope::net::SyncToolClient::new(t, Default::default())
-    };
-    rt.block_on(client().create_sync_task(
-        "demo_db",
-        "orders",
-        walscope::datasync::SyncMode::FullAndContinuous,
-        None,
-        "/tmp/walscope-test/orders",
-    ))
-    .unwrap();
+    let client = || crate::common::synctool(&synctool);
+    crate::common::create_task(&rt, &synctool, "orders");
     let tasks = || rt.block_on(client().task_status()).unwrap().0.len();
     assert_eq!(tasks(), 2);
 
@@ -352,14 +341,7 @@ fn calls_that_change_a_server_wait_for_a_confirmation() {
     step_until(&mut h, "the task to go", |_| tasks() == 0);
 
     // clear_all needs the word typed.
-    rt.block_on(client().create_sync_task(
-        "demo_db",
-        "orders",
-        walscope::datasync::SyncMode::FullAndContinuous,
-        None,
-        "/tmp/walscope-test/orders",
-    ))
-    .unwrap();
+    crate::common::create_task(&rt, &synctool, "orders");
     h.state_mut().panes.clear::<ComposerState>();
     settle(&mut h);
     compose(&mut h, "demo-synctool", "TaskStatus", "SyncTool/TaskStatus");

@@ -51,17 +51,7 @@ fn a_watching_dashboard_is_drawn_only_when_what_it_shows_changes() {
     assert!(!h.ctx.has_requested_repaint(), "two polls with nothing new drew nothing");
     h.get_by_label_contains("up to date: polled every 2 s");
     // Something changes on the SyncTool: the next poll wakes the window.
-    let t: std::sync::Arc<dyn walscope::net::Transport> =
-        std::sync::Arc::new(walscope::net::brpc::BrpcTransport::new(endpoint.clone()));
-    let client = walscope::net::SyncToolClient::new(t, Default::default());
-    rt.block_on(client.create_sync_task(
-        "demo_db",
-        "orders",
-        walscope::datasync::SyncMode::FullAndContinuous,
-        None,
-        "/tmp/walscope-test/orders",
-    ))
-    .unwrap();
+    crate::common::create_task(&rt, &endpoint, "orders");
     let until = std::time::Instant::now() + Duration::from_secs(15);
     while !h.ctx.has_requested_repaint() {
         assert!(std::time::Instant::now() < until, "a new sub-task did not wake the window");

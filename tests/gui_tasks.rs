@@ -128,19 +128,7 @@ fn create_watch_trouble_and_delete_a_sync_task() {
     step_until(&mut h, "the board to follow", |h| board(h).rows.is_empty());
 
     // clear_all needs the words.
-    let client = || {
-        let t: std::sync::Arc<dyn walscope::net::Transport> =
-            std::sync::Arc::new(walscope::net::brpc::BrpcTransport::new(endpoint.clone()));
-        walscope::net::SyncToolClient::new(t, Default::default())
-    };
-    rt.block_on(client().create_sync_task(
-        "demo_db",
-        "users",
-        walscope::datasync::SyncMode::FullAndContinuous,
-        None,
-        "/tmp/walscope-test/users",
-    ))
-    .unwrap();
+    crate::common::create_task(&rt, &endpoint, "users");
     step_until(&mut h, "the new task", |h| !board(h).rows.is_empty());
     settle(&mut h);
     h.get_by_label("⚠ Delete every task (clear_all)...").click();
@@ -199,12 +187,7 @@ fn a_failed_partition_is_flagged_at_its_row_with_no_stale_rate() {
     let cfg = CollectorConfig { batch_interval: Duration::from_millis(50), full_mode_batches: 3 };
     let demo = rt.block_on(DatasyncDemo::start(any, any, Duration::from_secs(1), cfg)).unwrap();
     let endpoint = demo.synctool.addr().to_string();
-    let t: std::sync::Arc<dyn walscope::net::Transport> =
-        std::sync::Arc::new(walscope::net::brpc::BrpcTransport::new(endpoint.clone()));
-    let client = walscope::net::SyncToolClient::new(t, Default::default());
-    let mode = walscope::datasync::SyncMode::FullAndContinuous;
-    rt.block_on(client.create_sync_task("demo_db", "orders", mode, None, "/tmp/walscope-test/orders"))
-        .unwrap();
+    crate::common::create_task(&rt, &endpoint, "orders");
     let tid = DatasyncDemo::tid_of("demo_db", "orders").unwrap();
     let dir = tempfile::tempdir().unwrap();
     let mut app = WalscopeApp::new();

@@ -308,3 +308,18 @@ pub fn run_alone(path: &str) {
 pub fn alone() -> bool {
     std::env::var_os(ALONE).is_some()
 }
+
+/// A client of the SyncTool at `endpoint` over brpc (a demo SyncTool on loopback).
+pub fn synctool(endpoint: &str) -> walscope::net::SyncToolClient {
+    let t: std::sync::Arc<dyn walscope::net::Transport> =
+        std::sync::Arc::new(walscope::net::brpc::BrpcTransport::new(endpoint.to_string()));
+    walscope::net::SyncToolClient::new(t, Default::default())
+}
+
+/// Creates `demo_db.TABLE`'s sync task (full, then continuous, into `/tmp/walscope-test/TABLE`)
+/// on the SyncTool at `endpoint`, as another tool would.
+pub fn create_task(rt: &tokio::runtime::Runtime, endpoint: &str, table: &str) {
+    let mode = walscope::datasync::SyncMode::FullAndContinuous;
+    let dest = format!("/tmp/walscope-test/{table}");
+    rt.block_on(synctool(endpoint).create_sync_task("demo_db", table, mode, None, &dest)).expect("the task");
+}

@@ -234,43 +234,22 @@ impl<T: From<JobDone> + Send + 'static> JobRegistry<T> {
         F: FnOnce(JobCtx) -> Fut,
         Fut: Future<Output = JobResult<T>> + Send + 'static,
     {
-        let (ctx, (progress, live), result_rx, result_tx) = self.parts();
-        let id = self.ids();
-        match self.handle() {
-            Some(rt) => {
-                let fut = body(ctx.clone());
-                let (cancel, wake) = (ctx.cancel.clone(), ctx.wake.clone());
-                rt.spawn(async move {
-                    let r = if abort {
-                        tokio::select! {
-                            r = fut => r,
-                            () = cancel.cancelled() => Err(JobError::Cancelled),
-                        }
-                    } else {
-                        fut.await
-                    };
-                    let _ = result_tx.send(r);
-                    wake();
-                });
-            }
-            None => {
-                let why = self
-                    .runtime_error
-                    .clone()
-                    .unwrap_or_else(|| Arc::new(std::io::Error::other("no runtime")));
-                let _ = result_tx.send(Err(JobError::NoRuntime(why)));
-            }
-        }
-        let cancel = ctx.cancel.clone();
-        self.jobs.push(Job {
-            id,
-            label: label.into(),
-            owner,
-            cancel,
-            pace: Pace::Working(WORKING_REPAINT),
-            source: Source::Spawned { progress, live, result: result_rx },
-        });
-        id
+        self.register(label, owner, move |rt, ctx, result_tx| {
+            let fut = body(ctx.clone());
+            let (cancel, wake) = (ctx.cancel.clone(), ctx.wake.clone());
+            rt.spawn(async move {
+                let r = if abort {
+                    tokio::select! {
+                        r = fut => r,
+                        () = cancel.cancelled() => Err(JobError::Cancelled),
+                    }
+                } else {
+                    fut.await
+                };
+                let _ = result_tx.send(r);
+                wake();
+            });
+        })
     }
 
     /// Runs `body` on the runtime's blocking pool (file and CPU work). `body` checks
@@ -279,17 +258,25 @@ impl<T: From<JobDone> + Send + 'static> JobRegistry<T> {
     where
         F: FnOnce(JobCtx) -> JobResult<T> + Send + 'static,
     {
+        self.register(label, owner, move |rt, ctx, result_tx| {
+            rt.spawn_blocking(move || {
+                let r = if ctx.cancel.is_cancelled() { Err(JobError::Cancelled) } else { body(ctx.clone()) };
+                let _ = result_tx.send(r);
+                (ctx.wake)();
+            });
+        })
+    }
+
+    /// Lists a spawned job and has `start` run it on the runtime with its context and the
+    /// sender of its result; a runtime that cannot start is the job's result, in words.
+    fn register<S>(&mut self, label: impl Into<String>, owner: JobOwner, start: S) -> JobId
+    where
+        S: FnOnce(tokio::runtime::Handle, JobCtx, oneshot::Sender<JobResult<T>>),
+    {
         let (ctx, (progress, live), result_rx, result_tx) = self.parts();
         let id = self.ids();
         match self.handle() {
-            Some(rt) => {
-                let c = ctx.clone();
-                rt.spawn_blocking(move || {
-                    let r = if c.cancel.is_cancelled() { Err(JobError::Cancelled) } else { body(c.clone()) };
-                    let _ = result_tx.send(r);
-                    (c.wake)();
-                });
-            }
+            Some(rt) => start(rt, ctx.clone(), result_tx),
             None => {
                 let why = self
                     .runtime_error
