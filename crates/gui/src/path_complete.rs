@@ -91,7 +91,26 @@ pub fn common_start(candidates: &[Candidate]) -> String {
 }
 
 /// The text with a leading `~` as the home folder.
+/// Where the typed path starts again: the dialog shows a folder already, and an operator who
+/// types a whole path after it (`/tmp/look/` + `/etc/x`, or `~/x`) means that path. As in
+/// Emacs, `//` starts over at the root and `/~` at the home folder.
+fn restarted(typed: &str) -> &str {
+    let sep = std::path::MAIN_SEPARATOR;
+    let root = typed.rfind(&format!("{sep}{sep}")).map(|i| i + 1);
+    let home = typed.rfind(&format!("{sep}~")).filter(|i| {
+        let after = &typed[i + 2..];
+        after.is_empty() || after.starts_with(sep)
+    });
+    match (root, home) {
+        (Some(r), Some(h)) if h + 1 > r => &typed[h + 1..],
+        (Some(r), _) => &typed[r..],
+        (None, Some(h)) => &typed[h + 1..],
+        (None, None) => typed,
+    }
+}
+
 fn expand_home(typed: &str) -> String {
+    let typed = restarted(typed);
     let home = || dirs::home_dir().map(|h| h.to_string_lossy().into_owned());
     match typed.strip_prefix('~') {
         Some(rest) if rest.is_empty() || rest.starts_with('/') => match home() {
@@ -105,6 +124,20 @@ fn expand_home(typed: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The dialog opens on a folder; a whole path typed after it is that path.
+    #[test]
+    fn a_whole_path_typed_after_the_folder_starts_over() {
+        assert_eq!(restarted("/tmp/look//tmp/look/g"), "/tmp/look/g");
+        assert_eq!(restarted("/tmp/look/~/x"), "~/x");
+        assert_eq!(restarted("/tmp/look/~"), "~");
+        assert_eq!(restarted("/tmp/look/~x"), "/tmp/look/~x", "a name that starts with ~ is a name");
+        assert_eq!(restarted("/a//b/~/c"), "~/c");
+        assert_eq!(restarted("/a/~/b//c"), "/c");
+        assert_eq!(restarted("/tmp/look/g"), "/tmp/look/g");
+        let cwd = Path::new("/");
+        assert_eq!(resolve("/tmp/look//etc/hosts", cwd), PathBuf::from("/etc/hosts"));
+    }
 
     #[test]
     fn completes_folders_first_then_files_by_their_start() {
