@@ -375,6 +375,8 @@ fn a_damaged_range_is_a_row_found_by_status_bad_with_its_bytes_in_hex() {
         settle(&mut h);
         assert_eq!(!damaged(&h).is_empty(), kept, "{filter}");
         assert_eq!(h.query_by_label("⚠ damaged").is_some(), kept, "{filter}");
+        // The count beside the filter says what the list shows: the range is counted apart.
+        assert_eq!(h.query_by_label_contains("and 1 damaged range").is_some(), kept, "{filter}");
     }
 }
 

@@ -198,7 +198,7 @@ fn filter_selection_and_scroll_survive_a_save() {
     assert_eq!(t.frames(40..41), vec![frame], "the same rows");
     assert!(t.detail.as_ref().unwrap().json.contains("edited-vc"), "the detail shows the saved message");
     assert_eq!(fingerprint(&bak(&file)).map(|f| f.0), original.map(|f| f.0), "the .bak holds the original");
-    h.get_by_label_contains("matching of 3000 scanned");
+    h.get_by_label_contains("matching of 3,000 scanned");
 }
 
 #[test]

@@ -127,7 +127,18 @@ pub fn show(
         }
         if let Some(s) = &tab.scan {
             let stopped = if s.is_cancelled() { " (stopped)" } else { "" };
-            ui.label(format!("{} matching of {} scanned{stopped}", s.match_count(), s.scanned()));
+            // The damaged ranges the filter keeps (status=bad) are rows too: counted apart.
+            let damaged = tab.list().damaged().len() as u64;
+            let also = if damaged > 0 {
+                format!(", and {}", walscope_core::fmt::counted(damaged, "damaged range"))
+            } else {
+                String::new()
+            };
+            ui.label(format!(
+                "{} matching of {} scanned{also}{stopped}",
+                walscope_core::fmt::counted(s.match_count() as u64, "frame"),
+                walscope_core::fmt::count(s.scanned() as u64)
+            ));
         }
     });
     if let Some(e) = &tab.filter_error {
