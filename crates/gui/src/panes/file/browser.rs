@@ -13,6 +13,16 @@ use eframe::egui;
 use egui_extras::{Column, TableBuilder};
 
 pub fn show(tab: &mut FileTab, ui: &mut egui::Ui) -> Option<RowItem> {
+    // Wider than its side of the split, the list scrolls sideways: no column is cut off unseen
+    // (the summary's header was, beside a wide detail).
+    egui::ScrollArea::horizontal()
+        .id_salt("message_list_columns")
+        .auto_shrink(false)
+        .show(ui, |ui| table(tab, ui))
+        .inner
+}
+
+fn table(tab: &mut FileTab, ui: &mut egui::Ui) -> Option<RowItem> {
     let rows = tab.row_count();
     let wal = tab.decoder.message_type().is_some_and(|t| t.full_name().starts_with("milvus."));
     let mut clicked = None;
