@@ -147,7 +147,7 @@ fn review_close_guard_save_as_and_keys() {
     // Closing a file with unsaved edits asks; keeping it keeps the edits.
     h.key_press_modifiers(Modifiers::COMMAND, Key::W);
     settle(&mut h);
-    h.get_by_label_contains("has unsaved edits in 1 message(s)");
+    h.get_by_label_contains("has unsaved edits in 1 message.");
     h.get_by_label("Keep it open").click();
     settle(&mut h);
     assert_eq!(h.state().tabs.len(), 1);
@@ -203,7 +203,7 @@ fn closing_the_window_with_unsaved_edits_asks() {
     h.state_mut().tabs[0].apply_edit(0, "sync_point.offset", "5");
     assert!(h.state_mut().guard_window_close(), "unsaved edits: the close is cancelled");
     settle(&mut h);
-    h.get_by_label_contains("has unsaved edits in 1 message(s)");
+    h.get_by_label_contains("has unsaved edits in 1 message.");
     h.get_by_label("Discard edits and close").click();
     settle(&mut h);
     assert!(h.state().tabs.is_empty());

@@ -114,7 +114,7 @@ fn a_salvage_is_planned_confirmed_applied_and_verified() {
     );
     // The new primary's own writes since the promotion: keys the salvage inserts again.
     assert!(!orders.conflicts.is_empty(), "the demo's own writes conflict");
-    h.get_by_label_contains("key(s) already on the new primary");
+    h.get_by_label_contains("already on the new primary");
     // Frames that are not sent, grouped by reason with its words: the demo's encrypted ones,
     // and the late `audit` collection the new primary created itself.
     let reasons = plan.skipped_by_reason();

@@ -218,7 +218,7 @@ fn a_restart_mid_salvage_resumes_from_the_folder() {
         |h| matches!(&pane(h).unfinished, Some(Ok(u)) if !u.is_empty()),
     );
     settle(&mut h);
-    h.get_by_label_contains("unfinished dump(s) here, from an earlier run");
+    h.get_by_label_contains("4 unfinished dumps here, from an earlier run");
     h.get_by_label("Resume the folder").click();
     // Four resumed dumps take a while on a loaded machine; an end that is not complete is
     // shown with its outcome rather than as a timeout.

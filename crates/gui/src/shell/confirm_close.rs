@@ -17,8 +17,9 @@ pub fn show(app: &mut WalscopeApp, ctx: &egui::Context) {
     egui::Modal::new(egui::Id::unique("confirm_close")).show(ctx, |ui| {
         ui.heading("Unsaved edits");
         ui.label(format!(
-            "{} has unsaved edits in {edited} message(s). Closing it now loses them.",
-            path.display()
+            "{} has unsaved edits in {}. Closing it now loses them.",
+            path.display(),
+            walscope_core::fmt::counted(edited as u64, "message")
         ));
         ui.horizontal(|ui| {
             if ui.button("Save, then keep it open").clicked() {

@@ -74,7 +74,10 @@ fn schemas(app: &mut WalscopeApp, ui: &mut egui::Ui) {
         for (origin, files) in app.schemas.sources() {
             let n = files.len();
             let r = ui
-                .selectable_label(false, format!("{origin}: {n} file{}", if n == 1 { "" } else { "s" }))
+                .selectable_label(
+                    false,
+                    format!("{origin}: {}", walscope_core::fmt::counted(n as u64, "file")),
+                )
                 .on_hover_text(files.join("\n"));
             open |= r.clicked();
         }

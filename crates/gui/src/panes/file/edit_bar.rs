@@ -131,7 +131,10 @@ pub(crate) fn byte_diff(tab: &FileTab, ui: &mut egui::Ui, diff: &[FrameChange]) 
                 after.append(&format!("{b:02x} "), 0.0, egui::TextFormat::simple(mono.clone(), c));
             }
         }
-        ui.label(format!("frame {frame}, message bytes from {from}: {gone} byte(s) out, {came} in"));
+        ui.label(format!(
+            "frame {frame}, message bytes from {from}: {} out, {came} in",
+            walscope_core::fmt::counted(gone as u64, "byte")
+        ));
         ui.horizontal_top(|ui| {
             ui.monospace(format!("frame {frame} before"));
             ui.add(egui::Label::new(before).wrap());

@@ -59,7 +59,13 @@ impl Pane for JobsPane {
                 }
             });
             ui.separator();
-            ui.checkbox(&mut self.show_ended, format!("Show the {} job(s) that ended", view.ended.len()));
+            ui.checkbox(
+                &mut self.show_ended,
+                format!(
+                    "Show the {} that ended",
+                    walscope_core::fmt::counted(view.ended.len() as u64, "job")
+                ),
+            );
             if self.show_ended {
                 egui::Grid::new("jobs_ended").striped(true).show(ui, |ui| {
                     for job in view.ended.iter().rev() {

@@ -39,9 +39,9 @@ pub fn show(p: &Planned, id: u64, ui: &mut egui::Ui) {
         ui.colored_label(
             ui.visuals().warn_fg_color,
             format!(
-                "Resumed: this plan comes from the journal of an earlier apply: {} of {} unit(s) already applied{}. Apply continues with the {} left.",
+                "Resumed: this plan comes from the journal of an earlier apply: {} of {} already applied{}. Apply continues with the {} left.",
                 p.journal.done.len(),
-                plan.units.len(),
+                walscope_core::fmt::counted(plan.units.len() as u64, "unit"),
                 if uncertain > 0 {
                     format!(", {uncertain} interrupted mid-unit (checked before it is sent again)")
                 } else {
@@ -57,9 +57,9 @@ pub fn show(p: &Planned, id: u64, ui: &mut egui::Ui) {
     for w in &plan.warnings {
         ui.colored_label(ui.visuals().warn_fg_color, format!("warning: {w}"));
     }
-    egui::CollapsingHeader::new(format!("{} dump(s)", plan.dumps.len())).id_salt(("replay_dumps", id)).show(
-        ui,
-        |ui| {
+    egui::CollapsingHeader::new(walscope_core::fmt::counted(plan.dumps.len() as u64, "dump"))
+        .id_salt(("replay_dumps", id))
+        .show(ui, |ui| {
             egui::Grid::new(("replay_dumps_grid", id)).striped(true).show(ui, |ui| {
                 for h in ["pchannel", "frames", "checkpoint (UTC)", "file"] {
                     ui.strong(h);
@@ -73,8 +73,7 @@ pub fn show(p: &Planned, id: u64, ui: &mut egui::Ui) {
                     ui.end_row();
                 }
             });
-        },
-    );
+        });
     // Side by side, wrapping: four collections fit a window's width.
     ui.with_layout(egui::Layout::left_to_right(egui::Align::Min).with_main_wrap(true), |ui| {
         for c in plan.collections.values() {
@@ -148,8 +147,8 @@ fn collection_table(c: &CollectionPlan, id: u64, ui: &mut egui::Ui) {
             ui.colored_label(
                 ui.visuals().warn_fg_color,
                 format!(
-                    "{} key(s) already on the new primary: {}{}",
-                    c.conflicts.len(),
+                    "{} already on the new primary: {}{}",
+                    walscope_core::fmt::counted(c.conflicts.len() as u64, "key"),
                     first.join(", "),
                     if c.conflicts.len() > FIRST_KEYS { ", ..." } else { "" }
                 ),
@@ -184,7 +183,7 @@ fn skipped(all: &[Skipped], id: u64, ui: &mut egui::Ui) {
         ui.label("No frame is skipped.");
         return;
     }
-    ui.strong(format!("Skipped {} message(s):", all.len()));
+    ui.strong(format!("Skipped {}:", walscope_core::fmt::counted(all.len() as u64, "message")));
     let mut reasons: Vec<(SkipReason, Vec<&Skipped>)> = Vec::new();
     for s in all {
         match reasons.iter_mut().find(|(r, _)| *r == s.reason) {

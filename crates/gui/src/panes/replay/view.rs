@@ -188,9 +188,9 @@ fn confirm(st: &mut ReplayState, ui: &mut egui::Ui, tx: &CommandSender) {
     let modal = egui::Modal::new(egui::Id::unique(("replay_confirm", st.id))).show(ui.ctx(), |ui| {
         ui.heading("Apply this replay?");
         ui.label(format!(
-            "This sends {} unit(s) ({} call(s) before batching) to {} ({}, database {}).",
-            p.units_left(),
-            plan.calls(),
+            "This sends {} ({} before batching) to {} ({}, database {}).",
+            walscope_core::fmt::counted(p.units_left() as u64, "unit"),
+            walscope_core::fmt::counted(plan.calls() as u64, "call"),
             st.new_primary,
             plan.endpoint,
             plan.db
@@ -229,9 +229,9 @@ fn confirm(st: &mut ReplayState, ui: &mut egui::Ui, tx: &CommandSender) {
             policy_words(plan.options.policy)
         ));
         ui.label(format!(
-            "Rate: {}; at most {} row(s) per call. Every unit is journaled: a stop can be continued.",
-            if st.rate > 0.0 { format!("{} call(s)/s", st.rate) } else { "no limit".into() },
-            st.batch
+            "Rate: {}; at most {} per call. Every unit is journaled: a stop can be continued.",
+            if st.rate > 0.0 { format!("{} calls/s", st.rate) } else { "no limit".into() },
+            walscope_core::fmt::counted(st.batch as u64, "row")
         ));
         ui.strong("Nothing has been sent yet.");
         ui.horizontal(|ui| {
@@ -272,15 +272,18 @@ fn progress(st: &ReplayState, view: &AppView<'_>, ui: &mut egui::Ui, tx: &Comman
                 .text(format!("{done}/{} units", p.units_total)),
         );
         ui.label(format!(
-            "{} call(s), {} of {} row(s), {:.0} rows/s{}",
-            p.calls,
-            p.rows,
-            p.rows_total,
+            "{}, {} of {}, {:.0} rows/s{}",
+            walscope_core::fmt::counted(p.calls, "call"),
+            walscope_core::fmt::count(p.rows),
+            walscope_core::fmt::counted(p.rows_total, "row"),
             p.rows_per_s(),
             p.eta().map_or(String::new(), |e| format!(", about {} s left", e.as_secs()))
         ));
         if p.units_already > 0 {
-            ui.weak(format!("({} unit(s) already applied by an earlier run)", p.units_already));
+            ui.weak(format!(
+                "({} already applied by an earlier run)",
+                walscope_core::fmt::counted(p.units_already as u64, "unit")
+            ));
         }
     });
     ui.horizontal(|ui| {
@@ -318,8 +321,11 @@ fn outcome(st: &ReplayState, ui: &mut egui::Ui, tx: &CommandSender) {
                             .text(format!("{units}/{units} units: done")),
                     );
                     ui.label(format!(
-                        "Applied {} unit(s) in {} call(s), {} row(s); {} unit(s) were already applied.",
-                        o.units_sent, o.calls, o.rows, o.units_already
+                        "Applied {} in {}, {}; {} already applied before.",
+                        walscope_core::fmt::counted(o.units_sent as u64, "unit"),
+                        walscope_core::fmt::counted(o.calls, "call"),
+                        walscope_core::fmt::counted(o.rows, "row"),
+                        walscope_core::fmt::counted(o.units_already as u64, "unit")
                     ))
                 })
                 .inner
@@ -377,7 +383,10 @@ fn verification(v: &Verification, id: u64, ui: &mut egui::Ui) {
                     why.push(format!("expected {} rows, found {}", n(c.expected), n(c.actual)));
                 }
                 for (k, want, got) in c.wrong.iter().take(5) {
-                    why.push(format!("key {k}: expected {want} row(s), found {got}"));
+                    why.push(format!(
+                        "key {k}: expected {}, found {got}",
+                        walscope_core::fmt::counted(*want, "row")
+                    ));
                 }
                 if let Some(e) = &c.error {
                     why.push(format!("error: {e}"));

@@ -115,19 +115,19 @@ pub fn show(st: &mut SalvageState, live: &[LiveDump], ui: &mut egui::Ui, tx: &Co
                         ui.colored_label(
                             ui.visuals().error_fg_color,
                             format!(
-                                "{} transaction(s) arrived as one opaque Txn (_t=999) frame with an empty body: their data is NOT in this dump; dump again from a server on Milvus 2.6.20 or later",
-                                r.opaque_txn_frames.len()
+                                "{} arrived as opaque Txn (_t=999) frames with an empty body: their data is NOT in this dump; dump again from a server on Milvus 2.6.20 or later",
+                                walscope_core::fmt::counted(r.opaque_txn_frames.len() as u64, "transaction")
                             ),
                         );
                     }
                     if r.encrypted_frames > 0 {
                         ui.colored_label(
                             ui.visuals().warn_fg_color,
-                            format!("{} encrypted frame(s) (_ch): ciphertext, kept as sent", r.encrypted_frames),
+                            format!("{} (_ch): ciphertext, kept as sent", walscope_core::fmt::counted(r.encrypted_frames, "encrypted frame")),
                         );
                     }
                     if !r.gaps.is_empty() {
-                        ui.colored_label(ui.visuals().warn_fg_color, format!("{} gap(s) in the timeticks", r.gaps.len()));
+                        ui.colored_label(ui.visuals().warn_fg_color, format!("{} in the timeticks", walscope_core::fmt::counted(r.gaps.len() as u64, "gap")));
                     }
                     egui::CollapsingHeader::new("details").id_salt(("notes", &e.pchannel)).show(ui, |ui| {
                         for n in &r.notes {

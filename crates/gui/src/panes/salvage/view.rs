@@ -193,7 +193,7 @@ fn unfinished(st: &SalvageState, ui: &mut egui::Ui, tx: &CommandSender) {
         Some(Ok(u)) => {
             ui.colored_label(
                 ui.visuals().warn_fg_color,
-                format!("{} unfinished dump(s) here, from an earlier run: resume them (each continues after its last complete frame)", u.len()),
+                format!("{} here, from an earlier run: resume them (each continues after its last complete frame)", walscope_core::fmt::counted(u.len() as u64, "unfinished dump")),
             );
             for d in u {
                 ui.horizontal(|ui| {

@@ -206,11 +206,14 @@ fn show(st: &mut SchemasState, view: &AppView<'_>, ui: &mut egui::Ui, tx: &Comma
     let schemas = view.schemas;
     ui.heading("Schemas");
     for (origin, files) in schemas.sources() {
-        ui.collapsing(format!("{origin} ({} files)", files.len()), |ui| {
-            for f in files {
-                ui.monospace(f);
-            }
-        });
+        ui.collapsing(
+            format!("{origin} ({})", walscope_core::fmt::counted(files.len() as u64, "file")),
+            |ui| {
+                for f in files {
+                    ui.monospace(f);
+                }
+            },
+        );
     }
     builtin_files(schemas, ui);
     ui.separator();
