@@ -14,9 +14,7 @@ use walscope::sim::datasync::DatasyncDemo;
 use walscope::ui::WalscopeApp;
 
 fn rows_on_server(rt: &tokio::runtime::Runtime, endpoint: &str) -> usize {
-    let t: std::sync::Arc<dyn walscope::net::Transport> =
-        std::sync::Arc::new(walscope::net::brpc::BrpcTransport::new(endpoint.to_string()));
-    rt.block_on(walscope::net::SyncToolClient::new(t, Default::default()).task_status()).unwrap().0.len()
+    rt.block_on(crate::common::synctool(endpoint).task_status()).unwrap().0.len()
 }
 
 #[test]
