@@ -2,6 +2,7 @@
 
 use super::edit::Target;
 use super::render::print_tree;
+use super::wal_view;
 use super::{Format, InputEncoding, SchemaArgs, TextInput, read_input};
 use crate::codec::{self, tree};
 use crate::datasync::ProgressFileKind;
@@ -94,23 +95,35 @@ pub fn decode(
         );
     }
     let unknown = codec::count_unknown(&message);
+    // A WAL message is also read the way Milvus reads it: properties, header, body.
+    let wal = wal_view::reading(set.pool(), &message);
     match format {
         Format::Tree => {
             writeln!(out, "{} ({} bytes)", desc.full_name(), bytes.len())?;
             let Some(w) = &wire_tree else { bail!("{file}: internal: the tree format lost its wire tree") };
             let nodes = tree::build(Some(&desc), &bytes, &w.root);
             print_tree(&nodes, 1, true, &mut out)?;
+            if let (Some(w), Some(imm)) = (&wal, crate::wal::reading::immutable_of(&message)) {
+                wal_view::print_tree_reading(w, &imm, &mut out)?;
+            }
         }
         Format::Json | Format::Text => {
             // Written as it is printed, through a buffer: stdout is line-buffered, and a big
             // message's JSON or text is millions of lines.
             let mut w = std::io::BufWriter::with_capacity(1 << 16, &mut out);
-            let (written, what) = match format {
-                Format::Json => (codec::write_json(&message, true, &mut w), "JSON"),
+            let (written, what) = match (format, &wal) {
+                (Format::Json, Some(r)) => {
+                    let j = wal_view::json_with_reading(&message, r);
+                    (serde_json::to_writer_pretty(&mut w, &j).map_err(std::io::Error::other), "JSON")
+                }
+                (Format::Json, None) => (codec::write_json(&message, true, &mut w), "JSON"),
                 _ => (codec::write_text(&message, &mut w), "text format"),
             };
             written.with_context(|| format!("{file}: cannot print {} as {what}", desc.full_name()))?;
             writeln!(w)?;
+            if let (Format::Text, Some(r)) = (format, &wal) {
+                wal_view::print_text_reading(r, &mut w)?;
+            }
             w.flush()?;
         }
         Format::Wire => {} // printed above, before the schema was needed
@@ -169,11 +182,19 @@ pub fn encode(
     let set = schema.load()?;
     let desc = set.message(type_name)?;
     let text = String::from_utf8(read_input(file)?).with_context(|| format!("{file} is not UTF-8 text"))?;
+    // `decode --format json` adds the WAL reading under `wal`: it is checked, not encoded.
+    let (text, reading) = match from {
+        TextInput::Json => wal_view::split_reading(&desc, &text),
+        TextInput::Text => (text, None),
+    };
     let msg = match from {
         TextInput::Json => codec::from_json(&desc, &text),
         TextInput::Text => codec::from_text(&desc, &text),
     }
     .with_context(|| format!("in {file}"))?;
+    if let Some(r) = &reading {
+        wal_view::check_reading(set.pool(), &msg, r).with_context(|| format!("in {file}"))?;
+    }
     let bytes = codec::encode(&msg);
     match out.filter(|p| !crate::atomic::is_stdio(p)) {
         Some(path) => {

@@ -115,6 +115,20 @@ fn view_json(o: &Opened, v: &FrameView) -> serde_json::Value {
         }
     }
     if let Some(Ok(m)) = o.decoder.decode(&o.dump, v.index) {
+        // The WAL reading's header and body as objects of their types (`jq '.body.num_rows'`);
+        // `message` stays the frame as stored, payload and `_h` as base64.
+        if let Some(imm) = crate::wal::reading::immutable_of(&m) {
+            let w = crate::wal::analyze(o.decoder.pool(), &imm);
+            let r = crate::wal::reading_json(&w);
+            for key in ["header", "body", "chunk"] {
+                if let Some(x) = r.get(key) {
+                    j[key] = x.clone();
+                }
+            }
+            if let Some(why) = r["payload"].get("not_decoded") {
+                j["body_not_decoded"] = why.clone();
+            }
+        }
         j["message"] = codec::to_json_value_or_error(&m);
     }
     j
@@ -291,6 +305,10 @@ struct Stats {
     tt: Option<(u64, u64)>,
     damaged: u64,
     damaged_bytes: u64,
+    /// Frames that are chunks of a larger payload, and their groups by timetick: the total and
+    /// the indices seen (a repeat counts once).
+    chunk_frames: u64,
+    chunk_groups: BTreeMap<u64, (u32, std::collections::BTreeSet<u32>)>,
 }
 
 impl Stats {
@@ -304,6 +322,11 @@ impl Stats {
             self.encrypted += 1;
         }
         if let Some(w) = &v.wal {
+            if let Some(c) = &w.chunk {
+                self.chunk_frames += 1;
+                let g = self.chunk_groups.entry(c.tt).or_insert((c.total, Default::default()));
+                g.1.insert(c.index);
+            }
             bump(&mut self.per_type, &w.type_name);
             if !w.vchannel.is_empty() {
                 bump(&mut self.per_vchannel, &w.vchannel);
@@ -333,7 +356,26 @@ impl Stats {
         };
         self.damaged += other.damaged;
         self.damaged_bytes += other.damaged_bytes;
+        self.chunk_frames += other.chunk_frames;
+        for (tt, (total, seen)) in other.chunk_groups {
+            self.chunk_groups.entry(tt).or_insert((total, Default::default())).1.extend(seen);
+        }
         self
+    }
+
+    /// Logical messages: every frame that is not a chunk, plus one per chunk group.
+    fn messages(&self) -> u64 {
+        self.frames - self.chunk_frames + self.chunk_groups.len() as u64
+    }
+
+    /// The chunk groups that are not whole: (timetick, total, the indices missing, from 0,
+    /// at most 8 of them).
+    fn incomplete_groups(&self) -> Vec<(u64, u32, Vec<u32>)> {
+        self.chunk_groups
+            .iter()
+            .filter(|(_, (total, seen))| seen.len() < *total as usize)
+            .map(|(tt, (total, seen))| (*tt, *total, (0..*total).filter(|i| !seen.contains(i)).take(8).collect()))
+            .collect()
     }
 
     fn problem(&mut self, p: &crate::dump::Problem) {
@@ -348,7 +390,14 @@ impl Stats {
             json!({"from": a, "to": b, "from_time": crate::time::format_timetick(a), "to_time": crate::time::format_timetick(b)})
         });
         if as_json {
-            let mut j = json!({"frames": self.frames, "bytes": self.bytes, "bad": self.bad, "encrypted": self.encrypted,
+            let incomplete: Vec<serde_json::Value> = self
+                .incomplete_groups()
+                .into_iter()
+                .map(|(tt, total, missing)| json!({"tt": tt, "total": total, "missing": missing}))
+                .collect();
+            let mut j = json!({"frames": self.frames, "messages": self.messages(),
+                "chunks": {"frames": self.chunk_frames, "groups": self.chunk_groups.len(), "incomplete": incomplete},
+                "bytes": self.bytes, "bad": self.bad, "encrypted": self.encrypted,
                 "damaged_ranges": self.damaged, "damaged_bytes": self.damaged_bytes,
                 "per_type": self.per_type, "per_vchannel": self.per_vchannel, "timetick": range});
             if !manifest.is_empty() {
@@ -363,6 +412,21 @@ impl Stats {
             self.frames, self.bytes, self.bad, self.encrypted
         )?;
         writeln!(out, "damaged ranges:  {} ({} bytes)", self.damaged, self.damaged_bytes)?;
+        if self.chunk_frames > 0 {
+            let incomplete = self.incomplete_groups();
+            writeln!(
+                out,
+                "messages:        {} logical ({} of {} chunked, {} not whole in the dump)",
+                self.messages(),
+                crate::fmt::counted(self.chunk_frames, "chunk frame"),
+                crate::fmt::counted(self.chunk_groups.len() as u64, "message"),
+                incomplete.len()
+            )?;
+            for (tt, total, missing) in incomplete {
+                let shown: Vec<String> = missing.iter().map(|i| (i + 1).to_string()).collect();
+                writeln!(out, "  incomplete at timetick {tt}: of {total} chunks, missing {}", shown.join(", "))?;
+            }
+        }
         if let Some((a, b)) = self.tt {
             writeln!(
                 out,

@@ -67,6 +67,7 @@ mod schema_cmd;
 mod shell;
 pub mod suggest;
 pub mod tasks;
+mod wal_view;
 
 use crate::schema::SchemaSet;
 use anyhow::{Result, bail};
@@ -346,6 +347,10 @@ pub enum Command {
         /// Port for the DataCollector (brpc).
         #[arg(long, value_name = "P", default_value_t = 8888)]
         collector_port: u16,
+        /// Write payloads longer than N bytes to the WALs as chunks (`_ci`/`_ct`), the way
+        /// upstream Milvus splits a payload its WAL backend cannot take. Off by default.
+        #[arg(long, value_name = "N")]
+        chunk_bytes: Option<usize>,
     },
     /// List or show the loaded types.
     Schema {
@@ -434,8 +439,8 @@ pub fn run(command: Command) -> Result<()> {
         Command::Salvage { args, conn } => salvage_cmd::salvage(&args, &conn),
         Command::Replay { args, conn } => replay_cmd::replay(&args, &conn),
         #[cfg(feature = "demo")]
-        Command::Demo { milvus_port, old_milvus_port, synctool_port, collector_port } => {
-            net_cmd::demo(milvus_port, old_milvus_port, synctool_port, collector_port)
+        Command::Demo { milvus_port, old_milvus_port, synctool_port, collector_port, chunk_bytes } => {
+            net_cmd::demo(milvus_port, old_milvus_port, synctool_port, collector_port, chunk_bytes)
         }
         Command::Inspect { file, dump, jsonl, stats, limit } => {
             inspect::inspect(&file, &dump, jsonl, stats, limit)

@@ -270,6 +270,7 @@ pub fn demo(
     old_milvus_port: Option<u16>,
     synctool_port: u16,
     collector_port: u16,
+    chunk_bytes: Option<usize>,
 ) -> Result<()> {
     let local = |port: u16| std::net::SocketAddr::from(([127, 0, 0, 1], port));
     let old_milvus_port = old_milvus_port.unwrap_or_else(|| match milvus_port {
@@ -283,6 +284,7 @@ pub fn demo(
             old_milvus: local(old_milvus_port),
             synctool: local(synctool_port),
             collector: local(collector_port),
+            chunk_bytes,
             ..Default::default()
         };
         let demo = crate::sim::demo::Demo::start(config).await.map_err(|e| {

@@ -28,6 +28,9 @@ pub struct DemoConfig {
     pub collector: SocketAddr,
     /// How often the SyncTool checks its sub-tasks.
     pub check_period: Duration,
+    /// Payloads longer than this are written to the pair's WALs as chunks, as upstream splits
+    /// payloads too large for its WAL backend ([`crate::WalGenConfig::chunk_bytes`]). None: off.
+    pub chunk_bytes: Option<usize>,
 }
 
 impl Default for DemoConfig {
@@ -39,6 +42,7 @@ impl Default for DemoConfig {
             synctool: any,
             collector: any,
             check_period: Duration::from_secs(10),
+            chunk_bytes: None,
         }
     }
 }
@@ -68,6 +72,7 @@ impl Demo {
             new_addr: config.milvus,
             old_addr: config.old_milvus,
             rehearsal: true,
+            wal: crate::WalGenConfig { chunk_bytes: config.chunk_bytes, ..Default::default() },
             ..Default::default()
         })
         .await

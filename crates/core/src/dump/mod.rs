@@ -7,6 +7,7 @@
 
 pub mod auto;
 pub mod background;
+pub mod chunks;
 pub mod detect;
 pub mod edit_session;
 pub mod filter;

@@ -51,6 +51,8 @@ pub struct WalRow {
     pub collection: Option<i64>,
     pub rows: Option<u64>,
     pub txn: Option<i64>,
+    /// Set when the frame is one chunk of a larger payload.
+    pub chunk: Option<crate::wal::ChunkMark>,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -300,6 +302,7 @@ fn apply_facts(f: RowFacts, view: &mut FrameView, detail: Detail) {
         collection: f.collection_id,
         rows: f.rows,
         txn: f.txn_id,
+        chunk: f.chunk,
     });
 }
 

@@ -57,6 +57,9 @@ pub struct WalMessage {
     pub flags: Vec<String>,
     pub problems: Vec<String>,
     pub payload_len: usize,
+    /// Set when the payload is one chunk of a larger one (`_ci`/`_ct`, see [`super::chunk`]):
+    /// its body is read only once its group is joined. An error when the markers are malformed.
+    pub chunk: Option<Result<super::chunk::ChunkMark, String>>,
 }
 
 impl WalMessage {
@@ -85,6 +88,7 @@ impl WalMessage {
             flags: Vec::new(),
             problems: Vec::new(),
             payload_len: 0,
+            chunk: None,
         }
     }
 
@@ -140,6 +144,10 @@ fn analyze_with(pool: &DescriptorPool, msg: &DynamicMessage, decode_body: bool) 
     out.broadcast = side_header(pool, &props, "_bh", "BroadcastHeader", &mut out.problems);
     out.replicate = side_header(pool, &props, "_rh", "ReplicateHeader", &mut out.problems);
     out.trace = side_header(pool, &props, "_tc", "TraceContextHeader", &mut out.problems);
+    out.chunk = super::chunk::mark_of(|k| props.get(k).map(String::as_str));
+    if let Some(Err(e)) = &out.chunk {
+        out.problems.push(format!("chunk markers: {e}"));
+    }
     if props.contains_key("_ch") {
         let cipher_header = side_header(pool, &props, "_ch", "CipherHeader", &mut out.problems);
         out.encryption = Encryption::Encrypted { cipher_header };
@@ -163,8 +171,8 @@ fn analyze_with(pool: &DescriptorPool, msg: &DynamicMessage, decode_body: bool) 
         out.header = Some(header);
     }
     // Encrypted and legacy payloads are not protobuf we can read; no body type means nothing to
-    // decode against. None of these is a fault of the message.
-    if let (Some(desc), false, false) = (&body_desc, out.is_encrypted(), out.legacy) {
+    // decode against; a chunk is a slice of a body. None of these is a fault of the message.
+    if let (Some(desc), false, false, None) = (&body_desc, out.is_encrypted(), out.legacy, &out.chunk) {
         if decode_body {
             let body = codec::decode(desc, &payload).map(|d| d.message).map_err(|e| format!("payload: {e}"));
             if let Err(e) = &body {
@@ -303,7 +311,7 @@ fn no_header_type(out: &WalMessage, len: usize) -> String {
 
 const KNOWN_KEYS: &[&str] = &[
     "_t", "_v", "_tt", "_btt", "_wt", "_lc", "_lcs", "_vc", "_h", "_bh", "_tx", "_ch", "_rh", "_tc", "_np",
-    "_pcl", "_ur", "_puc", "_ik", "_ct",
+    "_pcl", "_ur", "_puc", "_ik", "_ct", "_ci",
 ];
 
 fn read_flags(props: &BTreeMap<String, String>, out: &mut WalMessage) {
@@ -320,8 +328,8 @@ fn read_flags(props: &BTreeMap<String, String>, out: &mut WalMessage) {
             out.flags.push(format!("{key}{shown} ({what})"));
         }
     }
-    if let Some(v) = props.get("_ct") {
-        out.flags.push(format!("_ct={v} (payload is one chunk of several; the body may not decode alone)"));
+    if let Some(Ok(m)) = &out.chunk {
+        out.flags.push(format!("{} (_ci/_ct): the payload is a slice of the body; join the group to read it", m.label()));
     }
     for key in props.keys().filter(|k| !KNOWN_KEYS.contains(&k.as_str())) {
         out.flags.push(format!("unknown property {key}"));

@@ -11,6 +11,7 @@
 pub mod analyze;
 pub mod base36;
 pub mod calls;
+pub mod chunk;
 pub mod fast;
 pub mod message_id;
 pub mod reading;
@@ -22,6 +23,7 @@ pub mod versions;
 mod tests;
 
 pub use analyze::{Encryption, WalMessage, analyze, analyze_bytes, analyze_row};
+pub use chunk::ChunkMark;
 pub use base36::{parse_base36_u64, to_base36};
 pub use fast::{Detail, SummaryReader};
 pub use message_id::{

@@ -13,6 +13,19 @@ use super::message_id::RenderedId;
 use crate::codec;
 use serde_json::{Map, Value, json};
 
+/// The `ImmutableMessage` of `m` when it is one, or a `DumpMessagesResponse` carrying one: the
+/// messages whose WAL reading walscope shows.
+pub fn immutable_of(m: &prost_reflect::DynamicMessage) -> Option<prost_reflect::DynamicMessage> {
+    use prost_reflect::ReflectMessage;
+    match m.descriptor().full_name() {
+        "milvus.proto.milvus.DumpMessagesResponse" => {
+            m.get_field_by_name("message").and_then(|v| v.as_message().cloned())
+        }
+        super::analyze::IMMUTABLE_MESSAGE => Some(m.clone()),
+        _ => None,
+    }
+}
+
 /// The reading of `w` (from [`super::analyze`], which decodes the body) as a JSON object.
 pub fn reading_json(w: &WalMessage) -> Value {
     let mut o = Map::new();
@@ -40,6 +53,15 @@ pub fn reading_json(w: &WalMessage) -> Value {
         [("txn", &w.txn), ("broadcast", &w.broadcast), ("replicate", &w.replicate), ("trace", &w.trace)]
     {
         put(&mut o, key, side.as_ref().map(codec::to_json_value_proto_names));
+    }
+    match &w.chunk {
+        Some(Ok(m)) => {
+            o.insert("chunk".into(), json!({"index": m.index, "total": m.total, "tt": m.tt}));
+        }
+        Some(Err(e)) => {
+            o.insert("chunk".into(), json!({ "error": e }));
+        }
+        None => {}
     }
     put(&mut o, "header", w.header.as_ref().map(decoded_json));
     put(&mut o, "body", w.body.as_ref().map(decoded_json));
@@ -76,6 +98,7 @@ fn decoded_json(part: &Result<prost_reflect::DynamicMessage, String>) -> Value {
 /// What the payload is: its size, and why it has no `body` when it has none.
 fn payload_json(w: &WalMessage) -> Value {
     let why = match (&w.encryption, w.legacy, &w.body) {
+        _ if w.chunk.is_some() => Some("one chunk of a larger payload (_ci/_ct): the body is read from the joined group"),
         (Encryption::Encrypted { .. }, _, _) => Some("encrypted (_ch is set): ciphertext, not protobuf"),
         (_, true, _) => Some("legacy: no _v, the old msgstream form"),
         (_, _, None) => Some("no body type known for this type and version"),

@@ -27,6 +27,8 @@ pub struct RowFacts {
     pub vchannel: Option<String>,
     pub timetick: Option<u64>,
     pub problems: usize,
+    /// Set when the payload is one chunk of several (see [`super::chunk`]).
+    pub chunk: Option<super::chunk::ChunkMark>,
 }
 
 impl RowFacts {
@@ -61,6 +63,9 @@ impl RowFacts {
         }
         if self.encrypted {
             s.push_str(" (encrypted)");
+        }
+        if let Some(c) = &self.chunk {
+            let _ = write!(s, " [{}]", c.label());
         }
         if let Some(id) = self.txn_id {
             let _ = write!(s, " txn={id}");
@@ -110,6 +115,7 @@ impl WalMessage {
             vchannel: self.vchannel.clone(),
             timetick: self.timetick,
             problems: self.problems.len(),
+            chunk: self.chunk.as_ref().and_then(|c| c.as_ref().ok().copied()),
         }
     }
 

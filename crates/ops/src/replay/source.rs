@@ -14,6 +14,8 @@ use crate::dump::framing::{HeaderFault, read_header};
 use crate::dump::{Framing, Manifest, manifest_path};
 use crate::salvage::{FolderManifest, SalvageRecord};
 use crate::schema::SchemaSet;
+use crate::dump::chunks::frame_chunk;
+use crate::wal::chunk::{Grouper, Incomplete, Pushed};
 use crate::wal::{Encryption, analyze, analyze_row};
 use prost_reflect::{DynamicMessage, MapKey, MessageDescriptor, Value};
 use std::path::{Path, PathBuf};
@@ -125,6 +127,35 @@ pub struct SourceMessage {
     pub collection: Option<String>,
     /// The database named by the body (`default` when it names none), when it was read.
     pub db: Option<String>,
+    /// How many chunks the message was joined from (1: it was not split). `frame`, `offset`
+    /// and `len` are then chunk 0's, from which [`Salvage::payload_at`] finds the rest.
+    pub chunks: u32,
+    /// Why a chunked message cannot be read (its group is not whole in the dump, or is broken).
+    pub chunk_problem: Option<String>,
+}
+
+/// Where a frame is in its dump.
+#[derive(Debug, Clone, Copy)]
+struct Place {
+    frame: u64,
+    start: usize,
+    end: usize,
+}
+
+impl Place {
+    fn body<'b>(&self, buf: &'b [u8]) -> &'b [u8] {
+        &buf[self.start..self.end]
+    }
+
+    fn source(&self, dump: usize, m: SourceMessage) -> SourceMessage {
+        SourceMessage {
+            dump,
+            frame: self.frame,
+            offset: self.start as u64,
+            len: (self.end - self.start) as u32,
+            ..m
+        }
+    }
 }
 
 /// Types whose body the replay reads.
@@ -184,6 +215,9 @@ impl Salvage {
             offset: offset as u64,
             reason,
         };
+        // Chunks are held (as places in the dump) until their group is whole, then read as the
+        // one message they are; a group left unfinished is a message that cannot be read.
+        let mut chunks: Grouper<Place> = Grouper::default();
         while pos < buf.len() {
             let header = match read_header(buf, pos, Framing::VarintDelimited) {
                 Ok(h) => h,
@@ -192,22 +226,108 @@ impl Salvage {
             };
             let start = pos + header.header_len as usize;
             let end = pos + header.total() as usize;
-            let message = self.read(&buf[start..end], set.pool()).map_err(|e| bad(frame, pos, e))?;
-            f(SourceMessage { dump: d, frame, offset: start as u64, len: (end - start) as u32, ..message });
+            let place = Place { frame, start, end };
+            let body = &buf[start..end];
+            let fc = frame_chunk(body, true);
+            let (mark, barrier, payload) = match &fc {
+                Some(c) => (c.mark.clone(), c.type_number.filter(|t| *t == 1).and(c.timetick), c.payload),
+                None => (None, None, &[][..]),
+            };
+            match chunks.push(place, mark, barrier, payload) {
+                Pushed::Plain => {
+                    let message = self.read(body, set.pool()).map_err(|e| bad(frame, pos, e))?;
+                    f(place.source(d, message));
+                }
+                Pushed::Held | Pushed::Duplicate { .. } => {}
+                Pushed::Complete(g) => {
+                    let message = self.joined(buf, &g.members, set.pool()).map_err(|e| bad(frame, pos, e))?;
+                    f(g.members[0].source(d, message));
+                }
+                Pushed::Broken { members, reason, .. } => {
+                    let first = members.first().copied().unwrap_or(place);
+                    f(self.unjoinable(buf, first, d, format!("broken chunk group: {reason}"), set.pool())?);
+                }
+                Pushed::Malformed { reason } => {
+                    f(self.unjoinable(buf, place, d, format!("chunk markers: {reason}"), set.pool())?);
+                }
+            }
+            for ended in chunks.take_ended() {
+                self.incomplete(buf, d, &ended, "a TimeTick passed it", &mut f, set.pool())?;
+            }
             pos = end;
             frame += 1;
+        }
+        for left in chunks.finish() {
+            self.incomplete(buf, d, &left, "the dump ends first", &mut f, set.pool())?;
         }
         dump.check()
     }
 
+    /// The message of a whole chunk group: chunk 0 with every chunk's payload joined.
+    fn joined(&self, buf: &[u8], members: &[Place], pool: &prost_reflect::DescriptorPool) -> Result<SourceMessage, String> {
+        let mut payload = Vec::new();
+        for p in members {
+            let c = frame_chunk(p.body(buf), true).ok_or("a chunk is not a DumpMessagesResponse")?;
+            payload.extend_from_slice(c.payload);
+        }
+        let head = self.immutable(members[0].body(buf))?;
+        let whole = crate::wal::chunk::assemble(&head, payload);
+        let mut m = self.read_immutable(whole, pool)?;
+        m.chunks = members.len() as u32;
+        Ok(m)
+    }
+
+    /// A chunk that cannot be joined, read as far as it goes and marked with `why`.
+    fn unjoinable(
+        &self,
+        buf: &[u8],
+        at: Place,
+        d: usize,
+        why: String,
+        pool: &prost_reflect::DescriptorPool,
+    ) -> Result<SourceMessage, ReplayError> {
+        let dump = &self.dumps[d];
+        let message = self.read(at.body(buf), pool).map_err(|reason| ReplayError::Frame {
+            path: dump.path.display().to_string(),
+            frame: at.frame,
+            offset: at.start as u64,
+            reason,
+        })?;
+        Ok(at.source(d, SourceMessage { chunk_problem: Some(why), ..message }))
+    }
+
+    fn incomplete(
+        &self,
+        buf: &[u8],
+        d: usize,
+        group: &Incomplete<Place>,
+        when: &str,
+        f: &mut impl FnMut(SourceMessage),
+        pool: &prost_reflect::DescriptorPool,
+    ) -> Result<(), ReplayError> {
+        let Some((_, first)) = group.present.first() else { return Ok(()) };
+        let why = format!("{} ({when}; timetick {})", group.missing_words(), group.tt);
+        f(self.unjoinable(buf, *first, d, why, pool)?);
+        Ok(())
+    }
+
     /// The ImmutableMessage of a frame body, analyzed.
     fn read(&self, body: &[u8], pool: &prost_reflect::DescriptorPool) -> Result<SourceMessage, String> {
+        self.read_immutable(self.immutable(body)?, pool)
+    }
+
+    /// The ImmutableMessage a frame body (a DumpMessagesResponse) carries.
+    fn immutable(&self, body: &[u8]) -> Result<DynamicMessage, String> {
         let frame = DynamicMessage::decode(self.response.clone(), body)
             .map_err(|e| format!("not a DumpMessagesResponse: {e}"))?;
-        let m = frame
+        frame
             .get_field_by_name("message")
             .and_then(|v| v.as_message().cloned())
-            .ok_or("the frame carries no message")?;
+            .ok_or_else(|| "the frame carries no message".to_string())
+    }
+
+    /// One ImmutableMessage, analyzed.
+    fn read_immutable(&self, m: DynamicMessage, pool: &prost_reflect::DescriptorPool) -> Result<SourceMessage, String> {
         let props = match m.get_field_by_name("properties").as_deref() {
             Some(Value::Map(map)) => map.clone(),
             _ => Default::default(),
@@ -277,6 +397,8 @@ impl Salvage {
             body,
             body_error,
             payload,
+            chunks: 1,
+            chunk_problem: None,
         })
     }
 
@@ -286,6 +408,14 @@ impl Salvage {
         use crate::wire::scan::{Value, fields};
         let dump = self.dump(d)?;
         let frame = dump.frame(offset, len)?;
+        if let Some(members) = self.group_at(d, offset, len)? {
+            let mut payload = Vec::new();
+            for p in &members {
+                payload.extend_from_slice(frame_chunk(p.body(dump.bytes()), true).map_or(&[][..], |c| c.payload));
+            }
+            dump.check()?;
+            return Ok(payload.into());
+        }
         fn find(buf: &[u8], n: u32) -> Option<&[u8]> {
             fields(buf).find_map(|f| match f {
                 Ok((k, Value::Len(b))) if k == n => Some(b),
@@ -303,6 +433,35 @@ impl Salvage {
         })
     }
 
+    /// When the frame at `offset` is chunk 0 of a chunked message: every chunk of its group, in
+    /// index order, found in the frames after it (as `for_each` joined them when planning). An
+    /// error when the group is no longer whole there.
+    fn group_at(&self, d: usize, offset: u64, len: u32) -> Result<Option<Vec<Place>>, ReplayError> {
+        let dump = self.dump(d)?;
+        let buf = dump.bytes();
+        let start = offset as usize;
+        let head = Place { frame: 0, start, end: start + len as usize };
+        let Some(Some(Ok(mark))) = frame_chunk(dump.frame(offset, len)?, true).map(|c| c.mark) else {
+            return Ok(None);
+        };
+        let fail = |reason: String| ReplayError::Frame { path: dump.path.display().to_string(), frame: 0, offset, reason };
+        let mut grouper: Grouper<Place> = Grouper::default();
+        let mut next = Some(head);
+        while let Some(place) = next.take() {
+            let c = frame_chunk(place.body(buf), true).ok_or_else(|| fail("a frame after the chunk is not a DumpMessagesResponse".into()))?;
+            let m = c.mark.clone().filter(|m| matches!(m, Ok(m) if m.tt == mark.tt));
+            if let Pushed::Complete(g) = grouper.push(place, m, None, c.payload) {
+                return Ok(Some(g.members));
+            }
+            let pos = place.end;
+            if let Ok(h) = read_header(buf, pos, Framing::VarintDelimited) {
+                let s = pos + h.header_len as usize;
+                next = Some(Place { frame: 0, start: s, end: pos + h.total() as usize });
+            }
+        }
+        Err(fail(format!("{} of the chunked message at this frame are no longer in the dump after it: plan again", mark.label())))
+    }
+
     fn dump(&self, d: usize) -> Result<&Dump, ReplayError> {
         self.dumps.get(d).ok_or_else(|| {
             ReplayError::Plan(format!("the plan names dump {d}, which is not among the inputs"))
@@ -313,7 +472,11 @@ impl Salvage {
     pub fn body_at(&self, d: usize, offset: u64, len: u32) -> Result<DynamicMessage, ReplayError> {
         let dump = self.dump(d)?;
         let set = SchemaSet::shared_builtin();
-        let m = self.read(dump.frame(offset, len)?, set.pool()).map_err(|reason| ReplayError::Frame {
+        let read = match self.group_at(d, offset, len)? {
+            Some(members) => self.joined(dump.bytes(), &members, set.pool()),
+            None => self.read(dump.frame(offset, len)?, set.pool()),
+        };
+        let m = read.map_err(|reason| ReplayError::Frame {
             path: dump.path.display().to_string(),
             frame: 0,
             offset,

@@ -139,6 +139,9 @@ pub enum SkipReason {
     Unreadable,
     /// In another database than the one this replay goes to.
     OtherDatabase,
+    /// A payload split into chunks (`_ci`/`_ct`) whose group is not whole in the dump, or
+    /// cannot be trusted: its body cannot be read.
+    IncompleteChunks,
 }
 
 impl SkipReason {
@@ -165,6 +168,9 @@ impl SkipReason {
             SkipReason::AlreadyExists => "the new primary already has it",
             SkipReason::NotReplayed => "not replayed by walscope: apply it by hand",
             SkipReason::Unreadable => "body unreadable",
+            SkipReason::IncompleteChunks => {
+                "chunked payload whose chunks are not all in the dump: its body cannot be read, dump a wider window"
+            }
             SkipReason::OtherDatabase => {
                 "in another database than the plan's: plan it into that database (--db NAME, or a profile of that database)"
             }
@@ -296,6 +302,9 @@ impl Walk<'_, '_> {
 
     /// The call a message of the replay's database becomes, or why it is skipped.
     fn op(&mut self, m: &SourceMessage) -> Result<Option<Op>, (SkipReason, Option<String>)> {
+        if let Some(why) = &m.chunk_problem {
+            return Err((SkipReason::IncompleteChunks, Some(why.clone())));
+        }
         if m.encrypted {
             return Err((SkipReason::Encrypted, None));
         }

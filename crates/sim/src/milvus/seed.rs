@@ -86,6 +86,51 @@ fn open(t: &Types, e: &Entry) -> Option<Message> {
     Some(Message { type_name: e.type_name, props, payload })
 }
 
+/// Joins chunks (upstream `chunk.go`) into the message they are, as the new primary's own WAL
+/// reader did before it applied anything: a chunk gives nothing until its group is whole.
+#[derive(Default)]
+struct Joiner {
+    grouper: crate::wal::chunk::Grouper<usize>,
+    held: std::collections::HashMap<usize, Message>,
+    next: usize,
+}
+
+impl Joiner {
+    fn join(&mut self, m: Message) -> Option<Message> {
+        use crate::wal::chunk::{Pushed, mark_of};
+        let key = self.next;
+        self.next += 1;
+        let mark = mark_of(|k| m.prop(k));
+        let pushed = self.grouper.push(key, mark, None, &m.payload);
+        match pushed {
+            Pushed::Plain => return Some(m),
+            Pushed::Held => {}
+            Pushed::Duplicate { dropped } => {
+                self.held.remove(&dropped);
+            }
+            Pushed::Complete(g) => {
+                self.held.insert(key, m);
+                let mut parts = g.members.iter().filter_map(|k| self.held.remove(k));
+                let mut whole = parts.next()?;
+                for p in parts {
+                    whole.payload.extend_from_slice(&p.payload);
+                }
+                whole.props.retain(|(k, _)| k != "_ci" && k != "_ct");
+                return Some(whole);
+            }
+            Pushed::Broken { members, .. } => {
+                for k in members {
+                    self.held.remove(&k);
+                }
+                return None;
+            }
+            Pushed::Malformed { .. } => return None,
+        }
+        self.held.insert(key, m);
+        None
+    }
+}
+
 fn op(t: &Types, m: &Message) -> Option<Op> {
     if m.prop("_ch").is_some() {
         return None;
@@ -183,9 +228,10 @@ pub fn seed(
             continue;
         };
         let mut txn: Option<(Vec<Op>, Vec<Op>)> = None;
+        let mut joiner = Joiner::default();
         for i in 0..cp.index + 400 {
             let Some(e) = wal.entry(pchannel, i) else { break };
-            let Some(m) = open(&t, &e) else { continue };
+            let Some(m) = open(&t, &e).and_then(|m| joiner.join(m)) else { continue };
             if e.timetick > cp.time_tick {
                 // Past the checkpoint: only the conflict candidates are of interest.
                 if own_writes && m.type_name == "Insert" && m.prop("_tx").is_none() && m.prop("_ch").is_none()

@@ -42,6 +42,11 @@ pub struct WalGenConfig {
     pub recreate_events_at: Option<u64>,
     /// The database of the rehearsal's `audit` collection (every other is in `default`).
     pub audit_database: &'static str,
+    /// A payload longer than this many bytes is written as chunks, the way upstream Milvus
+    /// splits a payload its WAL backend cannot take (`chunk.go`: every property copied, `_ci`
+    /// and `_ct` added, one WAL record and message id per chunk). None: the stream is byte for
+    /// byte what it was.
+    pub chunk_bytes: Option<usize>,
 }
 
 /// The collection [`WalGenConfig::recreate_events_at`] re-creates.
@@ -57,6 +62,7 @@ impl Default for WalGenConfig {
             bookkeeping: false,
             recreate_events_at: None,
             audit_database: "default",
+            chunk_bytes: None,
         }
     }
 }
@@ -73,6 +79,9 @@ pub struct GeneratedMessage {
     pub pchannel: String,
     pub vchannel: String,
     pub type_name: &'static str,
+    /// The chunks after this one, when the payload was split ([`WalGenConfig::chunk_bytes`]):
+    /// they follow it in the WAL.
+    pub more_chunks: Vec<GeneratedMessage>,
 }
 
 pub(super) struct Collection {
@@ -239,6 +248,46 @@ impl WalGenerator {
         if !props.contains_key("_lc") {
             props.insert("_lcs".into(), json!(""));
         }
+        let chunks: Vec<&[u8]> = match self.cfg.chunk_bytes {
+            Some(n) if n > 0 && payload.len() > n => payload.chunks(n).collect(),
+            _ => vec![&payload[..]],
+        };
+        let total = chunks.len();
+        let mut out: Vec<GeneratedMessage> = Vec::with_capacity(total);
+        for (i, part) in chunks.into_iter().enumerate() {
+            // Each chunk is a WAL record of its own; chunk 0's id names the message.
+            let (id, backend) = if i == 0 { (id.clone(), backend) } else { self.next_id(p) };
+            let mut props = props.clone();
+            if total > 1 {
+                props.insert("_ci".into(), json!(i.to_string()));
+                props.insert("_ct".into(), json!(total.to_string()));
+            }
+            let response = self.response(&id, backend, part, props);
+            out.push(GeneratedMessage {
+                response,
+                message_id: id,
+                backend,
+                last_confirmed_id: last_confirmed.clone(),
+                timetick: tt,
+                pchannel: PCHANNELS[p].0.to_string(),
+                vchannel: vchannel.to_string(),
+                type_name,
+                more_chunks: Vec::new(),
+            });
+        }
+        let mut first = out.remove(0);
+        first.more_chunks = out;
+        first
+    }
+
+    /// A DumpMessagesResponse carrying one WAL record.
+    fn response(
+        &self,
+        id: &str,
+        backend: WalBackend,
+        payload: &[u8],
+        props: serde_json::Map<String, serde_json::Value>,
+    ) -> Vec<u8> {
         let wal_name = match backend {
             WalBackend::RocksMq => "RocksMQ",
             WalBackend::Pulsar => "Pulsar",
@@ -248,20 +297,11 @@ impl WalGenerator {
         };
         let immutable = build(
             &self.types.immutable,
-            json!({"id": {"id": id, "WAL_name": wal_name}, "payload": b64(&payload), "properties": props}),
+            json!({"id": {"id": id, "WAL_name": wal_name}, "payload": b64(payload), "properties": props}),
         );
         let mut response = DynamicMessage::new(self.types.response.clone());
         response.set_field_by_name("message", Value::Message(immutable));
-        GeneratedMessage {
-            response: codec::encode(&response),
-            message_id: id,
-            backend,
-            last_confirmed_id: last_confirmed,
-            timetick: tt,
-            pchannel: PCHANNELS[p].0.to_string(),
-            vchannel: vchannel.to_string(),
-            type_name,
-        }
+        codec::encode(&response)
     }
 
     pub(super) fn header(&self, name: &str, v: serde_json::Value) -> DynamicMessage {
@@ -345,7 +385,12 @@ impl Iterator for WalGenerator {
             let planned = self.plan();
             self.queue.extend(planned);
         }
-        self.queue.pop_front()
+        let mut m = self.queue.pop_front()?;
+        // A split message's chunks come next, before anything planned after it.
+        for c in std::mem::take(&mut m.more_chunks).into_iter().rev() {
+            self.queue.push_front(c);
+        }
+        Some(m)
     }
 }
 

@@ -241,6 +241,10 @@ impl SummaryReader {
                 _ => return None,
             }
         }
+        // Chunks are rare and read differently (no body of their own): the full analysis does.
+        if props.get(Key::Chunk).is_some() {
+            return None;
+        }
         let raw_prop = |k: Key| props.get(k).map(str::as_bytes);
         let prop = |k: Key| props.get(k);
         let mut facts = RowFacts { payload_len: payload.len(), ..RowFacts::default() };

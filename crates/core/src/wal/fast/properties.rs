@@ -23,9 +23,11 @@ pub(super) enum Key {
     Rh,
     Tc,
     Ch,
+    /// `_ci`/`_ct`: a chunk, which the fast reader leaves to the full analysis.
+    Chunk,
 }
 
-const KEYS: usize = 13;
+const KEYS: usize = 14;
 
 impl Key {
     fn of(name: &[u8]) -> Option<Key> {
@@ -43,6 +45,7 @@ impl Key {
             b"_rh" => Key::Rh,
             b"_tc" => Key::Tc,
             b"_ch" => Key::Ch,
+            b"_ci" | b"_ct" => Key::Chunk,
             _ => return None,
         })
     }
