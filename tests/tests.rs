@@ -8,6 +8,7 @@
 mod common;
 
 mod call_stream_job;
+mod chunks;
 mod claims;
 mod cli;
 mod cli_demo;
@@ -29,6 +30,8 @@ mod grpc_reflection;
 mod grpc_security;
 #[cfg(feature = "gui")]
 mod gui_browser;
+#[cfg(feature = "gui")]
+mod gui_chunks;
 #[cfg(feature = "gui")]
 mod gui_composer;
 #[cfg(feature = "gui")]

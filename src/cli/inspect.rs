@@ -374,7 +374,9 @@ impl Stats {
         self.chunk_groups
             .iter()
             .filter(|(_, (total, seen))| seen.len() < *total as usize)
-            .map(|(tt, (total, seen))| (*tt, *total, (0..*total).filter(|i| !seen.contains(i)).take(8).collect()))
+            .map(|(tt, (total, seen))| {
+                (*tt, *total, (0..*total).filter(|i| !seen.contains(i)).take(8).collect())
+            })
             .collect()
     }
 
@@ -424,7 +426,11 @@ impl Stats {
             )?;
             for (tt, total, missing) in incomplete {
                 let shown: Vec<String> = missing.iter().map(|i| (i + 1).to_string()).collect();
-                writeln!(out, "  incomplete at timetick {tt}: of {total} chunks, missing {}", shown.join(", "))?;
+                writeln!(
+                    out,
+                    "  incomplete at timetick {tt}: of {total} chunks, missing {}",
+                    shown.join(", ")
+                )?;
             }
         }
         if let Some((a, b)) = self.tt {

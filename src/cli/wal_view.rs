@@ -25,10 +25,17 @@ pub fn reading(pool: &DescriptorPool, m: &DynamicMessage) -> Option<WalMessage> 
 
 /// The label-value lines of a reading: what an operator reads first.
 fn lines(w: &WalMessage) -> Vec<(String, String)> {
-    let mut out = vec![("type".to_string(), match w.type_number {
-        Some(n) => format!("{} ({n}), version {}", w.type_name, w.version.map_or("none".into(), |v| v.to_string())),
-        None => w.type_name.clone(),
-    })];
+    let mut out = vec![(
+        "type".to_string(),
+        match w.type_number {
+            Some(n) => format!(
+                "{} ({n}), version {}",
+                w.type_name,
+                w.version.map_or("none".into(), |v| v.to_string())
+            ),
+            None => w.type_name.clone(),
+        },
+    )];
     if let Some(Ok(id)) = &w.id {
         out.push(("message id".into(), format!("{} (raw {})", id.display, id.raw)));
     }
@@ -55,11 +62,15 @@ fn lines(w: &WalMessage) -> Vec<(String, String)> {
     if let Some(Ok(c)) = &w.chunk {
         out.push(("chunk".into(), format!("{} of the message at timetick {}", c.label(), c.tt)));
     }
-    let body_note = reading_json(w)["payload"].get("not_decoded").and_then(|v| v.as_str()).map(str::to_string);
-    out.push(("payload".into(), match body_note {
-        Some(why) => format!("{} bytes, not decoded: {why}", w.payload_len),
-        None => format!("{} bytes", w.payload_len),
-    }));
+    let body_note =
+        reading_json(w)["payload"].get("not_decoded").and_then(|v| v.as_str()).map(str::to_string);
+    out.push((
+        "payload".into(),
+        match body_note {
+            Some(why) => format!("{} bytes, not decoded: {why}", w.payload_len),
+            None => format!("{} bytes", w.payload_len),
+        },
+    ));
     out.extend(w.flags.iter().map(|f| ("flag".to_string(), f.clone())));
     out.extend(w.problems.iter().map(|p| ("problem".to_string(), p.clone())));
     out
@@ -80,7 +91,8 @@ pub fn print_tree_reading(w: &WalMessage, imm: &DynamicMessage, out: &mut impl W
         print_typed(&h.descriptor(), &bytes, out)?;
     }
     if let Some(Ok(b)) = &w.body {
-        let payload = imm.get_field_by_name("payload").and_then(|v| v.as_bytes().cloned()).unwrap_or_default();
+        let payload =
+            imm.get_field_by_name("payload").and_then(|v| v.as_bytes().cloned()).unwrap_or_default();
         writeln!(out, "  payload as {} ({} bytes)", b.descriptor().full_name(), payload.len())?;
         print_typed(&b.descriptor(), &payload, out)?;
     }
@@ -88,7 +100,8 @@ pub fn print_tree_reading(w: &WalMessage, imm: &DynamicMessage, out: &mut impl W
 }
 
 fn print_typed(desc: &prost_reflect::MessageDescriptor, bytes: &[u8], out: &mut impl Write) -> Result<()> {
-    let d = wire::decode_with(bytes, &wire::DecodeOptions { schema: Some(desc.clone()), ..Default::default() });
+    let d =
+        wire::decode_with(bytes, &wire::DecodeOptions { schema: Some(desc.clone()), ..Default::default() });
     let nodes = tree::build(Some(desc), bytes, &d.root);
     print_tree(&nodes, 2, true, out)?;
     Ok(())
@@ -123,7 +136,10 @@ pub fn json_with_reading(m: &DynamicMessage, w: &WalMessage) -> serde_json::Valu
 /// For `encode --from json`: `text` without the reading `decode` added, and that reading to
 /// check against the encoded message ([`check_reading`]). The text is returned as it was when
 /// it has no such key (so parse errors keep their line and column).
-pub fn split_reading(desc: &prost_reflect::MessageDescriptor, text: &str) -> (String, Option<serde_json::Value>) {
+pub fn split_reading(
+    desc: &prost_reflect::MessageDescriptor,
+    text: &str,
+) -> (String, Option<serde_json::Value>) {
     if desc.get_field_by_name(WAL_KEY).is_some() || !text.contains("\"wal\"") {
         return (text.to_string(), None);
     }
@@ -140,7 +156,10 @@ pub fn split_reading(desc: &prost_reflect::MessageDescriptor, text: &str) -> (St
 /// made there would otherwise be dropped without a word.
 pub fn check_reading(pool: &DescriptorPool, msg: &DynamicMessage, given: &serde_json::Value) -> Result<()> {
     let Some(w) = reading(pool, msg) else {
-        bail!("the JSON has a \"{WAL_KEY}\" key, which {} does not have: remove it", msg.descriptor().full_name());
+        bail!(
+            "the JSON has a \"{WAL_KEY}\" key, which {} does not have: remove it",
+            msg.descriptor().full_name()
+        );
     };
     if reading_json(&w) != *given {
         bail!(

@@ -93,8 +93,13 @@ impl FoundGroup {
     /// `"3 chunks: frames 10, 11, 13"` or `"chunks 2 of 3 missing (found: frames 10, 13)"`.
     pub fn describe(&self) -> String {
         let found: Vec<String> = self.members.iter().flatten().map(|f| f.to_string()).collect();
-        let missing: Vec<String> =
-            self.members.iter().enumerate().filter(|(_, m)| m.is_none()).map(|(i, _)| (i + 1).to_string()).collect();
+        let missing: Vec<String> = self
+            .members
+            .iter()
+            .enumerate()
+            .filter(|(_, m)| m.is_none())
+            .map(|(i, _)| (i + 1).to_string())
+            .collect();
         let mut s = if missing.is_empty() {
             format!("{} chunks: frames {}", self.members.len(), found.join(", "))
         } else {
@@ -130,13 +135,8 @@ pub fn find_group(dump: &DumpFile, i: usize, nested: bool) -> Option<FoundGroup>
     let last = (i + SEARCH_FRAMES).min(dump.frame_count().saturating_sub(1));
     // One pass in WAL order over the frames of this timetick, as a reader of the log would.
     let mut grouper = Grouper::default();
-    let mut found = FoundGroup {
-        mark,
-        members: Vec::new(),
-        repeats: Vec::new(),
-        broken: None,
-        payload: None,
-    };
+    let mut found =
+        FoundGroup { mark, members: Vec::new(), repeats: Vec::new(), broken: None, payload: None };
     let mut slots: std::collections::BTreeMap<u32, usize> = Default::default();
     for f in first..=last {
         let Some(loc) = dump.frame(f) else { break };

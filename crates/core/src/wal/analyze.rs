@@ -329,7 +329,10 @@ fn read_flags(props: &BTreeMap<String, String>, out: &mut WalMessage) {
         }
     }
     if let Some(Ok(m)) = &out.chunk {
-        out.flags.push(format!("{} (_ci/_ct): the payload is a slice of the body; join the group to read it", m.label()));
+        out.flags.push(format!(
+            "{} (_ci/_ct): the payload is a slice of the body; join the group to read it",
+            m.label()
+        ));
     }
     for key in props.keys().filter(|k| !KNOWN_KEYS.contains(&k.as_str())) {
         out.flags.push(format!("unknown property {key}"));

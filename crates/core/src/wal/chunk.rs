@@ -59,7 +59,9 @@ fn read_mark(index: Option<&str>, total: Option<&str>, tt: Option<&str>) -> Resu
     };
     let (i, t) = (canonical(index), canonical(total));
     let (Some(i), Some(t)) = (i, t) else {
-        return Err(format!("chunk markers are not plain decimals: {INDEX_KEY}={index:?} {TOTAL_KEY}={total:?}"));
+        return Err(format!(
+            "chunk markers are not plain decimals: {INDEX_KEY}={index:?} {TOTAL_KEY}={total:?}"
+        ));
     };
     if t < 2 || i >= t {
         return Err(format!(
@@ -184,16 +186,23 @@ impl<K: Clone> Grouper<K> {
             Some(Ok(m)) => m,
         };
         let digest = digest(payload);
-        let run = self.runs.entry(mark.tt).or_insert_with(|| Run { total: mark.total, slots: BTreeMap::new() });
+        let run =
+            self.runs.entry(mark.tt).or_insert_with(|| Run { total: mark.total, slots: BTreeMap::new() });
         if run.total != mark.total {
             let was = run.total;
-            let mut members: Vec<K> =
-                self.runs.remove(&mark.tt).map(|r| r.slots.into_values().map(|s| s.key).collect()).unwrap_or_default();
+            let mut members: Vec<K> = self
+                .runs
+                .remove(&mark.tt)
+                .map(|r| r.slots.into_values().map(|s| s.key).collect())
+                .unwrap_or_default();
             members.push(key);
             return Pushed::Broken {
                 tt: mark.tt,
                 members,
-                reason: format!("the chunk total changed within timetick {} (from {was} to {})", mark.tt, mark.total),
+                reason: format!(
+                    "the chunk total changed within timetick {} (from {was} to {})",
+                    mark.tt, mark.total
+                ),
             };
         }
         if let Some(held) = run.slots.get_mut(&mark.index) {

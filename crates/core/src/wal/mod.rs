@@ -23,8 +23,8 @@ pub mod versions;
 mod tests;
 
 pub use analyze::{Encryption, WalMessage, analyze, analyze_bytes, analyze_row};
-pub use chunk::ChunkMark;
 pub use base36::{parse_base36_u64, to_base36};
+pub use chunk::ChunkMark;
 pub use fast::{Detail, SummaryReader};
 pub use message_id::{
     MessageIdParts, RenderedId, WalBackend, compare_message_ids, display_message_id, encode_message_id,

@@ -98,7 +98,9 @@ fn decoded_json(part: &Result<prost_reflect::DynamicMessage, String>) -> Value {
 /// What the payload is: its size, and why it has no `body` when it has none.
 fn payload_json(w: &WalMessage) -> Value {
     let why = match (&w.encryption, w.legacy, &w.body) {
-        _ if w.chunk.is_some() => Some("one chunk of a larger payload (_ci/_ct): the body is read from the joined group"),
+        _ if w.chunk.is_some() => {
+            Some("one chunk of a larger payload (_ci/_ct): the body is read from the joined group")
+        }
         (Encryption::Encrypted { .. }, _, _) => Some("encrypted (_ch is set): ciphertext, not protobuf"),
         (_, true, _) => Some("legacy: no _v, the old msgstream form"),
         (_, _, None) => Some("no body type known for this type and version"),

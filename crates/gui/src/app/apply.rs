@@ -373,6 +373,12 @@ impl WalscopeApp {
                     Box::new(move || stop.cancel()),
                 );
             }
+            TabWork::ChunkGroup(ask) => {
+                let label = format!("finding the chunks of frame {}", ask.frame);
+                self.jobs.spawn_blocking(label, JobOwner::File(path.clone()), move |_: JobCtx| {
+                    Ok(JobOutput::ChunkGroup { tab: path, view: ask.run() })
+                });
+            }
             TabWork::Sort(sort) => {
                 let label = format!("sorting {} rows by size", sort.rows());
                 self.jobs.spawn_blocking(label, JobOwner::File(path.clone()), move |_: JobCtx| {

@@ -58,6 +58,11 @@ impl WalscopeApp {
                         self.active = self.tabs.len() - 1;
                     }
                 }
+                (_, Ok(JobOutput::ChunkGroup { tab, view })) => {
+                    if let Some(t) = self.tabs.iter_mut().find(|t| t.path == tab) {
+                        t.take_chunk_group(view);
+                    }
+                }
                 (_, Ok(JobOutput::SizeOrder { tab, order })) => {
                     if let Some(t) = self.tabs.iter_mut().find(|t| t.path == tab) {
                         t.order.take(*order);

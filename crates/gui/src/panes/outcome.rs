@@ -23,6 +23,8 @@ pub type PchannelNames = Vec<String>;
 
 /// A job's result, routed by the app to whoever asked.
 pub enum JobOutput {
+    /// The chunk group of a file tab's selected chunk frame.
+    ChunkGroup { tab: PathBuf, view: crate::panes::file::chunk_group::ChunkGroupView },
     /// A file tab's size order, computed.
     SizeOrder { tab: PathBuf, order: Box<crate::panes::file::row_order::SizeOrder> },
     /// A file opened (read its head, detected its framing, started indexing).
@@ -106,6 +108,7 @@ impl std::fmt::Debug for JobOutput {
         match self {
             JobOutput::Opened { path, .. } => write!(f, "Opened({})", path.display()),
             JobOutput::SizeOrder { tab, .. } => write!(f, "SizeOrder({})", tab.display()),
+            JobOutput::ChunkGroup { view, .. } => write!(f, "ChunkGroup({})", view.frame),
             JobOutput::Saved { target, .. } => write!(f, "Saved({})", target.display()),
             JobOutput::Schemas { summary, .. } => write!(f, "Schemas({summary})"),
             JobOutput::Profiles(p) => write!(f, "Profiles({})", p.len()),

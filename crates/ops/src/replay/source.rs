@@ -10,11 +10,11 @@
 //! Must never: read a dump into memory, or stop at a damaged frame without saying where it is.
 
 use super::ReplayError;
+use crate::dump::chunks::frame_chunk;
 use crate::dump::framing::{HeaderFault, read_header};
 use crate::dump::{Framing, Manifest, manifest_path};
 use crate::salvage::{FolderManifest, SalvageRecord};
 use crate::schema::SchemaSet;
-use crate::dump::chunks::frame_chunk;
 use crate::wal::chunk::{Grouper, Incomplete, Pushed};
 use crate::wal::{Encryption, analyze, analyze_row};
 use prost_reflect::{DynamicMessage, MapKey, MessageDescriptor, Value};
@@ -264,7 +264,12 @@ impl Salvage {
     }
 
     /// The message of a whole chunk group: chunk 0 with every chunk's payload joined.
-    fn joined(&self, buf: &[u8], members: &[Place], pool: &prost_reflect::DescriptorPool) -> Result<SourceMessage, String> {
+    fn joined(
+        &self,
+        buf: &[u8],
+        members: &[Place],
+        pool: &prost_reflect::DescriptorPool,
+    ) -> Result<SourceMessage, String> {
         let mut payload = Vec::new();
         for p in members {
             let c = frame_chunk(p.body(buf), true).ok_or("a chunk is not a DumpMessagesResponse")?;
@@ -327,7 +332,11 @@ impl Salvage {
     }
 
     /// One ImmutableMessage, analyzed.
-    fn read_immutable(&self, m: DynamicMessage, pool: &prost_reflect::DescriptorPool) -> Result<SourceMessage, String> {
+    fn read_immutable(
+        &self,
+        m: DynamicMessage,
+        pool: &prost_reflect::DescriptorPool,
+    ) -> Result<SourceMessage, String> {
         let props = match m.get_field_by_name("properties").as_deref() {
             Some(Value::Map(map)) => map.clone(),
             _ => Default::default(),
@@ -411,7 +420,9 @@ impl Salvage {
         if let Some(members) = self.group_at(d, offset, len)? {
             let mut payload = Vec::new();
             for p in &members {
-                payload.extend_from_slice(frame_chunk(p.body(dump.bytes()), true).map_or(&[][..], |c| c.payload));
+                payload.extend_from_slice(
+                    frame_chunk(p.body(dump.bytes()), true).map_or(&[][..], |c| c.payload),
+                );
             }
             dump.check()?;
             return Ok(payload.into());
@@ -444,11 +455,17 @@ impl Salvage {
         let Some(Some(Ok(mark))) = frame_chunk(dump.frame(offset, len)?, true).map(|c| c.mark) else {
             return Ok(None);
         };
-        let fail = |reason: String| ReplayError::Frame { path: dump.path.display().to_string(), frame: 0, offset, reason };
+        let fail = |reason: String| ReplayError::Frame {
+            path: dump.path.display().to_string(),
+            frame: 0,
+            offset,
+            reason,
+        };
         let mut grouper: Grouper<Place> = Grouper::default();
         let mut next = Some(head);
         while let Some(place) = next.take() {
-            let c = frame_chunk(place.body(buf), true).ok_or_else(|| fail("a frame after the chunk is not a DumpMessagesResponse".into()))?;
+            let c = frame_chunk(place.body(buf), true)
+                .ok_or_else(|| fail("a frame after the chunk is not a DumpMessagesResponse".into()))?;
             let m = c.mark.clone().filter(|m| matches!(m, Ok(m) if m.tt == mark.tt));
             if let Pushed::Complete(g) = grouper.push(place, m, None, c.payload) {
                 return Ok(Some(g.members));
@@ -459,7 +476,10 @@ impl Salvage {
                 next = Some(Place { frame: 0, start: s, end: pos + h.total() as usize });
             }
         }
-        Err(fail(format!("{} of the chunked message at this frame are no longer in the dump after it: plan again", mark.label())))
+        Err(fail(format!(
+            "{} of the chunked message at this frame are no longer in the dump after it: plan again",
+            mark.label()
+        )))
     }
 
     fn dump(&self, d: usize) -> Result<&Dump, ReplayError> {

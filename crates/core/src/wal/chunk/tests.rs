@@ -64,8 +64,14 @@ fn interleaved_groups_are_joined_by_their_own_timeticks() {
     let mut g = Grouper::default();
     g.push("a0", mark(0, 2, 100), None, b"a");
     g.push("b0", mark(0, 2, 200), None, b"b");
-    assert_eq!(g.push("b1", mark(1, 2, 200), None, b"b"), Pushed::Complete(Group { tt: 200, members: vec!["b0", "b1"] }));
-    assert_eq!(g.push("a1", mark(1, 2, 100), None, b"a"), Pushed::Complete(Group { tt: 100, members: vec!["a0", "a1"] }));
+    assert_eq!(
+        g.push("b1", mark(1, 2, 200), None, b"b"),
+        Pushed::Complete(Group { tt: 200, members: vec!["b0", "b1"] })
+    );
+    assert_eq!(
+        g.push("a1", mark(1, 2, 100), None, b"a"),
+        Pushed::Complete(Group { tt: 100, members: vec!["a0", "a1"] })
+    );
 }
 
 #[test]
@@ -73,7 +79,10 @@ fn a_byte_identical_repeat_is_dropped_and_the_later_copy_kept() {
     let mut g = Grouper::default();
     g.push("first", mark(0, 2, 7), None, b"same");
     assert_eq!(g.push("retry", mark(0, 2, 7), None, b"same"), Pushed::Duplicate { dropped: "first" });
-    assert_eq!(g.push("tail", mark(1, 2, 7), None, b"t"), Pushed::Complete(Group { tt: 7, members: vec!["retry", "tail"] }));
+    assert_eq!(
+        g.push("tail", mark(1, 2, 7), None, b"t"),
+        Pushed::Complete(Group { tt: 7, members: vec!["retry", "tail"] })
+    );
 }
 
 #[test]

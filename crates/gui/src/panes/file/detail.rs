@@ -64,6 +64,8 @@ pub struct MessageDetail {
     pub json_edit: Option<String>,
     /// Tree paths whose long child lists show more than the first few: how many.
     pub expanded: std::collections::HashMap<String, usize>,
+    /// For a chunk frame: its group, as a job found it (None: not a chunk).
+    pub chunk_group: Option<crate::panes::file::chunk_group::ChunkGroupView>,
 }
 
 /// The detail of a dump frame (the name the file view knows it by).
@@ -148,6 +150,7 @@ impl MessageDetail {
             editor: FieldEditor::default(),
             json_edit: None,
             expanded: Default::default(),
+            chunk_group: None,
         }
     }
 

@@ -42,6 +42,9 @@ pub fn show(
             }
         });
     }
+    if let Some(g) = &d.chunk_group {
+        crate::panes::file::chunk_group::show(ui, g);
+    }
     ui.horizontal(|ui| {
         crate::widgets::look::segmented(
             ui,

@@ -5,6 +5,7 @@
 //! Saving it is [`crate::panes::file::save`]'s.
 
 pub mod browser;
+pub mod chunk_group;
 pub mod confirm_save;
 pub mod detail;
 pub mod detail_view;
@@ -224,6 +225,24 @@ impl FileTab {
         self.detail = bytes
             .filter(|_| self.unreadable(i).is_none())
             .and_then(|b| FrameDetail::build(&self.dump, &self.decoder, i, b, &self.decode_as));
+        // A chunk is one slice of a message: its group is found by a job and shown with it.
+        let chunk = self.decoder.view(&self.dump, i).and_then(|v| v.wal.as_ref().and_then(|w| w.chunk));
+        if let (Some(d), Some(_)) = (self.detail.as_mut(), chunk) {
+            d.chunk_group = Some(chunk_group::ChunkGroupView::pending(i));
+            self.ask(TabWork::ChunkGroup(chunk_group::ChunkAsk {
+                dump: self.dump.clone(),
+                frame: i,
+                pool: self.decoder.pool().clone(),
+                frame_type: self.decoder.message_type().cloned(),
+            }));
+        }
+    }
+
+    /// The chunk group found for frame `view.frame`: shown if that frame is still the one shown.
+    pub fn take_chunk_group(&mut self, view: chunk_group::ChunkGroupView) {
+        if let Some(d) = self.detail.as_mut().filter(|d| d.index == view.frame) {
+            d.chunk_group = Some(view);
+        }
     }
 
     /// Why frame `i` cannot be shown, when the file was cut short before its end.
@@ -362,6 +381,8 @@ pub enum TabWork {
     Sort(row_order::SizeSort),
     /// A filter scan started (the library runs it; the status bar shows it).
     WatchScan(crate::dump::background::ScanWatch),
+    /// Finding the chunk group of the selected chunk frame.
+    ChunkGroup(chunk_group::ChunkAsk),
 }
 
 impl std::fmt::Debug for TabWork {
@@ -370,6 +391,7 @@ impl std::fmt::Debug for TabWork {
             TabWork::Save(s) => write!(f, "Save({})", s.target.display()),
             TabWork::Sort(_) => write!(f, "Sort"),
             TabWork::WatchScan(_) => write!(f, "WatchScan"),
+            TabWork::ChunkGroup(a) => write!(f, "ChunkGroup({})", a.frame),
         }
     }
 }
