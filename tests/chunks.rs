@@ -55,6 +55,10 @@ async fn chunked_payloads_are_counted_apart_and_replay_as_whole_messages() {
         assert_eq!(messages, frames - c + g, "{}: {s}", d.display());
         chunk_frames += c;
         groups += g;
+        // `chunk=yes` keeps exactly the chunks: as many messages as groups.
+        let only = walscope(&["inspect", d.to_str().unwrap(), "--stats", "--jsonl", "--filter", "chunk=yes"]);
+        let only: serde_json::Value = serde_json::from_slice(&only.stdout).expect("stats JSON");
+        assert_eq!((only["frames"].as_u64(), only["messages"].as_u64()), (Some(c), Some(g)), "{only}");
         // A listed chunk names itself in its row and carries no body of its own.
         let rows = walscope(&["inspect", d.to_str().unwrap(), "--jsonl", "--filter", "type=Insert"]);
         for line in String::from_utf8_lossy(&rows.stdout).lines() {

@@ -297,3 +297,107 @@ fn completions_and_man_pages_come_from_the_cli_itself() {
     );
     assert!(!dir.path().join("walscope-inspect.1.bak").exists());
 }
+
+/// A WAL message is read the way Milvus reads it, in every format: properties (type, timetick
+/// as UTC, vchannel, id), the header from `_h` and the payload as their types; the JSON keeps
+/// encoding to the same bytes and refuses an edit made in the read-only reading.
+#[test]
+fn decode_of_a_wal_message_shows_its_reading_in_every_format() {
+    let dir = tempfile::tempdir().unwrap();
+    let (p, bytes) = write_dump(dir.path());
+    let p = p.to_str().unwrap();
+    let tree = stdout(&run(&["decode", "--type", T, p]));
+    let reading =
+        tree.split_once("WAL reading").map(|(_, r)| r.to_string()).expect("a reading after the tree");
+    for want in [
+        "type            Insert (2), version 1",
+        "message id      RocksMQ 1007 (raw rz)",
+        &format!("vchannel        {VCHANNEL}"),
+        "payload as milvus.proto.msg.InsertRequest",
+        "collectionID: 4491",
+        "num_rows: 2",
+    ] {
+        assert!(reading.contains(want), "{want:?} in {reading}");
+    }
+    assert!(reading.contains(" UTC"), "the timetick as UTC: {reading}");
+
+    let json = stdout(&run(&["decode", "--type", T, "--format", "json", p]));
+    let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+    assert_eq!(v["wal"]["type"], "Insert");
+    assert_eq!(v["wal"]["body"]["num_rows"], "2", "proto field names, as jq users write them: {v}");
+    assert_eq!(v["wal"]["vchannel"], VCHANNEL);
+    assert_eq!(v["wal"]["time_utc"], "2753-02-06 04:00:58.674", "the timetick as UTC: {v}");
+    assert!(v["message"]["payload"].is_string(), "the message as stored stays: {v}");
+    // The reading is checked, not encoded: the JSON still encodes to the same bytes...
+    let back = run_stdin(&["encode", "--type", T, "--from", "json", "-"], json.as_bytes());
+    assert_eq!(back.stdout, bytes, "{}", String::from_utf8_lossy(&back.stderr));
+    // ...and an edit made under `wal` is refused in words, never dropped silently.
+    let mut edited = v.clone();
+    edited["wal"]["body"]["num_rows"] = serde_json::json!("7");
+    let refused = run_stdin(&["encode", "--type", T, "--from", "json", "-"], edited.to_string().as_bytes());
+    assert!(!refused.status.success());
+    let said = String::from_utf8_lossy(&refused.stderr);
+    assert!(said.contains("read-only") && said.contains("delete \"wal\""), "{said}");
+
+    let text = stdout(&run(&["decode", "--type", T, "--format", "text", p]));
+    assert!(text.contains("# WAL reading"), "{text}");
+    assert!(text.contains("# payload as milvus.proto.msg.InsertRequest:"), "{text}");
+    assert!(text.contains("#   num_rows: 2"), "{text}");
+    let from_text = run_stdin(&["encode", "--type", T, "--from", "text", "-"], text.as_bytes());
+    assert_eq!(from_text.stdout, bytes, "the comments are skipped");
+
+    // The ImmutableMessage alone reads the same.
+    let imm = dir.path().join("imm.bin");
+    let resp = SchemaSet::builtin().message(T).unwrap();
+    let m = prost_reflect::DynamicMessage::decode(resp, bytes.as_slice()).unwrap();
+    let inner = m.get_field_by_name("message").unwrap().as_message().unwrap().clone();
+    std::fs::write(&imm, codec::encode(&inner)).unwrap();
+    let tree = stdout(&run(&["decode", "--type", "ImmutableMessage", imm.to_str().unwrap()]));
+    assert!(tree.contains("payload as milvus.proto.msg.InsertRequest"), "{tree}");
+}
+
+/// `inspect --jsonl` rows carry the header and body as objects: `jq '.body.num_rows'` works.
+#[test]
+fn inspect_rows_carry_header_and_body_objects() {
+    let dir = tempfile::tempdir().unwrap();
+    let dump = dir.path().join("s.dump");
+    std::fs::copy(Path::new(env!("CARGO_MANIFEST_DIR")).join("assets/samples/milvus-100.dump"), &dump)
+        .unwrap();
+    let rows = stdout(&run(&["inspect", dump.to_str().unwrap(), "--jsonl", "--filter", "type=Insert"]));
+    let (mut bodies, mut encrypted) = (0, 0);
+    for line in rows.lines() {
+        let r: serde_json::Value = serde_json::from_str(line).unwrap();
+        if r.get("frame").is_none() {
+            continue;
+        }
+        assert!(r["header"]["collection_id"].is_string(), "{r}");
+        match r.get("body") {
+            Some(b) => {
+                bodies += 1;
+                assert_eq!(b["num_rows"], r["header"]["partitions"][0]["rows"], "{r}");
+                assert!(r["message"]["message"]["payload"].is_string(), "the raw message stays: {r}");
+            }
+            None => {
+                encrypted += 1;
+                assert!(r["body_not_decoded"].as_str().is_some_and(|w| w.contains("encrypted")), "{r}");
+            }
+        }
+    }
+    assert!(bodies > 10 && encrypted > 0, "{bodies} bodies, {encrypted} encrypted");
+    // export --to jsonl writes the same rows.
+    let out = dir.path().join("rows.jsonl");
+    stdout(&run(&[
+        "export",
+        dump.to_str().unwrap(),
+        "--to",
+        "jsonl",
+        "--out",
+        out.to_str().unwrap(),
+        "--filter",
+        "type=Insert",
+    ]));
+    assert_eq!(
+        std::fs::read_to_string(&out).unwrap().lines().count(),
+        rows.lines().filter(|l| l.contains("\"frame\"")).count()
+    );
+}

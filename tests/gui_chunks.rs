@@ -73,6 +73,22 @@ fn a_chunk_shows_its_whole_message_with_the_joined_body() {
     h.get_by_label_contains(&format!("{total} chunks: frames {}", members.join(", ")));
     // The joined payload is read as its body: an InsertRequest with its rows.
     h.get_by_label_contains("\"num_rows\"");
+    // A filter counts messages and chunks apart: every frame is an Insert's chunk or not.
+    let inserts: Vec<&(usize, u32, u32)> = chunks.iter().collect();
+    let groups = inserts.iter().filter(|(_, i, _)| *i == 0).count();
+    h.state_mut().tabs[0].filter_text = "chunk=yes".into();
+    h.state_mut().tabs[0].apply_filter();
+    let want = format!(
+        "{} frames matching ({} messages: {} chunks of {} messages)",
+        chunks.len(),
+        groups,
+        chunks.len(),
+        groups
+    );
+    step_until(&mut h, "the filter's count", |h| {
+        h.state().tabs[0].scan.as_ref().is_some_and(|s| s.is_done())
+            && h.query_by_label_contains(&want).is_some()
+    });
     // The list names each chunk.
     assert!(
         h.state().tabs[0]

@@ -108,6 +108,8 @@ impl FileWatch {
 pub struct FilterScan {
     pub filter: FrameFilter,
     matches: Arc<Mutex<Vec<usize>>>,
+    /// The matches that are chunks, and their messages' timeticks (a group counts once).
+    chunks: Arc<Mutex<(usize, std::collections::HashSet<u64>)>>,
     scanned: Arc<AtomicUsize>,
     done: Arc<AtomicBool>,
     cancel: Arc<AtomicBool>,
@@ -123,12 +125,14 @@ impl FilterScan {
         let scan = FilterScan {
             filter: filter.clone(),
             matches: Arc::default(),
+            chunks: Arc::default(),
             scanned: Arc::default(),
             done: Arc::default(),
             cancel: Arc::default(),
         };
         let (matches, scanned, done, cancel) =
             (scan.matches.clone(), scan.scanned.clone(), scan.done.clone(), scan.cancel.clone());
+        let chunks = scan.chunks.clone();
         let _ = std::thread::Builder::new().name("walscope-filter".into()).spawn(move || {
             let mut i = 0;
             let mut batch = Vec::new();
@@ -146,11 +150,21 @@ impl FilterScan {
                 }
                 // One chunk of the indexed frames at a time, on every core, in order.
                 let end = indexed.min(i + super::scan::CHUNK);
-                let keep = |v: FrameView| filter.matches(&v).then_some(v.index);
+                let keep = |v: FrameView| {
+                    filter.matches(&v).then(|| (v.index, v.wal.as_ref().and_then(|w| w.chunk).map(|c| c.tt)))
+                };
+                let mut chunk_tts = Vec::new();
                 let _ = super::scan::for_each_view(&dump, &decoder, i..end, filter.detail(), keep, |m| {
-                    batch.extend(m);
+                    if let Some((index, tt)) = m {
+                        batch.push(index);
+                        chunk_tts.extend(tt);
+                    }
                     ControlFlow::Continue(())
                 });
+                if let Ok(mut c) = chunks.lock() {
+                    c.0 += chunk_tts.len();
+                    c.1.extend(chunk_tts);
+                }
                 i = end;
                 if let Ok(mut m) = matches.lock() {
                     m.append(&mut batch);
@@ -170,6 +184,10 @@ impl FilterScan {
 
     pub fn match_count(&self) -> usize {
         self.matches.lock().map(|m| m.len()).unwrap_or(0)
+    }
+    /// Of the matches: how many are chunks, and of how many messages.
+    pub fn chunk_counts(&self) -> (usize, usize) {
+        self.chunks.lock().map(|c| (c.0, c.1.len())).unwrap_or((0, 0))
     }
     /// Frame numbers of matches `range` (clamped).
     pub fn matches(&self, range: Range<usize>) -> Vec<usize> {

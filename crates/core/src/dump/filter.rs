@@ -16,6 +16,9 @@ pub struct FrameFilter {
     pub collection: Option<i64>,
     /// Substring of the summary (case-insensitive).
     pub text: Option<String>,
+    /// `chunk=yes`: only frames that are one chunk of a larger payload; `chunk=no`: only those
+    /// that are not.
+    pub chunk: Option<bool>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -56,9 +59,16 @@ impl FrameFilter {
                     f.collection = Some(v.parse().map_err(|_| format!("collection=\"{v}\" is not a number"))?)
                 }
                 "text" => f.text = Some(v.to_ascii_lowercase()),
+                "chunk" | "chunks" => {
+                    f.chunk = Some(match v {
+                        "yes" | "true" | "1" => true,
+                        "no" | "false" | "0" => false,
+                        _ => return Err(format!("chunk=\"{v}\": use yes (only chunks) or no (no chunks)")),
+                    })
+                }
                 other => {
                     return Err(format!(
-                        "unknown filter key \"{other}\"; use type, vchannel, tt, status, collection or text"
+                        "unknown filter key \"{other}\"; use type, vchannel, tt, status, collection, chunk or text"
                     ));
                 }
             }
@@ -103,7 +113,8 @@ impl FrameFilter {
             || self.vchannel.is_some()
             || self.tt_from.is_some()
             || self.tt_to.is_some()
-            || self.collection.is_some();
+            || self.collection.is_some()
+            || self.chunk.is_some();
         if !needs_wal {
             return true;
         }
@@ -118,6 +129,9 @@ impl FrameFilter {
             return false;
         }
         if self.collection.is_some() && w.collection != self.collection {
+            return false;
+        }
+        if self.chunk.is_some_and(|c| c != w.chunk.is_some()) {
             return false;
         }
         if self.tt_from.is_some() || self.tt_to.is_some() {

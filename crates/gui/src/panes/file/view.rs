@@ -134,8 +134,20 @@ pub fn show(
             } else {
                 String::new()
             };
+            // Chunks are frames, not messages: a message split in three is one message.
+            let (chunks, messages) = s.chunk_counts();
+            let logical = if chunks > 0 {
+                format!(
+                    " ({}: {} of {})",
+                    walscope_core::fmt::counted((s.match_count() - chunks + messages) as u64, "message"),
+                    walscope_core::fmt::counted(chunks as u64, "chunk"),
+                    walscope_core::fmt::counted(messages as u64, "message")
+                )
+            } else {
+                String::new()
+            };
             ui.label(format!(
-                "{} matching of {} scanned{also}{stopped}",
+                "{} matching{logical} of {} scanned{also}{stopped}",
                 walscope_core::fmt::counted(s.match_count() as u64, "frame"),
                 walscope_core::fmt::count(s.scanned() as u64)
             ));
