@@ -108,8 +108,8 @@ pub fn analyze_bytes(pool: &DescriptorPool, immutable_message_bytes: &[u8]) -> R
     let desc = pool
         .get_message_by_name(IMMUTABLE_MESSAGE)
         .ok_or_else(|| format!("the schema has no {IMMUTABLE_MESSAGE}; load the Milvus protos"))?;
-    let decoded = codec::decode(&desc, immutable_message_bytes).map_err(|e| e.to_string())?;
-    Ok(analyze(pool, &decoded.message))
+    let decoded = codec::decode_message(&desc, immutable_message_bytes).map_err(|e| e.to_string())?;
+    Ok(analyze(pool, &decoded))
 }
 
 /// Reads one `common.ImmutableMessage`. Never fails: what cannot be read is in `problems`, or in
@@ -174,7 +174,8 @@ fn analyze_with(pool: &DescriptorPool, msg: &DynamicMessage, decode_body: bool) 
     // decode against; a chunk is a slice of a body. None of these is a fault of the message.
     if let (Some(desc), false, false, None) = (&body_desc, out.is_encrypted(), out.legacy, &out.chunk) {
         if decode_body {
-            let body = codec::decode(desc, &payload).map(|d| d.message).map_err(|e| format!("payload: {e}"));
+            // Only the message is kept: no wire tree (a span per packed value of a big body).
+            let body = codec::decode_message(desc, &payload).map_err(|e| format!("payload: {e}"));
             if let Err(e) = &body {
                 out.problems.push(e.clone());
             }
@@ -300,7 +301,7 @@ fn side_header(
 }
 
 fn decode_as(key: &str, desc: &MessageDescriptor, bytes: &[u8]) -> Result<DynamicMessage, String> {
-    codec::decode(desc, bytes).map(|d| d.message).map_err(|e| format!("{key}: {e}"))
+    codec::decode_message(desc, bytes).map_err(|e| format!("{key}: {e}"))
 }
 
 /// Why `_h` was left undecoded (legacy message, unknown type): not a fault of the message.

@@ -291,6 +291,10 @@ fn wal_lines(
         None if w.is_encrypted() => {
             out.push(("body".into(), "encrypted (_ch): the payload is ciphertext, not damage".into()))
         }
+        None if w.chunk.is_some() => out.push((
+            "body".into(),
+            "one chunk of a split payload (_ci/_ct): read from the joined message below".into(),
+        )),
         None => {}
     }
     for p in &w.problems {
