@@ -191,11 +191,73 @@ fn difference(ours: &Value, theirs: &Value) -> String {
         .map_or_else(|| "nothing".into(), |k| format!("{k}: walscope {} vs the SDK {}", ours[*k], theirs[*k]))
 }
 
+/// `walscope salvage --all-pchannels` of the pair into `dir` (`--keep-replicated` with `keep`);
+/// its folder manifest.
+async fn salvage(pair: &MilvusPair, root: &Path, dir: &Path, end: u64, keep: bool) -> FolderManifest {
+    let (new, old, end) = (pair.new_addr().to_string(), pair.old_addr().to_string(), end.to_string());
+    let mut args = vec!["salvage", "--new-primary", &new, "--old-primary", &old];
+    args.extend(["--source-cluster-id", OLD_CLUSTER_ID, "--all-pchannels", "--retries", "0"]);
+    args.extend(["--out-dir", dir.to_str().unwrap(), "--end-timetick", &end]);
+    if keep {
+        args.push("--keep-replicated");
+    }
+    let config = root.join("config");
+    std::fs::create_dir_all(&config).unwrap();
+    let out = walscope(args.iter().map(|s| s.to_string()).collect(), &config).await;
+    assert!(out.status.success(), "walscope salvage: {}", String::from_utf8_lossy(&out.stderr));
+    let folder = FolderManifest::load(dir).expect("the folder's salvage.json");
+    assert_eq!(folder.pchannels.len(), MilvusPair::pchannels().len(), "every pchannel of the pair");
+    folder
+}
+
+/// The SDK's `dump_messages` on the old primary from checkpoint `c`'s id, with its defaults
+/// (`include_start_message` false) and this lower timetick; every message it received.
+async fn sdk_dump(pair: &MilvusPair, c: &Checkpoint, wal: &str, start: u64, end: u64) -> Vec<Value> {
+    let lines = run_peer(vec![
+        "dump".into(),
+        format!("http://{}", pair.old_addr()),
+        c.pchannel.clone(),
+        c.message_id.clone(),
+        wal.into(),
+        start.to_string(),
+        end.to_string(),
+    ])
+    .await;
+    let (last, theirs) = lines.split_last().expect("the peer's summary line");
+    assert_eq!(last["end"], json!(theirs.len()), "{}: the SDK's stream ended in error: {last}", c.pchannel);
+    theirs.to_vec()
+}
+
+/// The same messages in the same order, or where they first differ.
+fn assert_same(pchannel: &str, what: &str, ours: &[Value], theirs: &[Value]) {
+    if let Some(i) = (0..ours.len().min(theirs.len())).find(|&i| ours[i] != theirs[i]) {
+        panic!("{pchannel}: {what}: message {i} differs: {}", difference(&ours[i], &theirs[i]));
+    }
+    assert_eq!(
+        theirs.len(),
+        ours.len(),
+        "{pchannel}: {what}: the number of messages, the SDK's vs walscope's"
+    );
+}
+
+/// A message's `_tt` (base 36).
+fn timetick(m: &Value) -> u64 {
+    m["properties"]["_tt"]
+        .as_str()
+        .and_then(|t| walscope::wal::parse_base36_u64(t).ok())
+        .expect("a _tt property")
+}
+
 /// `walscope salvage --all-pchannels --keep-replicated` from the new primary's checkpoints,
 /// then, per pchannel, the SDK's `dump_messages` from the same checkpoint with the SDK's own
 /// defaults (`include_start_message` false, no lower timetick): walscope's dump starts *at* the
 /// checkpoint's id (its first message is the checkpoint's, already on the new primary), the
 /// SDK's after it; from there they hold the same messages, in the same order, to the end.
+/// Then walscope's default salvage (without what the new primary has: `_tt` above the
+/// checkpoint's) against the SDK called as its docstrings and upstream's design show it, with
+/// `start_time_tick` = the checkpoint's `time_tick`: the SDK's holds, first, the message(s) at
+/// exactly that timetick (the last replicated one, already on the new primary: the lower bound
+/// is inclusive), then walscope's; with `time_tick + 1` the two are the same.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "builds the Rust SDK peer (about three minutes the first time): .ci/run runs it"]
 async fn sdk_dump_messages_equals_walscope_salvage_on_every_pchannel() {
@@ -203,75 +265,44 @@ async fn sdk_dump_messages_equals_walscope_salvage_on_every_pchannel() {
     build_first().await;
     let (pair, end) = pair().await;
     let root = tempfile::tempdir().unwrap();
-    let (config, dir) = (root.path().join("config"), root.path().join("salvage"));
-    std::fs::create_dir_all(&config).unwrap();
-    let args: Vec<String> = [
-        "salvage",
-        "--new-primary",
-        &pair.new_addr().to_string(),
-        "--old-primary",
-        &pair.old_addr().to_string(),
-        "--source-cluster-id",
-        OLD_CLUSTER_ID,
-        "--all-pchannels",
-        "--keep-replicated",
-        "--out-dir",
-        dir.to_str().unwrap(),
-        "--end-timetick",
-        &end.to_string(),
-        "--retries",
-        "0",
-    ]
-    .iter()
-    .map(|s| s.to_string())
-    .collect();
-    let out = walscope(args, &config).await;
-    assert!(out.status.success(), "walscope salvage: {}", String::from_utf8_lossy(&out.stderr));
-
     let set = SchemaSet::builtin();
-    let folder = FolderManifest::load(&dir).expect("the folder's salvage.json");
-    assert_eq!(folder.pchannels.len(), MilvusPair::pchannels().len(), "every pchannel of the pair");
-    for entry in &folder.pchannels {
+
+    let dir = root.path().join("keep-replicated");
+    for entry in &salvage(&pair, root.path(), &dir, end, true).await.pchannels {
         let c: &Checkpoint = entry.checkpoint.as_ref().expect("a checkpoint");
         assert!(entry.complete, "{}: the salvage is complete", entry.pchannel);
         let ours = dump_messages(set.pool(), &dir.join(entry.file.as_deref().unwrap()));
         let wal = wal_name(set.pool(), c.wal);
-        let lines = run_peer(vec![
-            "dump".into(),
-            format!("http://{}", pair.old_addr()),
-            c.pchannel.clone(),
-            c.message_id.clone(),
-            wal.clone(),
-            "0".into(),
-            end.to_string(),
-        ])
-        .await;
-        let (last, theirs) = lines.split_last().expect("the peer's summary line");
-        assert_eq!(
-            last["end"],
-            json!(theirs.len()),
-            "{}: the SDK's stream ended in error: {last}",
-            c.pchannel
-        );
-
+        let theirs = sdk_dump(&pair, c, &wal, 0, end).await;
         // walscope's window starts at the checkpoint's message; the SDK's right after it.
         let (first, ours) = ours.split_first().expect("walscope's dump holds the checkpoint's message");
         assert_eq!(first["id"], json!(c.message_id), "{}: walscope's first is the checkpoint's", c.pchannel);
         assert_eq!(first["wal_name"], json!(wal));
         assert!(ours.len() >= 100, "{}: a window of {} messages is too small", c.pchannel, ours.len());
-        if let Some(i) = (0..ours.len().min(theirs.len())).find(|&i| ours[i] != theirs[i]) {
-            panic!(
-                "{}: message {i} after the checkpoint differs: {}",
-                c.pchannel,
-                difference(&ours[i], &theirs[i])
-            );
-        }
-        assert_eq!(
-            theirs.len(),
-            ours.len(),
-            "{}: messages after the checkpoint: the SDK vs walscope",
+        assert_same(&c.pchannel, "after the checkpoint's message", ours, &theirs);
+    }
+
+    let dir = root.path().join("default");
+    for entry in &salvage(&pair, root.path(), &dir, end, false).await.pchannels {
+        let c: &Checkpoint = entry.checkpoint.as_ref().expect("a checkpoint");
+        let ours = dump_messages(set.pool(), &dir.join(entry.file.as_deref().unwrap()));
+        assert!(
+            ours.iter().all(|m| timetick(m) > c.time_tick),
+            "{}: walscope skips the replicated",
             c.pchannel
         );
+        let wal = wal_name(set.pool(), c.wal);
+        let theirs = sdk_dump(&pair, c, &wal, c.time_tick, end).await;
+        let replicated = theirs.iter().take_while(|m| timetick(m) <= c.time_tick).count();
+        assert!(
+            replicated >= 1,
+            "{}: the SDK from the checkpoint's time_tick repeats its message",
+            c.pchannel
+        );
+        assert!(theirs[..replicated].iter().all(|m| timetick(m) == c.time_tick), "{}", c.pchannel);
+        assert_same(&c.pchannel, "start_time_tick = the checkpoint's", &ours, &theirs[replicated..]);
+        let theirs = sdk_dump(&pair, c, &wal, c.time_tick + 1, end).await;
+        assert_same(&c.pchannel, "start_time_tick = the checkpoint's + 1", &ours, &theirs);
     }
     pair.shutdown().await;
 }
