@@ -1,12 +1,13 @@
 //! The request composer, headless with egui_kittest, against the demo servers over loopback:
 //! a method picked by search, a request built in the form, sent; the reply in the detail view;
-//! an error in an OK body flagged; a 100,000-message stream counted live, stopped, saved as a
+//! an error in an OK body flagged; a reply with only a salvage checkpoint explained (the Rust
+//! SDK's trap); a 100,000-message stream counted live, stopped, saved as a
 //! dump `walscope inspect` reads; the history re-sending the exact request bytes; "Send..." from
 //! a dump frame; the guard on calls that change a server.
 
 use crate::common::gui::{harness, settle, step_until};
 use egui_kittest::Harness;
-use egui_kittest::kittest::Queryable;
+use egui_kittest::kittest::{NodeT, Queryable};
 use std::path::Path;
 use walscope::ui::WalscopeApp;
 use walscope::ui::panes::composer::{ComposerState, Response};
@@ -65,6 +66,7 @@ fn get_version_and_a_form_built_get_replicate_info() {
     assert!(matches!(composer(&h).response, Response::Unary(_)));
     h.get_by_label_contains("OK at the transport in ");
     h.get_by_label_contains("v2.6.20-walscope-demo");
+    assert!(h.query_by_label_contains("normal on a primary").is_none(), "no hint on another reply");
 
     // GetReplicateInfo, its request built field by field in the form.
     h.state_mut().panes.clear::<ComposerState>();
@@ -105,6 +107,33 @@ fn get_version_and_a_form_built_get_replicate_info() {
         v.detail.json.contains("salvageCheckpoint") && v.detail.json.contains("by-dev-rootcoord-dml_0"),
         "{}",
         v.detail.json
+    );
+}
+
+/// GetReplicateInfo on the demo's new primary (force-promoted, so its reply holds only
+/// `salvage_checkpoint`): the reply view says that is normal on a primary, that the salvage
+/// needs it, and that the official Rust SDK 3.0.3 fails on exactly this reply.
+#[test]
+fn a_reply_with_only_the_salvage_checkpoint_is_explained() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut h = harness(SIZE, demo_app(dir.path()));
+    compose(&mut h, "demo-milvus", "GetReplicateInfo", "MilvusService/GetReplicateInfo");
+    set_json(&mut h, r#"{"source_cluster_id": "by-dev-old", "target_pchannel": "by-dev-rootcoord-dml_2"}"#);
+    h.get_by_label("Send Ctrl+Enter").click();
+    wait_reply(&mut h);
+    let Response::Unary(v) = &composer(&h).response else { panic!("no reply") };
+    assert!(
+        v.detail.json.contains("salvageCheckpoint") && !v.detail.json.contains("\"checkpoint\""),
+        "{}",
+        v.detail.json
+    );
+    h.get_by_label_contains("Only salvage_checkpoint: normal on a primary");
+    let words = h.get_by_label_contains("salvage_checkpoint is what a salvage needs");
+    let node = words.accesskit_node();
+    let text = node.label().or(node.value()).unwrap_or_default();
+    assert!(
+        text.contains("Rust SDK 3.0.3") && text.contains("replicate info response has no checkpoint"),
+        "{text}"
     );
 }
 

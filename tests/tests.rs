@@ -81,4 +81,5 @@ mod salvage_set;
 mod salvage_window;
 mod samples;
 mod schema_loading;
+mod sdk_peer;
 mod wire_robustness;

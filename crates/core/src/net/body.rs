@@ -3,12 +3,21 @@
 //! `milvus.proto.common.Status` in (or as) every reply; OpenMLDB puts a `GeneralResponse`
 //! (`code`, `msg`) in (or as) its replies.
 //!
-//! Owns: the one question the call path asks of every reply, answered by the protocols' own
-//! modules (the status shape is [`crate::wal::calls`]'s, the refusal [`crate::datasync::calls`]').
+//! Owns: the questions the call path asks of every reply (an error in it; a hint at what it
+//! means, [`reply_hint`]), answered by the protocols' own modules (the status shape and the
+//! hints are [`crate::wal::calls`]'s, the refusal [`crate::datasync::calls`]').
 //! Must never: call a reply an error because of a field it does not recognise, or fail on a
 //! reply of any other shape (that is simply not an error in the body).
 
 use prost_reflect::DynamicMessage;
+
+pub use crate::wal::calls::ReplyHint;
+
+/// What a reply means that its fields alone do not say (a GetReplicateInfo answer with only
+/// `salvage_checkpoint`), or None; asked of every reply beside [`body_error`].
+pub fn reply_hint(msg: &DynamicMessage) -> Option<ReplyHint> {
+    crate::wal::calls::reply_hint(msg)
+}
 
 /// Words for an error carried in the body of a successful answer, or None when the body says
 /// nothing went wrong (or has neither shape).

@@ -165,6 +165,11 @@ impl CallOutcome {
     pub fn body_error(&self) -> Option<String> {
         super::body_error(&self.message)
     }
+
+    /// What the reply means that its fields alone do not say (see [`super::reply_hint`]).
+    pub fn hint(&self) -> Option<super::ReplyHint> {
+        super::reply_hint(&self.message)
+    }
 }
 
 /// One unary call.

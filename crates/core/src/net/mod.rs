@@ -34,7 +34,7 @@ pub mod synctool;
 mod tls;
 pub mod tls_failure;
 
-pub use body::body_error;
+pub use body::{ReplyHint, body_error, reply_hint};
 pub use call::{
     CallError, CallOutcome, CallRequest, MessageSink, StreamEnd, StreamSummary, call_server_stream,
     call_unary, find_method,

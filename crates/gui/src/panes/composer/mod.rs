@@ -31,6 +31,8 @@ pub struct UnaryView {
     pub detail: MessageDetail,
     /// "OK at the transport, error in the body".
     pub body_error: Option<String>,
+    /// What the reply means that its fields alone do not say (only a salvage checkpoint).
+    pub hint: Option<crate::net::ReplyHint>,
 }
 
 /// A stream being received, or received.
@@ -418,8 +420,9 @@ impl Pane for ComposerState {
                 let desc = c.method_desc(pool).map(|m| m.output());
                 let source = DetailSource::Message { label: "reply".into() };
                 let detail = MessageDetail::of(pool, desc.as_ref(), outcome.reply.to_vec(), &[], source);
-                let body_error = outcome.body_error();
-                c.response = Response::Unary(Box::new(UnaryView { outcome: *outcome, detail, body_error }));
+                let (body_error, hint) = (outcome.body_error(), outcome.hint());
+                c.response =
+                    Response::Unary(Box::new(UnaryView { outcome: *outcome, detail, body_error, hint }));
             }
             Ok(JobOutput::Called { result: Err(e), .. }) => {
                 c.response = Response::Failed(FailureView { kind: e.kind(), error: e.words_without_hint() });

@@ -1,7 +1,8 @@
 //! The composer's answer: a unary reply with its status in words, timing, headers and trailers,
-//! decoded in the detail view, and an error in its body flagged; a stream's count, rate, bytes
-//! and newest messages, with the dump it is written to (open it, or save a copy); a failure
-//! sorted into what an operator can act on.
+//! decoded in the detail view, an error in its body flagged, and what it means said when its
+//! fields alone do not (a GetReplicateInfo reply with only `salvage_checkpoint`: core's
+//! `ReplyHint`); a stream's count, rate, bytes and newest messages, with the dump it is written
+//! to (open it, or save a copy); a failure sorted into what an operator can act on.
 //!
 //! Must never: keep a stream's messages beyond the job's ring (the dump holds them all).
 
@@ -47,6 +48,10 @@ pub fn show(st: &mut ComposerState, pool: &DescriptorPool, ui: &mut egui::Ui, tx
                         "ERROR IN THE BODY: the server answered OK, but the reply says the call failed: {e}"
                     ),
                 );
+            }
+            if let Some(h) = v.hint {
+                crate::widgets::look::badge(ui, crate::widgets::look::Tone::Info, h.title());
+                ui.label(h.words());
             }
             pairs(ui, "Headers", &o.headers, st.id);
             pairs(ui, "Trailers", &o.trailers, st.id);
