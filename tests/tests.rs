@@ -77,5 +77,6 @@ mod salvage_faults;
 mod salvage_set;
 mod salvage_window;
 mod samples;
+mod schema_editions;
 mod schema_loading;
 mod wire_robustness;
