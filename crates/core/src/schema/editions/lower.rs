@@ -14,9 +14,7 @@ use super::features::{
 use super::{Edition, Where};
 use crate::schema::SchemaError;
 use prost_types::field_descriptor_proto::{Label, Type};
-use prost_types::{
-    DescriptorProto, EnumDescriptorProto, FieldDescriptorProto, FileDescriptorProto, OneofDescriptorProto,
-};
+use prost_types::{DescriptorProto, FieldDescriptorProto, FileDescriptorProto, OneofDescriptorProto};
 
 /// FileDescriptorProto / DescriptorProto field numbers, for source-info paths.
 const FILE_MESSAGE: i32 = 4;
@@ -32,8 +30,8 @@ pub(super) fn lower(
 ) -> Result<(), SchemaError> {
     let top = FeatureSet::edition_defaults().with(raw.features());
     let mut proto2 = !file.extension.is_empty() || top.json_format == Some(LEGACY_BEST_EFFORT);
-    for (i, e) in file.enum_type.iter().enumerate() {
-        proto2 |= enum_is_closed(top, raw.enum_type.get(i), e);
+    for i in 0..file.enum_type.len() {
+        proto2 |= enum_needs_proto2(top, raw.enum_type.get(i));
     }
     for (i, m) in file.message_type.iter().enumerate() {
         proto2 |= needs_proto2(m, raw.message_type.get(i), top);
@@ -51,7 +49,8 @@ pub(super) fn lower(
     Ok(())
 }
 
-fn enum_is_closed(parent: FeatureSet, raw: Option<&RawEnum>, _e: &EnumDescriptorProto) -> bool {
+/// A closed enum (proto2 enums are the closed ones), or one with legacy JSON.
+fn enum_needs_proto2(parent: FeatureSet, raw: Option<&RawEnum>) -> bool {
     let f = parent.with(raw.and_then(RawEnum::features));
     f.enum_type == Some(CLOSED) || f.json_format == Some(LEGACY_BEST_EFFORT)
 }
@@ -75,8 +74,8 @@ fn needs_proto2(m: &DescriptorProto, raw: Option<&RawMessage>, parent: FeatureSe
             return true;
         }
     }
-    for (i, e) in m.enum_type.iter().enumerate() {
-        if enum_is_closed(here, raw.and_then(|r| r.enum_type.get(i)), e) {
+    for i in 0..m.enum_type.len() {
+        if enum_needs_proto2(here, raw.and_then(|r| r.enum_type.get(i))) {
             return true;
         }
     }
