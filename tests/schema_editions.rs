@@ -167,11 +167,13 @@ fn edition_2024_loads_from_source_and_from_protoc() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(
         dir.path().join("v24.proto"),
-        "edition = \"2024\";\npackage v24;\nmessage Point {\n  int32 x = 1;\n  int32 y = 2 [features.field_presence = IMPLICIT];\n  repeated uint32 tags = 3;\n}\n",
+        // A language feature too: walscope serves a stand-in for cpp_features.proto from source,
+        // protoc puts its own in the set.
+        "edition = \"2024\";\npackage v24;\nimport \"google/protobuf/cpp_features.proto\";\nmessage Point {\n  int32 x = 1;\n  int32 y = 2 [features.field_presence = IMPLICIT];\n  repeated uint32 tags = 3;\n  string label = 4 [features.(pb.cpp).string_type = VIEW];\n}\n",
     )
     .unwrap();
     let p = protoc();
-    let bytes = p.encode(dir.path(), "v24.proto", "v24.Point", "x: 0 y: 4 tags: [5, 6]");
+    let bytes = p.encode(dir.path(), "v24.proto", "v24.Point", "x: 0 y: 4 tags: [5, 6] label: \"L\"");
     let mut source = SchemaSet::empty();
     source.add_proto_files(&[dir.path().to_path_buf()], &[PathBuf::from("v24.proto")]).unwrap();
     let mut from_set = SchemaSet::empty();
@@ -186,6 +188,7 @@ fn edition_2024_loads_from_source_and_from_protoc() {
         let m = decode(set.message("v24.Point").unwrap(), &bytes);
         assert_eq!(get(&m, "x").as_i32(), Some(0), "explicit presence by default keeps the zero");
         assert_eq!(get(&m, "y").as_i32(), Some(4));
+        assert_eq!(get(&m, "label").as_str(), Some("L"));
     }
 }
 

@@ -7,6 +7,7 @@
 //! Must never: accept an edition it cannot read faithfully, or touch a proto2/proto3 file.
 
 mod features;
+mod language;
 mod lower;
 pub(crate) mod scan;
 #[cfg(test)]

@@ -127,6 +127,9 @@ impl FileResolver for Resolver {
     fn open_file(&self, name: &str) -> Result<File, protox::Error> {
         // The first include path holding the file is the one protox would read it from.
         let Some(path) = self.includes.iter().map(|i| i.join(name)).find(|p| p.is_file()) else {
+            if let Some(src) = super::language::stand_in(name) {
+                return File::from_source(name, src);
+            }
             return self.chain.open_file(name);
         };
         let Ok(src) = std::fs::read_to_string(&path) else { return self.chain.open_file(name) };

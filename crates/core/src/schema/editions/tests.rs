@@ -129,6 +129,28 @@ fn refusals_name_the_edition_the_feature_and_the_line() {
     );
 }
 
+#[test]
+fn language_features_resolve_and_change_nothing() {
+    let set = load(
+        r#"edition = "2024";
+package lang;
+import "google/protobuf/cpp_features.proto";
+import "google/protobuf/java_features.proto";
+import "google/protobuf/go_features.proto";
+option features.(pb.go).api_level = API_OPAQUE;
+enum E { option features.(pb.java).large_enum = true; ZERO = 0; }
+message L {
+  string s = 1 [features.(pb.cpp).string_type = VIEW];
+  E e = 2;
+}
+"#,
+    )
+    .unwrap();
+    let m = set.message("lang.L").unwrap();
+    assert_eq!(m.parent_file().syntax(), Syntax::Proto3);
+    assert!(m.get_field_by_name("s").unwrap().supports_presence());
+}
+
 const PROTO3: &str = r#"syntax = "proto3";
 package p;
 enum Color { RED = 0; GREEN = 1; }
