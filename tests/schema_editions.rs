@@ -218,6 +218,13 @@ fn the_cli_decodes_with_an_editions_proto_or_its_descriptor_set() {
         run(&["schema", "list", "--filter", "editions.parcel", "--proto-path", d, "--proto", "parcel.proto"]);
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(stdout.contains("parcel.proto (proto file parcel.proto, edition 2023)"), "{stdout}");
+    // `schema show` says the edition, how it is read, and which fields are delimited.
+    let out = run(&["schema", "show", "walscope.editions.Parcel", "--descriptor-set", s]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("parcel.proto (descriptor set "), "{stdout}");
+    assert!(stdout.contains("), edition 2023 (read as proto2)\n"), "{stdout}");
+    assert!(stdout.contains("  required string code = 1;\n"), "{stdout}");
+    assert!(stdout.contains("  walscope.editions.Parcel.Label label = 2 [delimited];\n"), "{stdout}");
     // A refusal reaches the operator in the same words, with file:line.
     std::fs::write(
         dir.path().join("bad.proto"),
