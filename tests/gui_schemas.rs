@@ -56,6 +56,30 @@ fn browse_search_and_load_schemas() {
     load(&mut h, "good.proto");
     h.get_by_label_contains("loaded: 1 new types");
     assert!(h.state().schemas.message("mine.Ping").is_ok());
+
+    // Editions: the window loads through the same library function, says what it refuses in
+    // editions terms and lists a loaded editions file with its edition.
+    std::fs::write(
+        dir.path().join("ed_bad.proto"),
+        "edition = \"2023\";\nmessage B {\n  int32 n = 1 [default = 3];\n}\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.path().join("ed.proto"),
+        "edition = \"2023\";\npackage ed;\nmessage Pong { int32 n = 1; repeated int32 r = 2; }\n",
+    )
+    .unwrap();
+    load(&mut h, "ed_bad.proto");
+    h.get_by_label_contains("Not loaded:");
+    h.get_by_label_contains("ed_bad.proto:3:");
+    h.get_by_label_contains("edition 2023: default values");
+    load(&mut h, "ed.proto");
+    h.get_by_label_contains("loaded: 1 new types");
+    assert!(h.state().schemas.message("ed.Pong").is_ok());
+    h.get_by_label_contains("ed.proto (1 file)").click();
+    h.step();
+    h.step();
+    h.get_by_label("ed.proto (edition 2023)");
 }
 
 /// The type tree (package → type → fields) and schemas fetched by gRPC reflection from a real

@@ -80,6 +80,7 @@ mod salvage_faults;
 mod salvage_set;
 mod salvage_window;
 mod samples;
+mod schema_editions;
 mod schema_loading;
 mod sdk_peer;
 mod wire_robustness;

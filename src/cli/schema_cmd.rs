@@ -28,7 +28,10 @@ fn list(schema: &SchemaArgs, filter: Option<&str>) -> Result<()> {
             SymbolKind::Enum => "enum",
             SymbolKind::Service => "service",
         };
-        let origin = set.origin_of_file(&file).map(|o| o.to_string()).unwrap_or_default();
+        let mut origin = set.origin_of_file(&file).map(|o| o.to_string()).unwrap_or_default();
+        if let Some(edition) = set.edition_of_file(&file) {
+            origin.push_str(&format!(", {edition}"));
+        }
         outln!("{kind:<8} {name:<64} {file} ({origin})")?;
     }
     print_builtin_files(&set)

@@ -4,6 +4,7 @@
 
 #[cfg(feature = "gui")]
 pub mod gui;
+pub mod protoc;
 pub mod rehearsal;
 pub mod salvage;
 pub mod walgen;

@@ -39,13 +39,12 @@ pub fn describe(set: &SchemaSet, name: &str) -> Result<String, SchemaError> {
         return Ok(s);
     }
     let m = set.message(name)?;
-    let _ = writeln!(
-        s,
-        "// {} ({}), {}",
-        m.parent_file().name(),
-        origin(set, m.parent_file().name()),
-        syntax(&m)
-    );
+    // An editions file is held lowered: say both what it was and how it is read.
+    let syntax = match set.edition_of_file(m.parent_file().name()) {
+        Some(edition) => format!("{edition} (read as {})", syntax(&m)),
+        None => syntax(&m).to_string(),
+    };
+    let _ = writeln!(s, "// {} ({}), {syntax}", m.parent_file().name(), origin(set, m.parent_file().name()));
     let _ = writeln!(s, "message {} {{", m.full_name());
     let mut oneof_done = Vec::new();
     for f in m.fields() {
@@ -109,5 +108,7 @@ fn field_line(f: &FieldDescriptor) -> String {
         }
         Cardinality::Optional => "",
     };
-    format!("{label}{ty} {} = {};", f.name(), f.number())
+    // A group (proto2) or DELIMITED field (editions) is sent between start/end tags.
+    let delimited = if f.is_group() { " [delimited]" } else { "" };
+    format!("{label}{ty} {} = {}{delimited};", f.name(), f.number())
 }

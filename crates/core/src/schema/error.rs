@@ -23,6 +23,11 @@ pub enum SchemaError {
     #[error("{location}: {message}")]
     Invalid { location: String, message: String },
 
+    /// An editions file walscope cannot read faithfully: the message names the edition and
+    /// the feature, the location is file:line:column where known.
+    #[error("{location}: {message}")]
+    Editions { location: String, message: String },
+
     #[error(
         "duplicate symbol \"{symbol}\": defined in {first_file} ({first_origin}) and again, differently, in {second_file} ({second_origin})\n  differs: {difference}\n  fix: load only one of them, or give one a different package"
     )]

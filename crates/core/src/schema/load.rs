@@ -26,15 +26,20 @@ impl SchemaSet {
     ) -> Result<usize, SchemaError> {
         // prost-reflect panics (index out of bounds) on a file whose `syntax` it does not know
         // ("editions", "", anything else), so such files are refused here, before the pool.
+        if let Some(f) = files.iter().find(|f| f.syntax() == "editions") {
+            // Editions files are lowered on the way in (schema/editions); one that reaches here
+            // came by a path that does not carry its features.
+            return Err(SchemaError::Editions {
+                location: format!("{} ({origin})", f.name()),
+                message: "an editions file (syntax \"editions\") must be loaded from its .proto source or a descriptor set, where walscope reads its features".into(),
+            });
+        }
         if let Some(f) =
             files.iter().find(|f| !matches!(f.syntax.as_deref(), None | Some("proto2" | "proto3")))
         {
             return Err(SchemaError::Invalid {
                 location: format!("{} ({origin})", f.name()),
-                message: format!(
-                    "syntax \"{}\" is not supported: walscope reads proto2 and proto3 files only",
-                    f.syntax()
-                ),
+                message: format!("syntax \"{}\" is not supported: {}", f.syntax(), super::editions::READS),
             });
         }
         let mut next = self.clone();

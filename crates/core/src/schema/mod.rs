@@ -7,12 +7,14 @@
 
 mod builtin;
 mod describe;
+mod editions;
 mod error;
 mod load;
 mod merge;
 mod sources;
 
 pub use describe::{describe, type_label};
+pub use editions::Edition;
 pub use error::SchemaError;
 pub use merge::{BuiltinFileStatus, BuiltinUse, LinkBreak, SetAsideReason};
 
@@ -66,6 +68,9 @@ pub struct SchemaSet {
     /// The files in the pool, as linked there, by name.
     files: HashMap<String, (FileDescriptorProto, Origin)>,
     builtin_status: Vec<BuiltinFileStatus>,
+    /// The files loaded from editions sources (lowered to proto2/proto3 in the pool) and their
+    /// edition.
+    editions: HashMap<String, Edition>,
 }
 
 impl Default for SchemaSet {
@@ -83,6 +88,7 @@ impl SchemaSet {
             given: HashMap::new(),
             files: HashMap::new(),
             builtin_status: Vec::new(),
+            editions: HashMap::new(),
         }
     }
 
@@ -109,6 +115,12 @@ impl SchemaSet {
 
     pub fn origin_of_file(&self, name: &str) -> Option<&Origin> {
         self.files.get(name).map(|(_, o)| o)
+    }
+
+    /// The edition a loaded file was written in, when it was an editions file (the pool holds
+    /// it as the equivalent proto2 or proto3 file).
+    pub fn edition_of_file(&self, name: &str) -> Option<Edition> {
+        self.editions.get(name).copied()
     }
 
     /// What became of each built-in file once user schemas were loaded: in use, re-linked to

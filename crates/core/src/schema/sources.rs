@@ -1,12 +1,16 @@
 //! Reading schema sources from disk: `.proto` files through protox, and descriptor sets.
-//! Turns protox's diagnostics into [`SchemaError`]s with file:line:column.
+//! Turns protox's diagnostics into [`SchemaError`]s with file:line:column. Editions files go
+//! through `editions` on the way in (a stand-in for protox, then the lowering).
 
+use super::editions::{self, Edition, scan};
 use super::{Origin, SchemaError, SchemaSet};
 use miette::Diagnostic;
 use prost::Message;
 use prost_types::{FileDescriptorProto, FileDescriptorSet};
 use protox::file::{FileResolver, GoogleFileResolver};
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, PoisonError};
 
 /// The bundled well-known file `name` with its own imports, if it is one.
 pub(super) fn well_known(name: &str) -> Option<Vec<FileDescriptorProto>> {
@@ -50,32 +54,50 @@ impl SchemaSet {
             })
             .chain(["(bundled google/protobuf/*)".to_string()])
             .collect();
-        let mut compiler = protox::Compiler::new(&includes).map_err(|e| convert(&e, &searched))?;
+        // Editions sources reach protox as their proto3 stand-ins (schema/editions/scan.rs).
+        let seen = Arc::new(Mutex::new(scan::Seen::default()));
+        let mut compiler = protox::Compiler::with_file_resolver(scan::Resolver::new(&includes, seen.clone()));
         compiler.include_imports(true);
+        // Source info gives the lowering's refusals their file:line; dropped before the pool.
+        compiler.include_source_info(true);
+        let seen = || seen.lock().unwrap_or_else(PoisonError::into_inner);
         for f in files {
             // A path on disk, or a name relative to an include path as in an import statement.
             if let Err(e) = compiler.open_file(f) {
+                if let Some((file, label, line, column)) = seen().refused.take() {
+                    return Err(editions::refuse(format!("{file}:{line}:{column}"), &label));
+                }
                 if e.is_file_not_found() && !f.exists() && e.to_string().contains("not in any") {
                     return Err(SchemaError::ProtoNotFound {
                         file: f.display().to_string(),
                         searched: searched.clone(),
                     });
                 }
-                return Err(convert(&e, &searched));
+                let edition = e.file().and_then(|name| seen().editions.get(name).copied());
+                return Err(convert(&e, &searched, edition));
             }
         }
-        let set = compiler.file_descriptor_set();
+        let encoded = compiler.encode_file_descriptor_set();
+        let mut set = FileDescriptorSet::decode(encoded.as_slice())
+            .map_err(|e| SchemaError::Other(format!("protox produced an unreadable descriptor set: {e}")))?;
         let origin = match files {
             [one] => Origin::ProtoFile(one.clone()),
             _ => Origin::ProtoFile(PathBuf::from(
                 files.iter().map(|f| f.display().to_string()).collect::<Vec<_>>().join(", "),
             )),
         };
+        let stand_ins = seen().editions.clone();
+        let lowered = editions::lower_files(&mut set.file, &encoded, &stand_ins, &origin)?;
+        for f in &mut set.file {
+            f.source_code_info = None;
+        }
         // Well-known files compiled here are marked as such so they never conflict.
         let (wk, own): (Vec<_>, Vec<_>) =
             set.file.into_iter().partition(|f| f.name().starts_with("google/protobuf/"));
         self.add_files(wk, Origin::WellKnown)?;
-        self.add_files(own, origin)
+        let added = self.add_files(own, origin)?;
+        self.editions.extend(lowered);
+        Ok(added)
     }
 
     /// Reads a FileDescriptorSet (`.protoset`, `.pb`, `.desc`), with or without its imports.
@@ -104,12 +126,18 @@ impl SchemaSet {
         if set.file.iter().any(|f| f.name().is_empty()) {
             return Err(SchemaError::NotADescriptorSet { path, reason: "a file in it has no name".into() });
         }
-        self.add_files(set.file, origin)
+        let mut files = set.file;
+        let lowered = editions::lower_files(&mut files, bytes, &HashMap::new(), &origin)?;
+        let added = self.add_files(files, origin)?;
+        self.editions.extend(lowered);
+        Ok(added)
     }
 }
 
 /// Turns a protox error into our wording, with file:line:column where protox has a span.
-fn convert(e: &protox::Error, searched: &[String]) -> SchemaError {
+/// An error in a file read through the editions stand-in (`edition`) is worded in editions
+/// terms, and never called a syntax error.
+fn convert(e: &protox::Error, searched: &[String], edition: Option<Edition>) -> SchemaError {
     let text = e.to_string();
     let location = first_location(e);
     if let Some(import) = quoted_after(&text, "import '") {
@@ -125,6 +153,13 @@ fn convert(e: &protox::Error, searched: &[String]) -> SchemaError {
     }
     let file = e.file().unwrap_or("?").to_string();
     let message = detail(e);
+    if let Some(edition) = edition {
+        let location = match location {
+            Some((_, line, column)) => format!("{file}:{line}:{column}"),
+            None => file,
+        };
+        return SchemaError::Editions { location, message: editions::reword(&message, edition) };
+    }
     match location {
         Some((_, line, column)) if e.is_parse() => SchemaError::Syntax { file, line, column, message },
         Some((_, line, column)) => {

@@ -210,7 +210,11 @@ fn show(st: &mut SchemasState, view: &AppView<'_>, ui: &mut egui::Ui, tx: &Comma
             format!("{origin} ({})", walscope_core::fmt::counted(files.len() as u64, "file")),
             |ui| {
                 for f in files {
-                    ui.monospace(f);
+                    // An editions file is held lowered to proto2/proto3: say what it was.
+                    match schemas.edition_of_file(&f) {
+                        Some(edition) => ui.monospace(format!("{f} ({edition})")),
+                        None => ui.monospace(f),
+                    };
                 }
             },
         );
