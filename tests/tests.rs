@@ -78,4 +78,5 @@ mod salvage_set;
 mod salvage_window;
 mod samples;
 mod schema_loading;
+mod sdk_protos;
 mod wire_robustness;
