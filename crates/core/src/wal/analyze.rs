@@ -165,6 +165,12 @@ fn analyze_with(pool: &DescriptorPool, msg: &DynamicMessage, decode_body: bool) 
     // Encrypted and legacy payloads are not protobuf we can read; no body type means nothing to
     // decode against. None of these is a fault of the message.
     if let (Some(desc), false, false) = (&body_desc, out.is_encrypted(), out.legacy) {
+        // A field upstream re-typed under the same number is kept as an unknown field (compat.rs).
+        if let Some(note) = codec::compat::note(desc, &payload) {
+            out.flags.push(note);
+        }
+        let alt = codec::compat::alternative(desc, &payload);
+        let desc = alt.as_ref().unwrap_or(desc);
         if decode_body {
             let body = codec::decode(desc, &payload).map(|d| d.message).map_err(|e| format!("payload: {e}"));
             if let Err(e) = &body {
