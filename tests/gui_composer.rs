@@ -500,7 +500,7 @@ fn no_method_lists_the_services_and_an_empty_reply_says_so() {
     settle(&mut h);
     h.get_by_label_contains("pick one, or type part of its name above");
     // Three services are loaded: each is open, its methods listed.
-    h.get_by_label("MilvusService (16)");
+    h.get_by_label("MilvusService (17)");
     h.get_by_label("SyncTool (4)");
     h.get_by_label("DropCollection").click();
     settle(&mut h);

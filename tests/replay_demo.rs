@@ -344,3 +344,68 @@ async fn auto_id_collections_are_explained_and_new_ids_replay() {
     assert!(rows > 0, "the users rows went in with new keys");
     pair.shutdown().await;
 }
+
+/// The plan records each collection's schema update time (DescribeCollection's
+/// `update_timestamp`); a field added on the new primary after the plan makes apply refuse in
+/// words with nothing sent, and a fresh plan then applies.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn apply_refuses_when_a_schema_changed_since_the_plan() {
+    use walscope::net::grpc::GrpcSettings;
+    use walscope::replay::apply::{ApplyOptions, ReplaySpec, plan, spawn_apply};
+    let pair = pair().await;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let folder = dir.path().join("salvage");
+    let d = folder.clone();
+    tokio::task::block_in_place(|| salvage(&pair, &d));
+    let np = rehearsal::new_primary(&pair).await;
+    let spec = ReplaySpec {
+        inputs: vec![folder.clone()],
+        settings: GrpcSettings::new(pair.new_addr().to_string()),
+        timeout: Duration::from_secs(30),
+        options: Default::default(),
+    };
+    let planned = plan(&spec).await.expect("plan");
+    let recorded =
+        planned.plan.collections["audit"].schema_updated.expect("the plan records audit's update time");
+    assert!(recorded > 0, "the demo reports an update time");
+
+    // A plan saved by an earlier walscope (no update times) still loads, and says what it lacks.
+    let old = tempfile::tempdir().expect("tempdir");
+    walscope::replay::SavedPlan::save(old.path(), &planned.plan).expect("save");
+    let path = walscope::replay::SavedPlan::path_in(old.path(), &planned.plan.db);
+    let mut json: serde_json::Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+    for c in json["collections"].as_object_mut().unwrap().values_mut() {
+        c.as_object_mut().unwrap().remove("schema_updated");
+    }
+    std::fs::write(&path, serde_json::to_vec(&json).unwrap()).unwrap();
+    let loaded =
+        walscope::replay::SavedPlan::load(old.path(), &planned.plan.db).expect("loads").expect("a plan");
+    assert!(
+        loaded.warnings.iter().any(|w| w.contains("records no schema update time of")
+            && w.contains("audit")
+            && w.contains("could not be checked")),
+        "{:?}",
+        loaded.warnings
+    );
+
+    let before = state(&np).await;
+    rehearsal::add_nullable_field(&np, "audit", "reviewed_at").await;
+    let opts = ApplyOptions { verify: false, ..Default::default() };
+    let err = spawn_apply(&planned, spec.settings.clone(), spec.timeout, opts.clone())
+        .wait()
+        .await
+        .expect_err("apply refuses");
+    let words = err.to_string();
+    assert!(
+        words.contains("collection audit's schema changed on the new primary since the plan (update time ")
+            && words.ends_with("): plan again"),
+        "{words}"
+    );
+    assert_eq!(state(&np).await, before, "the refused apply sent something");
+
+    // Planned again (after the change), the apply goes through.
+    let planned = plan(&spec).await.expect("plan again");
+    assert!(planned.plan.collections["audit"].schema_updated.expect("recorded") > recorded);
+    spawn_apply(&planned, spec.settings.clone(), spec.timeout, opts).wait().await.expect("apply");
+    assert_ne!(state(&np).await, before, "the apply sent the replay");
+}

@@ -83,4 +83,5 @@ mod samples;
 mod schema_editions;
 mod schema_loading;
 mod sdk_peer;
+mod sdk_protos;
 mod wire_robustness;

@@ -338,3 +338,23 @@ pub fn differences(want: &HashMap<Pk, u64>, got: &HashMap<Pk, u64>) -> Vec<(Pk, 
     wrong.dedup();
     wrong
 }
+
+/// AddCollectionField of a nullable Int64 `field` to `collection` on the new primary: a schema
+/// change, as an operator's DDL on the promoted cluster would be.
+pub async fn add_nullable_field(np: &NewPrimary, collection: &str, field: &str) {
+    use base64::Engine;
+    let set = SchemaSet::builtin();
+    let schema = prost_reflect::DynamicMessage::deserialize(
+        set.message("milvus.proto.schema.FieldSchema").expect("type"),
+        serde_json::json!({"name": field, "data_type": "Int64", "nullable": true}),
+    )
+    .expect("field schema");
+    let schema = base64::engine::general_purpose::STANDARD.encode(walscope::codec::encode(&schema));
+    np.apply(
+        "AddCollectionField",
+        collection,
+        serde_json::json!({"db_name": "default", "collection_name": collection, "schema": schema}),
+    )
+    .await
+    .expect("add field");
+}

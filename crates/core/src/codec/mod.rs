@@ -5,6 +5,7 @@
 //! encoding (field-number order, map entries sorted by key) used for fresh values. Must never:
 //! re-encode a whole message to apply an edit, or accept bytes that fail a strict re-decode.
 
+pub mod compat;
 pub mod edit;
 pub mod json_edit;
 pub mod path;
@@ -44,6 +45,9 @@ pub struct Decoded {
 /// Decodes `bytes` as `desc`, strictly: the first byte that does not fit the type is an error
 /// with its offset. Unknown fields are kept.
 pub fn decode(desc: &MessageDescriptor, bytes: &[u8]) -> Result<Decoded, CodecError> {
+    // A field upstream re-typed under the same number (compat.rs): read as an unknown field.
+    let alt = compat::alternative(desc, bytes);
+    let desc = alt.as_ref().unwrap_or(desc);
     let opts = DecodeOptions { schema: Some(desc.clone()), ..DecodeOptions::default() };
     let wire = wire::decode_with(bytes, &opts);
     if let Some(e) = wire.first_error() {

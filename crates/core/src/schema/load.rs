@@ -392,7 +392,13 @@ impl<'a> Linker<'a> {
             plan.gaps.push(format!("{symbol} {part}"));
         }
         if let Def::Message(m) = ours {
-            for next in merge::message_references(m) {
+            // Only through the fields the user's definition has too: a field it lacks is a gap
+            // (kept as an unknown field), so the type that field would need is not needed.
+            let mut kept = m.clone();
+            if let Def::Message(t) = theirs {
+                kept.field.retain(|f| t.field.iter().any(|u| u.number() == f.number()));
+            }
+            for next in merge::message_references(&kept) {
                 self.check(file, &next, aside, checked, plan)?;
             }
         }

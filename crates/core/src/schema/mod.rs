@@ -6,6 +6,7 @@
 //! changed after a failed load, or reach the network (reflection lives in `net/`).
 
 mod builtin;
+pub mod compare;
 mod describe;
 mod editions;
 mod error;

@@ -173,6 +173,12 @@ fn analyze_with(pool: &DescriptorPool, msg: &DynamicMessage, decode_body: bool) 
     // Encrypted and legacy payloads are not protobuf we can read; no body type means nothing to
     // decode against; a chunk is a slice of a body. None of these is a fault of the message.
     if let (Some(desc), false, false, None) = (&body_desc, out.is_encrypted(), out.legacy, &out.chunk) {
+        // A field upstream re-typed under the same number is kept as an unknown field (compat.rs).
+        if let Some(note) = codec::compat::note(desc, &payload) {
+            out.flags.push(note);
+        }
+        let alt = codec::compat::alternative(desc, &payload);
+        let desc = alt.as_ref().unwrap_or(desc);
         if decode_body {
             // Only the message is kept: no wire tree (a span per packed value of a big body).
             let body = codec::decode_message(desc, &payload).map_err(|e| format!("payload: {e}"));

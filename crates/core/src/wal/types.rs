@@ -106,6 +106,26 @@ mod tests {
         assert_eq!(names(2, 0), (None, None));
         assert_eq!(names(4711, 2), (None, None));
         assert_eq!(names(0, 2), (None, None)); // Unknown has no header or body type
+        // The newer types (upstream master): row-level security, snapshots, manifests.
+        for (t, name) in [
+            (47, "AlterRLSMetadata"),
+            (48, "DropRLSMetadata"),
+            (39, "RestoreSnapshot"),
+            (40, "CreateSnapshot"),
+            (41, "DropSnapshot"),
+            (42, "BatchUpdateManifest"),
+            (43, "RefreshExternalCollection"),
+            (44, "DropSnapshotsByCollection"),
+        ] {
+            assert_eq!(message_type_name(pool, t).as_deref(), Some(name));
+            assert_eq!(expected_version(pool, t), Some(2));
+            let (h, b) = header_body_types(pool, t, 2);
+            let (h, b) = (h.unwrap(), b.unwrap());
+            assert_eq!(h.name(), format!("{name}MessageHeader"));
+            assert_eq!(b.name(), format!("{name}MessageBody"));
+            // Their headers carry fields now (they were empty messages).
+            assert!(h.fields().next().is_some(), "{name}");
+        }
     }
 
     #[test]

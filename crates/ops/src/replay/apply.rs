@@ -288,6 +288,33 @@ pub fn spawn_apply(
     })
 }
 
+/// Refuses, before anything is sent, when a collection's schema changed on the new primary
+/// since the plan: its `update_timestamp` (DescribeCollection) differs from the one the plan
+/// recorded. The plan's checks (columns, keys, auto id) were made against the old schema.
+async fn schemas_unchanged(plan: &Plan, target: &NewPrimary) -> Result<(), ReplayError> {
+    for (name, c) in &plan.collections {
+        // 0: the server did not report an update time when planned; nothing to compare.
+        let Some(planned) = c.schema_updated.filter(|t| *t != 0) else { continue };
+        let now = target.describe(name).await?.map(|(_, t)| t.updated);
+        match now {
+            Some(now) if now == planned => {}
+            Some(now) => {
+                return Err(ReplayError::Plan(format!(
+                    "collection {name}'s schema changed on the new primary since the plan (update time {} → {}): plan again",
+                    crate::time::format_timetick(planned),
+                    crate::time::format_timetick(now)
+                )));
+            }
+            None => {
+                return Err(ReplayError::Plan(format!(
+                    "collection {name} was dropped on the new primary since the plan: plan again"
+                )));
+            }
+        }
+    }
+    Ok(())
+}
+
 /// One write of the journal, run on the blocking pool.
 type JournalWrite = Box<dyn FnOnce(&mut Journal) -> Result<(), ReplayError> + Send>;
 
@@ -309,7 +336,7 @@ async fn run_apply(
     }
     let dir = salvage.dir.clone();
     let (p, d) = (plan.clone(), dir.clone());
-    let (state, journal) = tokio::task::spawn_blocking(move || -> Result<_, ReplayError> {
+    let state = tokio::task::spawn_blocking(move || -> Result<_, ReplayError> {
         let state = Journal::read(&d, &p.db)?;
         if let Some(fp) = &state.plan
             && fp != &p.fingerprint
@@ -319,10 +346,22 @@ async fn run_apply(
                 Journal::path_in(&d, &p.db).display()
             )));
         }
-        if state.plan.is_none() {
+        Ok(state)
+    })
+    .await
+    .map_err(blocking_err)??;
+    let target = NewPrimary::connect(settings, timeout).await?;
+    // Before the journal is written, so a refusal leaves nothing to resume. A resumed apply
+    // skips it: the replay's own DDL may have changed the times since the plan.
+    if state.plan.is_none() {
+        schemas_unchanged(&plan, &target).await?;
+    }
+    let (p, d, fresh) = (plan.clone(), dir.clone(), state.plan.is_none());
+    let journal = tokio::task::spawn_blocking(move || -> Result<_, ReplayError> {
+        if fresh {
             SavedPlan::save(&d, &p)?;
         }
-        Ok((state, Journal::open(&d, &p)?))
+        Journal::open(&d, &p)
     })
     .await
     .map_err(blocking_err)??;
@@ -338,7 +377,6 @@ async fn run_apply(
             .map_err(blocking_err)?
         }
     };
-    let target = NewPrimary::connect(settings, timeout).await?;
     let mut sender = Sender {
         target,
         salvage,

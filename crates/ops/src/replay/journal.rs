@@ -194,6 +194,19 @@ impl SavedPlan {
                 for c in plan.collections.values_mut() {
                     c.new_ids |= c.primary_key.as_ref().is_some_and(|pk| c.drop_columns.contains(pk));
                 }
+                // Plans saved before the schema update time was recorded say it by leaving it out.
+                let unchecked: Vec<String> = plan
+                    .collections
+                    .iter()
+                    .filter(|(_, c)| c.on_new_primary && c.schema_updated.is_none())
+                    .map(|(n, _)| n.clone())
+                    .collect();
+                if !unchecked.is_empty() {
+                    plan.warnings.push(format!(
+                        "this plan, saved by an earlier walscope, records no schema update time of {}: whether their schema changed on the new primary since the plan could not be checked",
+                        unchecked.join(", ")
+                    ));
+                }
                 Ok(Some(plan))
             }
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),

@@ -8,7 +8,7 @@
 use super::schema_check::{CollectionShape, SchemaDifference, compare};
 use super::simulate::Until;
 use super::source::Salvage;
-use super::target::NewPrimary;
+use super::target::{NewPrimary, Times};
 use super::units::{Op, SkipReason, Skipped, Unit, read_units};
 use super::{Pk, ReplayError};
 use serde::{Deserialize, Serialize};
@@ -87,6 +87,11 @@ pub struct CollectionPlan {
     /// Auto id with new keys: the new primary chooses the keys of replayed Inserts.
     #[serde(default)]
     pub new_ids: bool,
+    /// The new primary's `update_timestamp` of the collection when planned (DescribeCollection):
+    /// apply refuses if it has changed since. None: not on the new primary, or a plan written
+    /// before walscope recorded it (apply then says the check was not possible).
+    #[serde(default)]
+    pub schema_updated: Option<u64>,
     pub notes: Vec<String>,
     pub count_before: Option<u64>,
     pub expected_after: Option<u64>,
@@ -167,13 +172,13 @@ pub async fn build_plan(
     let handle = tokio::runtime::Handle::current();
     let (s, t, schemas) = (salvage.clone(), target.clone(), dump_schemas.clone());
     let (units, shapes) = tokio::task::spawn_blocking(move || {
-        let mut shapes: HashMap<String, Option<CollectionShape>> = HashMap::new();
+        let mut shapes: HashMap<String, Option<(CollectionShape, Times)>> = HashMap::new();
         let mut failure: Option<ReplayError> = None;
         let mut pk_of = |c: &str| -> Option<String> {
             if !shapes.contains_key(c) {
                 match handle.block_on(t.describe(c)) {
                     Ok(found) => {
-                        shapes.insert(c.to_string(), found.map(|(s, _)| s));
+                        shapes.insert(c.to_string(), found);
                     }
                     Err(e) => {
                         failure.get_or_insert(e);
@@ -181,8 +186,10 @@ pub async fn build_plan(
                     }
                 }
             }
-            let target =
-                shapes.get(c).and_then(|s| s.as_ref()).and_then(|s| s.primary_key().map(|f| f.name.clone()));
+            let target = shapes
+                .get(c)
+                .and_then(|s| s.as_ref())
+                .and_then(|(s, _)| s.primary_key().map(|f| f.name.clone()));
             target.or_else(|| {
                 schemas
                     .get(c)
@@ -236,16 +243,19 @@ pub async fn build_plan(
     names.sort();
     names.dedup();
     for name in names {
-        let shape = match shapes.get(&name) {
+        let described = match shapes.get(&name) {
             Some(s) => s.clone(),
-            None => target.describe(&name).await?.map(|(s, _)| s),
+            None => target.describe(&name).await?,
         };
+        let updated = described.as_ref().map(|(_, t)| t.updated);
+        let shape = described.map(|(s, _)| s);
         let columns = units.insert_fields.get(&name).cloned();
         let mut c =
             check_collection(&mut plan, &name, shape, dump_schemas.get(&name), columns, &target).await?;
         if given.contains(&name) {
             c.dump_schema = Some("the schema given (--schema)".into());
         }
+        c.schema_updated = updated;
         plan.collections.insert(name, c);
     }
     if options.policy == Policy::Stop {

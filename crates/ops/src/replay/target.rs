@@ -15,6 +15,16 @@ use serde_json::json;
 use std::collections::HashMap;
 use std::time::Duration;
 
+/// A collection's times as DescribeCollection gives them: hybrid timestamps (TSO), 0 when the
+/// server leaves one out (`update_timestamp` is newer than some servers).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Times {
+    pub created: u64,
+    /// The last change of the collection's schema or meta (upstream's proxy fills it from the
+    /// collection's meta, `update_timestamp_str` is the same number as text).
+    pub updated: u64,
+}
+
 /// Keys per `pk in [...]` query.
 pub const QUERY_CHUNK: usize = 1000;
 /// Above this many keys an expression carries them as a template value.
@@ -117,7 +127,7 @@ impl NewPrimary {
     }
 
     /// The collection as the new primary has it; None when it has no such collection.
-    pub async fn describe(&self, collection: &str) -> Result<Option<(CollectionShape, u64)>, ReplayError> {
+    pub async fn describe(&self, collection: &str) -> Result<Option<(CollectionShape, Times)>, ReplayError> {
         let reply = self
             .unary("DescribeCollection", json!({"db_name": self.db, "collection_name": collection}))
             .await?;
@@ -133,8 +143,9 @@ impl NewPrimary {
         let Some(schema) = reply.get_field_by_name("schema").and_then(|v| v.as_message().cloned()) else {
             return Ok(None);
         };
-        let created = reply.get_field_by_name("created_timestamp").and_then(|v| v.as_u64()).unwrap_or(0);
-        Ok(Some((CollectionShape::of_schema(&schema, Some(&reply)), created)))
+        let time = |f: &str| reply.get_field_by_name(f).and_then(|v| v.as_u64()).unwrap_or(0);
+        let times = Times { created: time("created_timestamp"), updated: time("update_timestamp") };
+        Ok(Some((CollectionShape::of_schema(&schema, Some(&reply)), times)))
     }
 
     /// How many rows the new primary holds of each key (Insert does not de-duplicate: a count

@@ -1,6 +1,6 @@
 //! The demo Milvus's collection rpcs over [`super::store`]: CreateCollection,
-//! DropCollection, HasCollection, DescribeCollection, CreatePartition, Insert, Delete, Upsert and
-//! Query, answered as the proxy answers them: a refusal is the reply's `status` (code, legacy
+//! DropCollection, HasCollection, DescribeCollection, AddCollectionField, CreatePartition, Insert,
+//! Delete, Upsert and Query, answered as the proxy answers them: a refusal is the reply's `status` (code, legacy
 //! error_code, reason), never a gRPC error; only bytes that are not the request message are
 //! INVALID_ARGUMENT.
 //!
@@ -20,6 +20,7 @@ use tonic::Status;
 /// The descriptors the rpcs decode and encode with.
 pub struct DmlTypes {
     schema: MessageDescriptor,
+    field: MessageDescriptor,
     scalar: MessageDescriptor,
     status: MessageDescriptor,
     bool_resp: MessageDescriptor,
@@ -29,11 +30,12 @@ pub struct DmlTypes {
     requests: Vec<(&'static str, MessageDescriptor)>,
 }
 
-const RPCS: [&str; 9] = [
+const RPCS: [&str; 10] = [
     "CreateCollection",
     "DropCollection",
     "HasCollection",
     "DescribeCollection",
+    "AddCollectionField",
     "CreatePartition",
     "Insert",
     "Delete",
@@ -57,6 +59,7 @@ impl DmlTypes {
         }
         Ok(DmlTypes {
             schema: get("milvus.proto.schema.CollectionSchema")?,
+            field: get("milvus.proto.schema.FieldSchema")?,
             scalar: get("milvus.proto.schema.ScalarField")?,
             status: get("milvus.proto.common.Status")?,
             bool_resp: get("milvus.proto.milvus.BoolResponse")?,
@@ -117,12 +120,14 @@ fn serve(
     let name = text(&req, "collection_name");
     let database = Some(text(&req, "db_name")).filter(|d| !d.is_empty()).or(db.map(str::to_string));
     if let Some(d) = database.filter(|d| !d.is_empty() && d != DEFAULT_DB) {
-        let d_out =
-            if method == "CreateCollection" || method == "DropCollection" || method == "CreatePartition" {
-                &t.status
-            } else {
-                reply_type(t, method)
-            };
+        let d_out = if matches!(
+            method,
+            "CreateCollection" | "DropCollection" | "CreatePartition" | "AddCollectionField"
+        ) {
+            &t.status
+        } else {
+            reply_type(t, method)
+        };
         return reply(d_out, Err(Refusal::no_database(&d)));
     }
     match method {
@@ -132,6 +137,13 @@ fn serve(
             reply(&t.status, Ok(json!({})))
         }
         "HasCollection" => reply(&t.bool_resp, Ok(json!({"status": {}, "value": store.has(&name)}))),
+        "AddCollectionField" => {
+            let raw = req.get_field_by_name("schema").and_then(|v| v.as_bytes().cloned()).unwrap_or_default();
+            let added = DynamicMessage::decode(t.field.clone(), raw.as_ref())
+                .map_err(|e| Refusal::invalid(format!("failed to unmarshal the field schema: {e}")))
+                .and_then(|f| store.add_field(&name, f));
+            reply(&t.status, added.map(|()| json!({})))
+        }
         "CreatePartition" => {
             reply(&t.status, store.create_partition(&name, &text(&req, "partition_name")).map(|()| json!({})))
         }
@@ -210,6 +222,8 @@ fn describe(c: &Collection) -> J {
         "status": {}, "collectionID": c.id.to_string(), "collection_name": c.name, "db_name": DEFAULT_DB,
         "db_id": "1", "virtual_channel_names": vchannels, "physical_channel_names": ["by-dev-rootcoord-dml_0"],
         "created_timestamp": c.created.to_string(), "created_utc_timestamp": (c.created >> 18).to_string(),
+        // As the proxy fills them: the collection's last update time, and the same number as text.
+        "update_timestamp": c.updated.to_string(), "update_timestamp_str": c.updated.to_string(),
         "shards_num": 1, "consistency_level": c.consistency_level, "properties": props,
         "num_partitions": c.partitions.len().to_string()
     })

@@ -129,7 +129,7 @@ fn vectors(bytes: &[u8]) -> Result<Data, Refusal> {
         match f.map_err(|()| malformed("vectors"))? {
             (1, W::Varint(v)) => dim = v as i64,
             (2, W::Len(b)) => {
-                per_row_of_dim = Some(|d| d * 4);
+                per_row_of_dim = Some(|d| d.saturating_mul(4));
                 for x in fields(b) {
                     match x.map_err(|()| malformed("float_vector"))? {
                         (1, W::Len(packed)) => raw.extend_from_slice(packed),
@@ -143,7 +143,7 @@ fn vectors(bytes: &[u8]) -> Result<Data, Refusal> {
                 raw.extend_from_slice(b);
             }
             (4 | 5, W::Len(b)) => {
-                per_row_of_dim = Some(|d| d * 2);
+                per_row_of_dim = Some(|d| d.saturating_mul(2));
                 raw.extend_from_slice(b);
             }
             (7, W::Len(b)) => {

@@ -166,6 +166,9 @@ pub struct Collection {
     pub consistency_level: i32,
     pub partitions: Vec<String>,
     pub created: u64,
+    /// The last schema change (creation, AddCollectionField): DescribeCollection's
+    /// `update_timestamp`, a hybrid timestamp like `created`.
+    pub updated: u64,
     /// The next generated key (auto id).
     pub next_auto: i64,
     rows: Vec<Option<Row>>,
@@ -340,12 +343,47 @@ impl Store {
                 consistency_level,
                 partitions: vec!["_default".into()],
                 created,
+                updated: created,
                 next_auto: 461_000_000_000_000_000 + (id % 1_000_000) * 1_000_000_000_000,
                 rows: Vec::new(),
                 by_key: HashMap::new(),
                 live: 0,
             },
         );
+        Ok(())
+    }
+
+    /// AddCollectionField: `field` (a schema.FieldSchema) joins the schema with the next field id;
+    /// rows already stored read it as null. Upstream refuses a field that is neither nullable
+    /// nor has a default (old rows would have no value), and so does the demo.
+    pub fn add_field(&self, name: &str, field: DynamicMessage) -> Result<(), Refusal> {
+        let field_name = text(&field, "name");
+        if !flag(&field, "nullable") && !field.has_field_by_name("default_value") {
+            return Err(Refusal::invalid(format!(
+                "added field must be nullable or have a default value, field name = {field_name}"
+            )));
+        }
+        let mut g = self.lock();
+        let ts = g.clock + 1;
+        let c = g.collections.get_mut(name).ok_or_else(|| Refusal::no_collection(name))?;
+        if c.field(&field_name).is_some() {
+            return Err(Refusal::invalid(format!("duplicate field name: {field_name}")));
+        }
+        let mut schema = c.schema.clone();
+        if let Some(Value::List(list)) = schema.get_field_by_name_mut("fields") {
+            list.push(Value::Message(field));
+        }
+        let (schema, fields, _) = super::schema_check::checked_schema(name, schema)?;
+        let added = fields.len().saturating_sub(c.fields.len());
+        for row in c.rows.iter_mut().flatten() {
+            let mut cells = std::mem::take(&mut row.cells).into_vec();
+            cells.extend((0..added).map(|_| Cell::Null));
+            row.cells = cells.into_boxed_slice();
+        }
+        c.schema = schema;
+        c.fields = fields;
+        c.updated = ts;
+        g.clock = ts;
         Ok(())
     }
 

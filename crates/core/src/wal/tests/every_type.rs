@@ -52,6 +52,8 @@ const TYPES: &[(i32, &str, u32)] = &[
     (44, "DropSnapshotsByCollection", 2),
     (45, "CommitImport", 2),
     (46, "RollbackImport", 2),
+    (47, "AlterRLSMetadata", 2),
+    (48, "DropRLSMetadata", 2),
     (700, "AlterWAL", 2),
     (800, "AlterReplicateConfig", 2),
     (900, "BeginTxn", 2),

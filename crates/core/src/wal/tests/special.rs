@@ -229,3 +229,29 @@ fn analyze_bytes_rejects_non_messages_and_survives_junk() {
         assert!(!w.summary().is_empty(), "round {round}");
     }
 }
+
+/// A WAL Import frame decodes whether its ImportMsg field 10 is milvus-proto master's string
+/// (`idempotency_key`) or the SDK 3.0.3 milvus-proto's varint (`version`): the second is kept
+/// as an unknown field with a note, never a problem, in the full and the list-row reading.
+#[test]
+fn import_frames_decode_with_either_field_10() {
+    let pool = pool();
+    let header = new_msg(&pool, "milvus.proto.messages.ImportMessageHeader");
+    let mut props = base_props(11, 1);
+    props.push(("_h", b64(&header)));
+    let string_10 = vec![0x48, 7, (10 << 3) | 2, 1, b'k'];
+    let varint_10 = vec![0x48, 7, 10 << 3, 3];
+    for (payload, unknown) in [(string_10, 0), (varint_10, 1)] {
+        let msg = immutable(&pool, &props, payload);
+        let w = analyze(&pool, &msg);
+        assert!(w.problems.is_empty(), "{:?}", w.problems);
+        let Some(Ok(body)) = &w.body else { panic!("no body: {:?}", w.body) };
+        assert_eq!(body.descriptor().full_name(), "milvus.proto.msg.ImportMsg");
+        assert_eq!(body.get_field_by_name("jobID").unwrap().as_i64(), Some(7));
+        assert_eq!(body.unknown_fields().count(), unknown);
+        let noted = w.flags.iter().any(|f| f.contains("field 10 is shown as an unknown field"));
+        assert_eq!(noted, unknown == 1, "{:?}", w.flags);
+        let row = crate::wal::analyze_row(&pool, &msg);
+        assert!(row.problems.is_empty(), "{:?}", row.problems);
+    }
+}
