@@ -384,6 +384,14 @@ fn inspect_rows_carry_header_and_body_objects() {
         }
     }
     assert!(bodies > 10 && encrypted > 0, "{bodies} bodies, {encrypted} encrypted");
+    // --no-body leaves the body out (and says nothing about it), the header stays.
+    let lean = stdout(&run(&["inspect", dump.to_str().unwrap(), "--jsonl", "--filter", "type=Insert", "--no-body"]));
+    for line in lean.lines().filter(|l| l.contains("\"frame\"")) {
+        let r: serde_json::Value = serde_json::from_str(line).unwrap();
+        assert!(r.get("body").is_none() && r.get("body_not_decoded").is_none(), "{r}");
+        assert!(r["header"]["collection_id"].is_string(), "{r}");
+    }
+    assert!(lean.len() * 2 < rows.len(), "the rows without bodies are much smaller");
     // export --to jsonl writes the same rows.
     let out = dir.path().join("rows.jsonl");
     stdout(&run(&[

@@ -38,6 +38,10 @@ pub struct DumpArgs {
     /// output, several times slower (for comparisons and benchmarks).
     #[arg(long)]
     pub full_analysis: bool,
+    /// JSON rows without the decoded `body` (the header stays): several times smaller and
+    /// faster on dumps of vectors, for scripts that need only the envelope.
+    #[arg(long)]
+    pub no_body: bool,
     #[command(flatten)]
     pub schema: SchemaArgs,
 }
@@ -47,6 +51,8 @@ pub struct Opened {
     pub decoder: FrameDecoder,
     pub why_type: String,
     pub filter: FrameFilter,
+    /// JSON rows leave the decoded body out (`--no-body`).
+    pub no_body: bool,
 }
 
 pub fn open(file: &Path, args: &DumpArgs) -> Result<Opened> {
@@ -89,7 +95,7 @@ fn open_with(file: &Path, args: &DumpArgs, defer_index: bool) -> Result<Opened> 
     if args.full_analysis {
         decoder = decoder.without_fast_summaries();
     }
-    Ok(Opened { dump, decoder, why_type, filter })
+    Ok(Opened { dump, decoder, why_type, filter, no_body: args.no_body })
 }
 
 fn view_json(o: &Opened, v: &FrameView) -> serde_json::Value {
@@ -118,14 +124,17 @@ fn view_json(o: &Opened, v: &FrameView) -> serde_json::Value {
         // The WAL reading's header and body as objects of their types (`jq '.body.num_rows'`);
         // `message` stays the frame as stored, payload and `_h` as base64.
         if let Some(imm) = crate::wal::reading::immutable_of(&m) {
-            let w = crate::wal::analyze(o.decoder.pool(), &imm);
+            let w = match o.no_body {
+                true => crate::wal::analyze_row(o.decoder.pool(), &imm),
+                false => crate::wal::analyze(o.decoder.pool(), &imm),
+            };
             let r = crate::wal::reading_json(&w);
             for key in ["header", "body", "chunk"] {
                 if let Some(x) = r.get(key) {
                     j[key] = x.clone();
                 }
             }
-            if let Some(why) = r["payload"].get("not_decoded") {
+            if let Some(why) = r["payload"].get("not_decoded").filter(|_| !o.no_body) {
                 j["body_not_decoded"] = why.clone();
             }
         }
