@@ -385,7 +385,8 @@ fn inspect_rows_carry_header_and_body_objects() {
     }
     assert!(bodies > 10 && encrypted > 0, "{bodies} bodies, {encrypted} encrypted");
     // --no-body leaves the body out (and says nothing about it), the header stays.
-    let lean = stdout(&run(&["inspect", dump.to_str().unwrap(), "--jsonl", "--filter", "type=Insert", "--no-body"]));
+    let lean =
+        stdout(&run(&["inspect", dump.to_str().unwrap(), "--jsonl", "--filter", "type=Insert", "--no-body"]));
     for line in lean.lines().filter(|l| l.contains("\"frame\"")) {
         let r: serde_json::Value = serde_json::from_str(line).unwrap();
         assert!(r.get("body").is_none() && r.get("body_not_decoded").is_none(), "{r}");

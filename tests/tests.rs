@@ -69,6 +69,7 @@ mod mistakes;
 mod net_call;
 mod net_failures;
 mod net_probe;
+mod newer_types;
 mod pymilvus_demo;
 mod readme_examples;
 mod real_schemas;

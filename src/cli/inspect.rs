@@ -427,10 +427,10 @@ impl Stats {
             let incomplete = self.incomplete_groups();
             writeln!(
                 out,
-                "messages:        {} logical ({} of {} chunked, {} not whole in the dump)",
+                "messages:        {} logical ({} split into {}, {} not whole in the dump)",
                 self.messages(),
-                crate::fmt::counted(self.chunk_frames, "chunk frame"),
-                crate::fmt::counted(self.chunk_groups.len() as u64, "message"),
+                self.chunk_groups.len(),
+                crate::fmt::counted(self.chunk_frames, "chunk"),
                 incomplete.len()
             )?;
             for (tt, total, missing) in incomplete {

@@ -283,6 +283,8 @@ pub enum Command {
         /// fsync (and update the manifest) every N frames (default 100000; also every 500 ms).
         #[arg(long, value_name = "N")]
         sync_every: Option<u64>,
+        #[command(flatten)]
+        wal: sample::WalOptions,
     },
     /// OpenMLDB sync tasks on a SyncTool: status, create, delete.
     Tasks {
@@ -447,8 +449,8 @@ pub fn run(command: Command) -> Result<()> {
         }
         Command::Export { file, to, out, force, dump } => inspect::export(&file, &dump, to, &out, force),
         #[cfg(feature = "demo")]
-        Command::Sample { kind, messages, seed, out, force, corrupt, sync_every } => {
-            sample::sample(kind, messages, seed, &out, force, corrupt, sync_every)
+        Command::Sample { kind, messages, seed, out, force, corrupt, sync_every, wal } => {
+            sample::sample(kind, messages, seed, &out, force, corrupt, sync_every, wal)
         }
     }
 }

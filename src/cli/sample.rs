@@ -2,7 +2,8 @@
 
 use crate::dump::SyncPolicy;
 use crate::schema::SchemaSet;
-use crate::sim::sample::{Corruption, write_milvus_dump, write_progress};
+use crate::sim::WalGenConfig;
+use crate::sim::sample::{Corruption, write_milvus_dump_with, write_progress};
 use anyhow::{Context, Result};
 use std::path::Path;
 
@@ -14,6 +15,19 @@ pub enum SampleKind {
     DatasyncProgress,
     /// A DataCollector `task.progress` file (plain AddSyncTaskRequest).
     DatacollectorProgress,
+}
+
+/// What the generated WAL holds beyond the default stream (milvus-dump).
+#[derive(clap::Args, Debug, Clone, Copy, Default)]
+pub struct WalOptions {
+    /// Write payloads longer than N bytes as chunks (`_ci`/`_ct`), as upstream Milvus splits
+    /// a payload its WAL backend cannot take.
+    #[arg(long, value_name = "N")]
+    pub chunk_bytes: Option<usize>,
+    /// Also upstream master's newer message types: row-level security (AlterRLSMetadata,
+    /// DropRLSMetadata), snapshots, BatchUpdateManifest, RefreshExternalCollection.
+    #[arg(long)]
+    pub newer_types: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -31,6 +45,7 @@ pub fn sample(
     force: bool,
     corrupt: Option<CorruptArg>,
     sync_every: Option<u64>,
+    wal: WalOptions,
 ) -> Result<()> {
     crate::atomic::check_output(out, &[], force)?;
     if kind == SampleKind::MilvusDump {
@@ -48,7 +63,13 @@ pub fn sample(
             if let Some(n) = sync_every {
                 policy.every_frames = n.max(1);
             }
-            let damage = write_milvus_dump(set.pool(), out, messages, seed, policy, corrupt)
+            let cfg = WalGenConfig {
+                seed,
+                chunk_bytes: wal.chunk_bytes,
+                newer_types: wal.newer_types,
+                ..WalGenConfig::default()
+            };
+            let damage = write_milvus_dump_with(set.pool(), out, messages, cfg, policy, corrupt)
                 .with_context(|| format!("cannot write {}", out.display()))?;
             note!("wrote {messages} WAL messages to {} (manifest beside it)", out.display());
             if let Some(d) = damage {

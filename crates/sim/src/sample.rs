@@ -40,7 +40,27 @@ pub fn write_milvus_dump(
     policy: SyncPolicy,
     corrupt: Option<Corruption>,
 ) -> io::Result<Option<Damage>> {
-    let cfg = WalGenConfig { seed, total: Some(messages), ..WalGenConfig::default() };
+    write_milvus_dump_with(
+        pool,
+        path,
+        messages,
+        WalGenConfig { seed, ..WalGenConfig::default() },
+        policy,
+        corrupt,
+    )
+}
+
+/// [`write_milvus_dump`] of a WAL generated with `cfg` (its seed, chunks, newer types).
+pub fn write_milvus_dump_with(
+    pool: &DescriptorPool,
+    path: &Path,
+    messages: u64,
+    cfg: WalGenConfig,
+    policy: SyncPolicy,
+    corrupt: Option<Corruption>,
+) -> io::Result<Option<Damage>> {
+    let seed = cfg.seed;
+    let cfg = WalGenConfig { total: Some(messages), ..cfg };
     let generator = WalGenerator::new(pool, cfg);
     let manifest = Manifest::new(
         Framing::VarintDelimited,

@@ -6,6 +6,7 @@
 
 mod bodies;
 mod book;
+pub mod newer;
 use crate::codec;
 use crate::rng::SimRng;
 use crate::wal::{MessageIdParts, WalBackend, encode_message_id, to_base36};
@@ -47,6 +48,10 @@ pub struct WalGenConfig {
     /// and `_ct` added, one WAL record and message id per chunk). None: the stream is byte for
     /// byte what it was.
     pub chunk_bytes: Option<usize>,
+    /// Also upstream master's newer types ([`newer`]): row-level security, snapshots,
+    /// BatchUpdateManifest, RefreshExternalCollection, in place of some ManualFlushes. Off: the
+    /// stream is byte for byte what it was.
+    pub newer_types: bool,
 }
 
 /// The collection [`WalGenConfig::recreate_events_at`] re-creates.
@@ -63,6 +68,7 @@ impl Default for WalGenConfig {
             recreate_events_at: None,
             audit_database: "default",
             chunk_bytes: None,
+            newer_types: false,
         }
     }
 }
@@ -135,6 +141,8 @@ pub struct WalGenerator {
     txns: u64,
     /// Messages decided ahead (the rest of a transaction).
     queue: std::collections::VecDeque<GeneratedMessage>,
+    /// How many of [`newer::NEWER_TYPES`] were written.
+    newer: u64,
 }
 
 pub(super) fn b64(b: &[u8]) -> String {
@@ -183,6 +191,7 @@ impl WalGenerator {
             next_txn: 77,
             txns: 0,
             queue: Default::default(),
+            newer: 0,
         }
     }
 
@@ -358,6 +367,7 @@ impl WalGenerator {
             93 if self.cfg.bookkeeping => vec![self.segment_message(c, "CreateSegment")],
             94 if self.cfg.bookkeeping => vec![self.segment_message(c, "Flush")],
             95 if self.cfg.bookkeeping => self.rolled_back_transaction(c),
+            96..=99 if self.cfg.newer_types => vec![self.newer_type(c)],
             _ => vec![self.manual_flush(c)],
         }
     }
