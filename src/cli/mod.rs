@@ -450,7 +450,8 @@ pub fn run(command: Command) -> Result<()> {
         Command::Export { file, to, out, force, dump } => inspect::export(&file, &dump, to, &out, force),
         #[cfg(feature = "demo")]
         Command::Sample { kind, messages, seed, out, force, corrupt, sync_every, wal } => {
-            sample::sample(kind, messages, seed, &out, force, corrupt, sync_every, wal)
+            let args = sample::SampleArgs { kind, messages, seed, corrupt, sync_every, wal };
+            sample::sample(args, &out, force)
         }
     }
 }

@@ -37,16 +37,18 @@ pub enum CorruptArg {
     HugeLength,
 }
 
-pub fn sample(
-    kind: SampleKind,
-    messages: u64,
-    seed: u64,
-    out: &Path,
-    force: bool,
-    corrupt: Option<CorruptArg>,
-    sync_every: Option<u64>,
-    wal: WalOptions,
-) -> Result<()> {
+/// What to generate, as the command line says it.
+pub struct SampleArgs {
+    pub kind: SampleKind,
+    pub messages: u64,
+    pub seed: u64,
+    pub corrupt: Option<CorruptArg>,
+    pub sync_every: Option<u64>,
+    pub wal: WalOptions,
+}
+
+pub fn sample(args: SampleArgs, out: &Path, force: bool) -> Result<()> {
+    let SampleArgs { kind, messages, seed, corrupt, sync_every, wal } = args;
     crate::atomic::check_output(out, &[], force)?;
     if kind == SampleKind::MilvusDump {
         crate::atomic::check_output(&crate::dump::manifest_path(out), &[], force)?;
