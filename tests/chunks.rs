@@ -18,10 +18,15 @@ fn chunked() -> WalGenConfig {
     WalGenConfig { rehearsal: true, chunk_bytes: Some(CHUNK), ..Default::default() }
 }
 
-async fn chunked_pair() -> MilvusPair {
-    MilvusPair::start(MilvusPairConfig { rehearsal: true, wal: chunked(), ..Default::default() })
+/// The demo pair writing chunks, salvaged (every pchannel) into `<dir>/salvage`.
+async fn salvaged_chunked_pair() -> (MilvusPair, tempfile::TempDir, PathBuf) {
+    let pair = MilvusPair::start(MilvusPairConfig { rehearsal: true, wal: chunked(), ..Default::default() })
         .await
-        .expect("pair starts")
+        .expect("pair starts");
+    let dir = tempfile::tempdir().expect("tempdir");
+    let folder = dir.path().join("salvage");
+    tokio::task::block_in_place(|| salvage(&pair, &folder));
+    (pair, dir, folder)
 }
 
 fn dumps(folder: &Path) -> Vec<PathBuf> {
@@ -42,10 +47,7 @@ fn stats(dump: &Path) -> serde_json::Value {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn chunked_payloads_are_counted_apart_and_replay_as_whole_messages() {
-    let pair = chunked_pair().await;
-    let dir = tempfile::tempdir().expect("tempdir");
-    let folder = dir.path().join("salvage");
-    tokio::task::block_in_place(|| salvage(&pair, &folder));
+    let (pair, _dir, folder) = salvaged_chunked_pair().await;
 
     let (mut chunk_frames, mut groups) = (0, 0);
     for d in dumps(&folder) {
@@ -113,10 +115,7 @@ fn frames(bytes: &[u8]) -> Vec<(usize, usize)> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_group_missing_a_chunk_is_skipped_with_which_chunks_are_missing() {
-    let pair = chunked_pair().await;
-    let dir = tempfile::tempdir().expect("tempdir");
-    let folder = dir.path().join("salvage");
-    tokio::task::block_in_place(|| salvage(&pair, &folder));
+    let (pair, dir, folder) = salvaged_chunked_pair().await;
     // Chunk 2 of the last chunked Insert of one dump is cut out of a copy.
     let src = dumps(&folder).into_iter().next().expect("a dump");
     let bytes = std::fs::read(&src).expect("dump");
