@@ -21,12 +21,21 @@ pub struct ChunkAsk {
     pub frame_type: Option<MessageDescriptor>,
 }
 
+/// Why a chunk's group cannot be looked for.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum GroupError {
+    #[error("only dumps of DumpMessagesResponse or ImmutableMessage frames are read as WAL messages")]
+    NotWal,
+    #[error("frame {0} has no readable chunk markers")]
+    NoMarkers(usize),
+}
+
 /// What the detail shows of the group of chunk `frame`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ChunkGroupView {
     pub frame: usize,
     /// None while it is looked for.
-    pub found: Option<Result<FoundGroup, String>>,
+    pub found: Option<Result<FoundGroup, GroupError>>,
     /// The joined message's reading (type, header, body) as pretty JSON, when the group is whole.
     pub reading: Option<String>,
 }
@@ -45,9 +54,7 @@ impl ChunkAsk {
             _ => {
                 return ChunkGroupView {
                     frame: self.frame,
-                    found: Some(Err(
-                        "only dumps of DumpMessagesResponse or ImmutableMessage are read as WAL".into(),
-                    )),
+                    found: Some(Err(GroupError::NotWal)),
                     reading: None,
                 };
             }
@@ -55,7 +62,7 @@ impl ChunkAsk {
         let Some(found) = find_group(&self.dump, self.frame, nested) else {
             return ChunkGroupView {
                 frame: self.frame,
-                found: Some(Err(format!("frame {} has no readable chunk markers", self.frame))),
+                found: Some(Err(GroupError::NoMarkers(self.frame))),
                 reading: None,
             };
         };
@@ -92,7 +99,7 @@ pub fn show(ui: &mut egui::Ui, view: &ChunkGroupView) {
         }
         Some(Ok(g)) => {
             let whole = g.payload.is_some();
-            let tone = if whole { Tone::Good } else { Tone::Warn };
+            let tone = if whole { Tone::Info } else { Tone::Warn };
             let head = if whole {
                 format!("One message in {} chunks at timetick {}", g.members.len(), g.mark.tt)
             } else {
