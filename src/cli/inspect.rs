@@ -125,7 +125,7 @@ fn view_json(o: &Opened, v: &FrameView) -> serde_json::Value {
         // `message` stays the frame as stored, payload and `_h` as base64.
         if let Some(imm) = crate::wal::reading::immutable_of(&m) {
             let w = match o.no_body {
-                true => crate::wal::analyze_row(o.decoder.pool(), &imm),
+                true => crate::wal::analyze_envelope(o.decoder.pool(), &imm),
                 false => crate::wal::analyze(o.decoder.pool(), &imm),
             };
             let r = crate::wal::reading_json(&w);

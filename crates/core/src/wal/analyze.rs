@@ -115,17 +115,31 @@ pub fn analyze_bytes(pool: &DescriptorPool, immutable_message_bytes: &[u8]) -> R
 /// Reads one `common.ImmutableMessage`. Never fails: what cannot be read is in `problems`, or in
 /// the `Err` of the part it concerns.
 pub fn analyze(pool: &DescriptorPool, msg: &DynamicMessage) -> WalMessage {
-    analyze_with(pool, msg, true)
+    analyze_with(pool, msg, Payload::Decode)
 }
 
 /// [`analyze`] for list rows: the payload is only checked against its body type (every problem
 /// is still found) and `body` stays `None`, which makes a row several times cheaper. Counts
 /// then come from the header, which carries them for the types that matter (Insert, Delete).
 pub fn analyze_row(pool: &DescriptorPool, msg: &DynamicMessage) -> WalMessage {
-    analyze_with(pool, msg, false)
+    analyze_with(pool, msg, Payload::Check)
 }
 
-fn analyze_with(pool: &DescriptorPool, msg: &DynamicMessage, decode_body: bool) -> WalMessage {
+/// [`analyze`] of the envelope only: properties, ids and headers; the payload is neither
+/// decoded nor checked (its problems, if any, are not found). For rows that leave the body out.
+pub fn analyze_envelope(pool: &DescriptorPool, msg: &DynamicMessage) -> WalMessage {
+    analyze_with(pool, msg, Payload::Skip)
+}
+
+/// What [`analyze_with`] does with the payload.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Payload {
+    Decode,
+    Check,
+    Skip,
+}
+
+fn analyze_with(pool: &DescriptorPool, msg: &DynamicMessage, payload_use: Payload) -> WalMessage {
     let mut out = WalMessage::empty();
     if msg.descriptor().full_name() != IMMUTABLE_MESSAGE {
         out.problems.push(format!(
@@ -179,14 +193,14 @@ fn analyze_with(pool: &DescriptorPool, msg: &DynamicMessage, decode_body: bool) 
         }
         let alt = codec::compat::alternative(desc, &payload);
         let desc = alt.as_ref().unwrap_or(desc);
-        if decode_body {
+        if payload_use == Payload::Decode {
             // Only the message is kept: no wire tree (a span per packed value of a big body).
             let body = codec::decode_message(desc, &payload).map_err(|e| format!("payload: {e}"));
             if let Err(e) = &body {
                 out.problems.push(e.clone());
             }
             out.body = Some(body);
-        } else {
+        } else if payload_use == Payload::Check {
             let opts = crate::wire::DecodeOptions { schema: Some(desc.clone()), ..Default::default() };
             if let Some(e) = crate::wire::decode_with(&payload, &opts).first_error() {
                 out.problems.push(format!("payload: not a valid {}: {e}", desc.full_name()));

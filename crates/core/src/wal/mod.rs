@@ -22,7 +22,7 @@ pub mod versions;
 #[cfg(test)]
 mod tests;
 
-pub use analyze::{Encryption, WalMessage, analyze, analyze_bytes, analyze_row};
+pub use analyze::{Encryption, WalMessage, analyze, analyze_bytes, analyze_envelope, analyze_row};
 pub use base36::{parse_base36_u64, to_base36};
 pub use chunk::ChunkMark;
 pub use fast::{Detail, SummaryReader};
