@@ -17,6 +17,7 @@ use crate::net::profile::ConnectionProfile;
 use crate::net::{CallOptions, ConnectOptions, NetError, ProfileMetadata, Transport};
 use crate::schema::SchemaSet;
 use crate::time::format_timetick;
+use crate::wal::replicate_info::{ASK_THE_NEW_PRIMARY, PchannelRefusal};
 use crate::wal::versions::{MilvusVersion, SALVAGE_API_SINCE};
 use crate::wal::{WalBackend, render_message_id};
 use prost_reflect::{DynamicMessage, MethodDescriptor, Value};
@@ -333,16 +334,29 @@ impl Milvus {
                 let v = self.version().await;
                 let affected =
                     v.as_deref().and_then(MilvusVersion::parse).is_some_and(|v| v.replicate_info_may_hang());
-                let hint = match (&v, affected) {
-                    (Some(v), true) => format!(
+                // Upstream retries a pchannel that is not one of the asked cluster's until the
+                // deadline: the cluster's own list says whether that is what happened.
+                let own = self.replicate_configuration().await.ok().and_then(|c| {
+                    c.own_cluster(self.endpoint()).map(|me| me.pchannels.clone()).filter(|p| !p.is_empty())
+                });
+                let hint = match (&v, affected, own) {
+                    (Some(v), true, _) => format!(
                         ": {v} is one of 2.6.9–2.6.18, whose GetReplicateInfo retries until the deadline \
                          (milvus#50344, fixed in 2.6.19): upgrade the new primary"
                     ),
-                    (Some(v), false) => format!(" ({v}): raise the timeout, or check the server's load"),
-                    (None, _) => {
-                        ": Milvus 2.6.9–2.6.18 hang here (milvus#50344); check the version, raise the timeout"
-                            .into()
-                    }
+                    (_, _, Some(own)) if !own.iter().any(|p| p == pchannel) => format!(
+                        ": {pchannel} is not one of the new primary's pchannels ({}), and a server retries such a \
+                         pchannel until the deadline. {ASK_THE_NEW_PRIMARY}",
+                        own.join(", ")
+                    ),
+                    (Some(v), false, _) => format!(
+                        " ({v}): raise the timeout, or check the server's load. {}",
+                        PchannelRefusal::NoAnswer.words()
+                    ),
+                    (None, _, _) => format!(
+                        ": check the version, raise the timeout. {}",
+                        PchannelRefusal::NoAnswer.words()
+                    ),
                 };
                 CheckpointProblem::Timeout { endpoint, hint }
             }
@@ -377,7 +391,10 @@ pub(crate) async fn diagnose(new: &Milvus, old: Option<&Milvus>, cluster: &str, 
         && !me.pchannels.is_empty()
         && !me.pchannels.iter().any(|p| p == pchannel)
     {
-        return format!("the new primary has no pchannel {pchannel} (it has {})", me.pchannels.join(", "));
+        return format!(
+            "the new primary has no pchannel {pchannel} (it has {}). {ASK_THE_NEW_PRIMARY}",
+            me.pchannels.join(", ")
+        );
     }
     if let Some((s, t)) = new_conf.as_ref().and_then(|c| c.topology.iter().find(|(s, _)| s == cluster)) {
         return format!(

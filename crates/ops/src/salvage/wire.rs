@@ -54,9 +54,16 @@ pub(super) async fn explain_dump(spec: &SalvageSpec, failure: NetError, at: u64,
             )
         }
         "PERMISSION_DENIED" => {
-            "PERMISSION_DENIED: since mid-2026 DumpMessages needs a cluster-admin privilege; \
-             use an old-primary profile whose user has the cluster-admin role (e.g. root)"
-                .to_string()
+            format!(
+                "PERMISSION_DENIED: {}: since Milvus PR #52608 DumpMessages needs the Global privilege \
+                 UpdateReplicateConfiguration (PrivilegeUpdateReplicateConfiguration, as \
+                 CreateReplicateStream); use an old-primary profile whose user has it (root, or a role \
+                 granted it)",
+                match &failure {
+                    NetError::Status { message, .. } => message.as_str(),
+                    _ => "",
+                }
+            )
         }
         "DEADLINE_EXCEEDED" => format!(
             "DEADLINE_EXCEEDED: no message within {:?}: the old primary may be overloaded, or it has nothing \

@@ -21,8 +21,9 @@ pub struct Faults {
     pub no_salvage_api: bool,
     /// GetVersion answers this instead of the config's version.
     pub version: Option<String>,
-    /// DumpMessages needs the cluster-admin privilege, which only this `authorization` has;
-    /// every other caller gets PERMISSION_DENIED (as servers since mid-2026 do).
+    /// DumpMessages needs the Global `PrivilegeUpdateReplicateConfiguration`, which only this
+    /// `authorization` has: every other user gets PERMISSION_DENIED and a caller without
+    /// credentials UNAUTHENTICATED (as servers since upstream PR #52608 do).
     pub dump_privilege: Option<Auth>,
     /// As servers before 2.6.20: each transaction is one `Txn` (999) frame with an empty body.
     pub opaque_txn: bool,

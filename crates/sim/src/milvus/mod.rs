@@ -14,12 +14,14 @@
 //! knows a salvage checkpoint for the old cluster `by-dev-old` on each of its pchannels) and the
 //! old primary (it dumps its WAL). [`pair`] starts two, an old and a new primary
 //! with their own cluster ids and a force-failover replicate configuration, over the same WAL.
-//! A wrong source cluster id gets an empty checkpoint, as on the real server.
+//! A wrong source cluster id gets an empty checkpoint, as on the real server; a `target_pchannel`
+//! that is not one of this cluster's gets no answer until the caller gives up, as upstream
+//! retries it until the deadline ([`State::retry_until_deadline`]).
 //!
 //! Fault switches ([`Faults`], also changed on a running server with [`MilvusDemo::set_faults`])
 //! drop, stall or fail calls, make the server one that predates the salvage API (UNIMPLEMENTED,
-//! an old version), one whose DumpMessages needs the cluster-admin privilege
-//! (PERMISSION_DENIED), or one before 2.6.20 that sends each transaction as one opaque `Txn`
+//! an old version), one whose DumpMessages needs the Global privilege
+//! `PrivilegeUpdateReplicateConfiguration` (PERMISSION_DENIED worded as upstream's interceptor), or one before 2.6.20 that sends each transaction as one opaque `Txn`
 //! frame with an empty body. Auth, TLS and reflection are optional.
 //! Must never: listen on anything but the address it was given (tests use 127.0.0.1:0), or
 //! panic on a request.
@@ -62,6 +64,8 @@ pub const NEW_CLUSTER_ID: &str = "by-dev";
 /// connection; the demo gives the hybrid timestamp at the start of its synthetic WAL, so the
 /// value is nonzero, TSO-shaped and the same on every run.
 pub const SESSION_IDENTIFIER: i64 = crate::time::millis_to_timetick(crate::walgen::START_MS) as i64;
+/// The privilege upstream requires of DumpMessages (and CreateReplicateStream).
+pub const DUMP_PRIVILEGE: &str = "PrivilegeUpdateReplicateConfiguration";
 /// The only database the demo has (Milvus's default one).
 const DEFAULT_DB: &str = "default";
 pub(super) const SERVICE: &str = "milvus.proto.milvus.MilvusService";
@@ -164,6 +168,7 @@ impl MilvusDemo {
     }
 
     pub async fn shutdown(mut self) {
+        self.state.stopping.store(true, Ordering::Relaxed);
         if let Some(s) = self.stop.take() {
             let _ = s.send(());
         }
@@ -175,6 +180,7 @@ impl MilvusDemo {
 
 impl Drop for MilvusDemo {
     fn drop(&mut self) {
+        self.state.stopping.store(true, Ordering::Relaxed);
         if let Some(s) = self.stop.take() {
             let _ = s.send(());
         }
@@ -206,6 +212,8 @@ pub(super) struct State {
     dropped_once: AtomicBool,
     /// Set by [`MilvusDemo::kill`]: open streams end at once with UNAVAILABLE.
     killed: Arc<AtomicBool>,
+    /// Set when the server stops: calls that wait for the caller to give up end.
+    stopping: AtomicBool,
 }
 
 fn desc(pool: &DescriptorPool, name: &str) -> Result<MessageDescriptor, DemoError> {
@@ -239,6 +247,7 @@ impl State {
             addr,
             dropped_once: AtomicBool::new(false),
             killed: Arc::default(),
+            stopping: AtomicBool::new(false),
         })
     }
 
@@ -258,12 +267,21 @@ impl State {
             return Err(Status::unimplemented(format!("unknown method {method} for service {SERVICE}")));
         }
         if let (true, Some(admin)) = (method == "DumpMessages", &faults.dump_privilege) {
-            let sent = req.metadata().get("authorization").and_then(|v| v.to_str().ok());
-            if sent != Some(admin.header_value().as_str()) {
-                let user = sent.and_then(user_of).unwrap_or_else(|| "anonymous".into());
-                return Err(Status::permission_denied(format!(
-                    "PrivilegeClusterAdmin: permission deny to {user}: DumpMessages needs the cluster-admin privilege"
-                )));
+            // Upstream since #52608: streams are authenticated, then DumpMessages needs the
+            // Global PrivilegeUpdateReplicateConfiguration (privilege_interceptor.go,
+            // streamMethodPrivileges), worded as every privilege refusal is.
+            match req.metadata().get("authorization").and_then(|v| v.to_str().ok()) {
+                None => return Err(Status::unauthenticated("missing authorization in header")),
+                Some(sent) if sent != admin.header_value() => {
+                    let user = user_of(sent).unwrap_or_else(|| "apikey user".into());
+                    let db =
+                        req.metadata().get("dbname").and_then(|v| v.to_str().ok()).filter(|d| !d.is_empty());
+                    return Err(Status::permission_denied(format!(
+                        "{DUMP_PRIVILEGE}: permission deny to {user} in the `{}` database",
+                        db.unwrap_or(DEFAULT_DB)
+                    )));
+                }
+                Some(_) => {}
             }
         }
         if let (true, Some(auth)) = (unary, &self.config.auth) {
@@ -382,10 +400,12 @@ impl State {
         cluster: &str,
         pchannel: &str,
     ) -> Result<serde_json::Value, Status> {
-        let known = self.config.salvage_source.as_deref() == Some(cluster);
-        let Some(backend) = DemoWal::backend(pchannel).filter(|_| known) else {
-            return Ok(json!({}));
+        let Some(backend) = DemoWal::backend(pchannel) else {
+            return Err(self.retry_until_deadline().await);
         };
+        if self.config.salvage_source.as_deref() != Some(cluster) {
+            return Ok(json!({}));
+        }
         let (wal, p, start) = (self.wal.clone(), pchannel.to_string(), self.config.checkpoint_index);
         let lag = self.config.checkpoint_lag;
         let found = tokio::task::spawn_blocking(move || {
@@ -399,6 +419,18 @@ impl State {
             "message_id": {"id": confirmed, "WAL_name": backend.number()},
             "time_tick": timetick.to_string()
         }}))
+    }
+
+    /// What upstream's proxy does with a GetReplicateInfo whose `target_pchannel` is not a
+    /// read-write pchannel of this cluster (handler_client_impl.go: no assignment, or a
+    /// read-only one, is retried with backoff until the caller's context ends; the words "salvage
+    /// checkpoint can only be read for RW channel" stay in the server's log): no answer until the
+    /// caller gives up (its deadline, or it hangs up), or this server stops.
+    async fn retry_until_deadline(&self) -> Status {
+        while !self.stopping.load(Ordering::Relaxed) {
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        Status::unavailable("demo: the server is going down")
     }
 
     pub(super) fn dump(
@@ -483,5 +515,6 @@ fn user_of(header: &str) -> Option<String> {
     use base64::Engine;
     let raw = base64::engine::general_purpose::STANDARD.decode(header).ok()?;
     let text = String::from_utf8(raw).ok()?;
-    Some(text.split_once(':').map_or("(token)".to_string(), |(u, _)| u.to_string()))
+    // An API key (no "user:") is named as upstream names it.
+    Some(text.split_once(':').map_or("apikey user".to_string(), |(u, _)| u.to_string()))
 }
