@@ -418,8 +418,42 @@ pub(crate) async fn diagnose(new: &Milvus, old: Option<&Milvus>, cluster: &str, 
     }
 }
 
-/// GetReplicateInfo for every pchannel at once on one connection; a missing checkpoint is
-/// explained (see [`diagnose`]). Err only when the new primary cannot be reached at all.
+/// The pchannel to ask the new primary for `given` (a pchannel named by the operator or taken
+/// from the old primary's configuration, so possibly the old primary's name of it):
+/// GetReplicateInfo answers only for the asked cluster's own pchannels (upstream retries any
+/// other until the deadline). `given` itself when the new primary has it or lists none; else
+/// the new primary's pchannel at the position `given` has in the old primary's list (CDC pairs
+/// the two clusters' pchannels by position); else `given` (whose failure is then explained).
+pub fn pchannel_to_ask(given: &str, new_own: &[String], old_list: &[String]) -> String {
+    if new_own.is_empty() || new_own.iter().any(|p| p == given) {
+        return given.to_string();
+    }
+    old_list
+        .iter()
+        .position(|p| p == given)
+        .filter(|_| old_list.len() == new_own.len())
+        .and_then(|i| new_own.get(i))
+        .map_or_else(|| given.to_string(), String::clone)
+}
+
+impl Milvus {
+    /// The pchannels this cluster lists as its own in its replicate configuration (empty when
+    /// it says nothing).
+    pub(crate) async fn own_pchannels(&self) -> Vec<String> {
+        let conf = self.replicate_configuration().await.ok();
+        conf.as_ref().and_then(|c| c.own_cluster(self.endpoint())).map(|c| c.pchannels.clone()).unwrap_or_default()
+    }
+
+    /// The pchannels this cluster's configuration lists for `cluster`.
+    pub(crate) async fn pchannels_of(&self, cluster: &str) -> Vec<String> {
+        let conf = self.replicate_configuration().await.ok();
+        conf.as_ref().and_then(|c| c.cluster(cluster)).map(|c| c.pchannels.clone()).unwrap_or_default()
+    }
+}
+
+/// GetReplicateInfo for every pchannel at once on one connection, each asked by the new
+/// primary's name of it ([`pchannel_to_ask`]); a missing checkpoint is explained (see
+/// [`diagnose`]). Err only when the new primary cannot be reached at all.
 pub async fn fetch_checkpoints(
     new_primary: &ConnectionProfile,
     old_primary: Option<&ConnectionProfile>,
@@ -429,21 +463,33 @@ pub async fn fetch_checkpoints(
     timeout: Duration,
 ) -> Result<Checkpoints, NetError> {
     let new = Milvus::connect(&settings(new_primary, connect)?, timeout).await?;
-    let answers =
-        futures::future::join_all(pchannels.iter().map(|p| new.checkpoint(source_cluster_id, p))).await;
     let mut old = None;
+    let connect_old = || async {
+        match old_primary.map(|profile| settings(profile, connect)) {
+            Some(Ok(s)) => Some(Milvus::connect(&s, timeout).await.ok()),
+            _ => Some(None),
+        }
+    };
+    let new_own = new.own_pchannels().await;
+    let mut old_list = Vec::new();
+    if !new_own.is_empty() && pchannels.iter().any(|p| !new_own.contains(p)) {
+        old = connect_old().await;
+        if let Some(Some(o)) = &old {
+            old_list = o.pchannels_of(source_cluster_id).await;
+        }
+    }
+    let asked: Vec<String> = pchannels.iter().map(|p| pchannel_to_ask(p, &new_own, &old_list)).collect();
+    let answers =
+        futures::future::join_all(asked.iter().map(|p| new.checkpoint(source_cluster_id, p))).await;
     let mut reports = Vec::new();
-    for (p, mut result) in pchannels.iter().zip(answers) {
+    for ((p, a), mut result) in pchannels.iter().zip(&asked).zip(answers) {
         if let Err(CheckpointProblem::Missing { why, .. }) = &mut result
             && why.is_empty()
         {
-            if old.is_none()
-                && let Some(profile) = old_primary
-                && let Ok(s) = settings(profile, connect)
-            {
-                old = Some(Milvus::connect(&s, timeout).await.ok());
+            if old.is_none() {
+                old = connect_old().await;
             }
-            *why = diagnose(&new, old.as_ref().and_then(|o| o.as_ref()), source_cluster_id, p).await;
+            *why = diagnose(&new, old.as_ref().and_then(|o| o.as_ref()), source_cluster_id, a).await;
         }
         reports.push(CheckpointReport { pchannel: p.clone(), result });
     }

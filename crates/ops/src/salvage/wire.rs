@@ -6,7 +6,7 @@
 //!
 //! Must never: call a failure retriable when the server answered about the request itself.
 
-use super::checkpoint::{Checkpoint, CheckpointProblem, Milvus, diagnose};
+use super::checkpoint::{Checkpoint, CheckpointProblem, Milvus, diagnose, pchannel_to_ask};
 use super::job::{SalvageError, SalvageSpec};
 use crate::dump::ResumePoint;
 use crate::net::grpc::GrpcTransport;
@@ -20,7 +20,16 @@ use serde_json::json;
 /// The checkpoint from the new primary; a missing one explained with both clusters' views.
 pub(super) async fn fetch_checkpoint(spec: &SalvageSpec) -> Result<Checkpoint, SalvageError> {
     let new = Milvus::connect(&spec.new_primary, spec.timeout).await?;
-    match new.checkpoint(&spec.source_cluster_id, &spec.pchannel).await {
+    // The new primary answers only for its own name of the pchannel.
+    let new_own = new.own_pchannels().await;
+    let mut old_list = Vec::new();
+    if !new_own.is_empty() && !new_own.contains(&spec.pchannel) {
+        if let Ok(old) = Milvus::connect(&spec.old_primary, spec.timeout).await {
+            old_list = old.pchannels_of(&spec.source_cluster_id).await;
+        }
+    }
+    let asked = pchannel_to_ask(&spec.pchannel, &new_own, &old_list);
+    match new.checkpoint(&spec.source_cluster_id, &asked).await {
         Err(CheckpointProblem::Missing { endpoint, cluster, pchannel, .. }) => {
             let old = Milvus::connect(&spec.old_primary, spec.timeout).await.ok();
             let why = diagnose(&new, old.as_ref(), &cluster, &pchannel).await;

@@ -145,6 +145,11 @@ impl MilvusDemo {
         self.state.own_writes.clone()
     }
 
+    /// This cluster's pchannels (see [`MilvusDemoConfig::pchannels_named_by_cluster`]).
+    pub fn pchannels(&self) -> Vec<String> {
+        self.state.config.own_pchannels()
+    }
+
     /// The fault switches now in force.
     pub fn faults(&self) -> Faults {
         self.state.faults.read().map(|f| f.clone()).unwrap_or_default()
@@ -382,12 +387,13 @@ impl State {
 
     /// This cluster, every cluster it still replicates to, and the topology edges to them.
     fn replicate_configuration(&self) -> serde_json::Value {
-        let pchannels: Vec<&str> = PCHANNELS.iter().map(|(p, _)| *p).collect();
         let me = &self.config.cluster_id;
         let mut clusters = vec![json!({"cluster_id": me,
-            "connection_param": {"uri": format!("http://{}", self.addr)}, "pchannels": pchannels})];
+            "connection_param": {"uri": format!("http://{}", self.addr)},
+            "pchannels": self.config.own_pchannels()})];
         let mut topology = Vec::new();
         for (id, uri) in &self.config.replicate_targets {
+            let pchannels: Vec<String> = PCHANNELS.iter().map(|(p, _)| self.config.pchannel_of(id, p)).collect();
             clusters
                 .push(json!({"cluster_id": id, "connection_param": {"uri": uri}, "pchannels": pchannels}));
             topology.push(json!({"source_cluster_id": me, "target_cluster_id": id}));
@@ -400,13 +406,15 @@ impl State {
         cluster: &str,
         pchannel: &str,
     ) -> Result<serde_json::Value, Status> {
-        let Some(backend) = DemoWal::backend(pchannel) else {
+        let Some((generated, backend)) =
+            self.config.generated_pchannel(pchannel).and_then(|g| Some((g, DemoWal::backend(g)?)))
+        else {
             return Err(self.retry_until_deadline().await);
         };
         if self.config.salvage_source.as_deref() != Some(cluster) {
             return Ok(json!({}));
         }
-        let (wal, p, start) = (self.wal.clone(), pchannel.to_string(), self.config.checkpoint_index);
+        let (wal, p, start) = (self.wal.clone(), generated.to_string(), self.config.checkpoint_index);
         let lag = self.config.checkpoint_lag;
         let found = tokio::task::spawn_blocking(move || {
             wal.salvage_checkpoint(&p, start, lag).map(|c| (c.message_id, c.time_tick))
@@ -415,7 +423,8 @@ impl State {
         .map_err(|e| Status::internal(e.to_string()))?;
         let Some((confirmed, timetick)) = found else { return Ok(json!({})) };
         Ok(json!({"salvage_checkpoint": {
-            "cluster_id": cluster, "pchannel": pchannel,
+            // The source cluster's own name of the pchannel: what DumpMessages on it takes.
+            "cluster_id": cluster, "pchannel": self.config.pchannel_of(cluster, generated),
             "message_id": {"id": confirmed, "WAL_name": backend.number()},
             "time_tick": timetick.to_string()
         }}))
@@ -454,8 +463,13 @@ impl State {
             let wal = m.get_field_by_name("WAL_name").and_then(|w| w.as_enum_number()).unwrap_or(0);
             Some((id, wal))
         });
+        // The WAL knows its pchannels by the generator's names.
+        let generated = self.config.generated_pchannel(&pchannel);
+        if !pchannel.is_empty() && generated.is_none() {
+            return Err(Status::not_found(format!("pchannel {pchannel} not found on this cluster")));
+        }
         let request = DumpRequest::parse(
-            &pchannel,
+            generated.unwrap_or_default(),
             start.as_ref().map(|(id, w)| (id.as_str(), *w)),
             u64_of("start_timetick"),
             u64_of("end_timetick"),
