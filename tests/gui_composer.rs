@@ -103,8 +103,9 @@ fn get_version_and_a_form_built_get_replicate_info() {
     wait_reply(&mut h);
     let Response::Unary(v) = &composer(&h).response else { panic!("no reply") };
     assert!(v.body_error.is_none(), "{:?}", v.body_error);
+    // Asked with the new primary's pchannel, the checkpoint names the old primary's.
     assert!(
-        v.detail.json.contains("salvageCheckpoint") && v.detail.json.contains("by-dev-rootcoord-dml_0"),
+        v.detail.json.contains("salvageCheckpoint") && v.detail.json.contains("by-dev-old-rootcoord-dml_0"),
         "{}",
         v.detail.json
     );

@@ -34,7 +34,11 @@ async fn salvage_all(pair: &MilvusPair, pchannels: Vec<String>, dir: &Path, end:
     spec.run = RunOptions { max_retries: 0, timeout: Duration::from_secs(30), ..Default::default() };
     let (manifest, results) = salvage_set::start(spec).await.unwrap().wait().await;
     for (p, r) in &results {
-        assert!(r.as_ref().is_ok_and(|o| o.manifest.complete), "{p}: {:?}", r.as_ref().err().map(|e| e.to_string()));
+        assert!(
+            r.as_ref().is_ok_and(|o| o.manifest.complete),
+            "{p}: {:?}",
+            r.as_ref().err().map(|e| e.to_string())
+        );
     }
     assert!(manifest.pchannels.iter().all(|e| e.complete), "{manifest:?}");
 }

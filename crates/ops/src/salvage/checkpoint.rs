@@ -12,6 +12,7 @@
 //! Must never: hand out a checkpoint whose message id it could not validate (a bad id could
 //! crash older servers, milvus#50341), or call anything but these read-only methods.
 
+pub use super::pchannels::pchannel_to_ask;
 use crate::net::grpc::{GrpcSettings, GrpcTransport};
 use crate::net::profile::ConnectionProfile;
 use crate::net::{CallOptions, ConnectOptions, NetError, ProfileMetadata, Transport};
@@ -418,39 +419,6 @@ pub(crate) async fn diagnose(new: &Milvus, old: Option<&Milvus>, cluster: &str, 
     }
 }
 
-/// The pchannel to ask the new primary for `given` (a pchannel named by the operator or taken
-/// from the old primary's configuration, so possibly the old primary's name of it):
-/// GetReplicateInfo answers only for the asked cluster's own pchannels (upstream retries any
-/// other until the deadline). `given` itself when the new primary has it or lists none; else
-/// the new primary's pchannel at the position `given` has in the old primary's list (CDC pairs
-/// the two clusters' pchannels by position); else `given` (whose failure is then explained).
-pub fn pchannel_to_ask(given: &str, new_own: &[String], old_list: &[String]) -> String {
-    if new_own.is_empty() || new_own.iter().any(|p| p == given) {
-        return given.to_string();
-    }
-    old_list
-        .iter()
-        .position(|p| p == given)
-        .filter(|_| old_list.len() == new_own.len())
-        .and_then(|i| new_own.get(i))
-        .map_or_else(|| given.to_string(), String::clone)
-}
-
-impl Milvus {
-    /// The pchannels this cluster lists as its own in its replicate configuration (empty when
-    /// it says nothing).
-    pub(crate) async fn own_pchannels(&self) -> Vec<String> {
-        let conf = self.replicate_configuration().await.ok();
-        conf.as_ref().and_then(|c| c.own_cluster(self.endpoint())).map(|c| c.pchannels.clone()).unwrap_or_default()
-    }
-
-    /// The pchannels this cluster's configuration lists for `cluster`.
-    pub(crate) async fn pchannels_of(&self, cluster: &str) -> Vec<String> {
-        let conf = self.replicate_configuration().await.ok();
-        conf.as_ref().and_then(|c| c.cluster(cluster)).map(|c| c.pchannels.clone()).unwrap_or_default()
-    }
-}
-
 /// GetReplicateInfo for every pchannel at once on one connection, each asked by the new
 /// primary's name of it ([`pchannel_to_ask`]); a missing checkpoint is explained (see
 /// [`diagnose`]). Err only when the new primary cannot be reached at all.
@@ -479,8 +447,7 @@ pub async fn fetch_checkpoints(
         }
     }
     let asked: Vec<String> = pchannels.iter().map(|p| pchannel_to_ask(p, &new_own, &old_list)).collect();
-    let answers =
-        futures::future::join_all(asked.iter().map(|p| new.checkpoint(source_cluster_id, p))).await;
+    let answers = futures::future::join_all(asked.iter().map(|p| new.checkpoint(source_cluster_id, p))).await;
     let mut reports = Vec::new();
     for ((p, a), mut result) in pchannels.iter().zip(&asked).zip(answers) {
         if let Err(CheckpointProblem::Missing { why, .. }) = &mut result

@@ -23,10 +23,11 @@ pub(super) async fn fetch_checkpoint(spec: &SalvageSpec) -> Result<Checkpoint, S
     // The new primary answers only for its own name of the pchannel.
     let new_own = new.own_pchannels().await;
     let mut old_list = Vec::new();
-    if !new_own.is_empty() && !new_own.contains(&spec.pchannel) {
-        if let Ok(old) = Milvus::connect(&spec.old_primary, spec.timeout).await {
-            old_list = old.pchannels_of(&spec.source_cluster_id).await;
-        }
+    if !new_own.is_empty()
+        && !new_own.contains(&spec.pchannel)
+        && let Ok(old) = Milvus::connect(&spec.old_primary, spec.timeout).await
+    {
+        old_list = old.pchannels_of(&spec.source_cluster_id).await;
     }
     let asked = pchannel_to_ask(&spec.pchannel, &new_own, &old_list);
     match new.checkpoint(&spec.source_cluster_id, &asked).await {

@@ -5,8 +5,8 @@
 //!
 //! Must never: hold a default that makes the demo reach beyond 127.0.0.1.
 
-pub use super::seed::{OwnWrite, StoreSeed};
 use super::demo_wal::PCHANNELS;
+pub use super::seed::{OwnWrite, StoreSeed};
 use super::{NEW_CLUSTER_ID, OLD_CLUSTER_ID};
 use crate::WalGenConfig;
 use crate::net::grpc::Auth;

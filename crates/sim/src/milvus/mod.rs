@@ -31,6 +31,7 @@ pub mod demo_wal;
 mod dml;
 pub mod expr;
 pub mod pair;
+mod replicate;
 mod rows;
 mod schema_check;
 mod seed;
@@ -40,7 +41,7 @@ pub mod store;
 use crate::schema::SchemaSet;
 use bytes::Bytes;
 pub use config::{Faults, MilvusDemoConfig, OwnWrite, StoreSeed};
-use demo_wal::{DemoWal, DumpCursor, DumpRequest, PCHANNELS, Step, opaque_txn};
+use demo_wal::{DemoWal, DumpCursor, DumpRequest, Step, opaque_txn};
 use dml::DmlTypes;
 use futures::stream::BoxStream;
 use futures::{FutureExt, StreamExt};
@@ -383,63 +384,6 @@ impl State {
             },
             "identifier": SESSION_IDENTIFIER.to_string()
         })
-    }
-
-    /// This cluster, every cluster it still replicates to, and the topology edges to them.
-    fn replicate_configuration(&self) -> serde_json::Value {
-        let me = &self.config.cluster_id;
-        let mut clusters = vec![json!({"cluster_id": me,
-            "connection_param": {"uri": format!("http://{}", self.addr)},
-            "pchannels": self.config.own_pchannels()})];
-        let mut topology = Vec::new();
-        for (id, uri) in &self.config.replicate_targets {
-            let pchannels: Vec<String> = PCHANNELS.iter().map(|(p, _)| self.config.pchannel_of(id, p)).collect();
-            clusters
-                .push(json!({"cluster_id": id, "connection_param": {"uri": uri}, "pchannels": pchannels}));
-            topology.push(json!({"source_cluster_id": me, "target_cluster_id": id}));
-        }
-        json!({"status": {}, "configuration": {"clusters": clusters, "cross_cluster_topology": topology}})
-    }
-
-    async fn salvage_checkpoint(
-        self: Arc<Self>,
-        cluster: &str,
-        pchannel: &str,
-    ) -> Result<serde_json::Value, Status> {
-        let Some((generated, backend)) =
-            self.config.generated_pchannel(pchannel).and_then(|g| Some((g, DemoWal::backend(g)?)))
-        else {
-            return Err(self.retry_until_deadline().await);
-        };
-        if self.config.salvage_source.as_deref() != Some(cluster) {
-            return Ok(json!({}));
-        }
-        let (wal, p, start) = (self.wal.clone(), generated.to_string(), self.config.checkpoint_index);
-        let lag = self.config.checkpoint_lag;
-        let found = tokio::task::spawn_blocking(move || {
-            wal.salvage_checkpoint(&p, start, lag).map(|c| (c.message_id, c.time_tick))
-        })
-        .await
-        .map_err(|e| Status::internal(e.to_string()))?;
-        let Some((confirmed, timetick)) = found else { return Ok(json!({})) };
-        Ok(json!({"salvage_checkpoint": {
-            // The source cluster's own name of the pchannel: what DumpMessages on it takes.
-            "cluster_id": cluster, "pchannel": self.config.pchannel_of(cluster, generated),
-            "message_id": {"id": confirmed, "WAL_name": backend.number()},
-            "time_tick": timetick.to_string()
-        }}))
-    }
-
-    /// What upstream's proxy does with a GetReplicateInfo whose `target_pchannel` is not a
-    /// read-write pchannel of this cluster (handler_client_impl.go: no assignment, or a
-    /// read-only one, is retried with backoff until the caller's context ends; the words "salvage
-    /// checkpoint can only be read for RW channel" stay in the server's log): no answer until the
-    /// caller gives up (its deadline, or it hangs up), or this server stops.
-    async fn retry_until_deadline(&self) -> Status {
-        while !self.stopping.load(Ordering::Relaxed) {
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
-        Status::unavailable("demo: the server is going down")
     }
 
     pub(super) fn dump(
