@@ -278,3 +278,81 @@ async fn dump_failure(
         None => None,
     }
 }
+
+/// Every refused DumpMessages ends the stream as a gRPC error, before any frame: the reply's
+/// `status` oneof member is never sent (upstream `internal/proxy/impl.go` returns the error).
+#[tokio::test]
+async fn dump_messages_refusals_are_grpc_errors_never_status_frames() {
+    let demo = MilvusDemo::start(MilvusDemoConfig { wal: small_wal(), ..Default::default() }).await.unwrap();
+    let set = SchemaSet::builtin();
+    let m = method(&set, "DumpMessages");
+    let p = "by-dev-rootcoord-dml_0";
+    let first = WalGenerator::new(set.pool(), small_wal()).find(|g| g.pchannel == p).unwrap();
+    let id = serde_json::json!({"id": first.message_id, "WAL_name": "RocksMQ"});
+    let refused = [
+        (serde_json::json!({"start_message_id": id}), "INVALID_ARGUMENT", "pchannel"),
+        (serde_json::json!({"pchannel": "nope", "start_message_id": id}), "NOT_FOUND", "nope"),
+        (serde_json::json!({"pchannel": p}), "INVALID_ARGUMENT", "start_message_id"),
+        (
+            serde_json::json!({"pchannel": p, "start_message_id": id, "start_timetick": "20", "end_timetick": "10"}),
+            "INVALID_ARGUMENT",
+            "end_timetick",
+        ),
+        (
+            serde_json::json!({"pchannel": p, "start_message_id": {"id": "!!", "WAL_name": "RocksMQ"}}),
+            "INVALID_ARGUMENT",
+            "start_message_id",
+        ),
+    ];
+    for (req, want, names) in refused {
+        let req = request(&m, req);
+        match dump_outcome(&demo.addr().to_string(), &m, &req).await {
+            (0, Some(NetError::Status { code, message, .. })) => {
+                assert_eq!(code, want, "{message}");
+                assert!(message.contains(names), "{message}");
+            }
+            (frames, e) => panic!("{frames} frame(s), then {e:?}"),
+        }
+    }
+    // Upstream's order: the window is judged before the id (both wrong: the window is named).
+    let both = request(
+        &m,
+        serde_json::json!({"pchannel": p, "start_message_id": {"id": "!!", "WAL_name": "RocksMQ"},
+            "start_timetick": "20", "end_timetick": "10"}),
+    );
+    match dump_outcome(&demo.addr().to_string(), &m, &both).await {
+        (0, Some(NetError::Status { message, .. })) => assert!(message.contains("end_timetick"), "{message}"),
+        other => panic!("{other:?}"),
+    }
+    // A stream that ends well: its frames, none of them a status.
+    let ok = request(
+        &m,
+        serde_json::json!({"pchannel": p, "start_message_id": id, "include_start_message": true,
+            "end_timetick": first.timetick.to_string()}),
+    );
+    let (frames, end) = dump_outcome(&demo.addr().to_string(), &m, &ok).await;
+    assert!(frames >= 1 && end.is_none(), "{frames} frame(s), then {end:?}");
+    demo.shutdown().await;
+}
+
+/// How many frames a DumpMessages call sent (none may carry a `status`), and how it ended.
+async fn dump_outcome(addr: &str, m: &MethodDescriptor, req: &DynamicMessage) -> (usize, Option<NetError>) {
+    let t = GrpcTransport::connect(&GrpcSettings::new(addr.to_string())).await.unwrap();
+    let reply = match t.call_server_stream(m, req, &CallOptions::default()).await {
+        Err(e) => return (0, Some(e)),
+        Ok(r) => r,
+    };
+    let items: Vec<_> = reply.messages.take(1000).collect().await;
+    let mut frames = 0;
+    for item in items {
+        match item {
+            Ok(bytes) => {
+                let frame = DynamicMessage::decode(m.output(), bytes.as_ref()).unwrap();
+                assert!(!frame.has_field_by_name("status"), "a status frame was sent");
+                frames += 1;
+            }
+            Err(e) => return (frames, Some(e)),
+        }
+    }
+    (frames, None)
+}
