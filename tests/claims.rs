@@ -393,6 +393,10 @@ fn dump_messages_leaves_out_bookkeeping_and_rolled_back_transactions() {
     for (t, _) in &dumped {
         assert!(!kinds.contains(&t.as_str()), "the dump holds a {t}");
     }
+    // A committed transaction keeps its BeginTxn and CommitTxn (upstream drops only RollbackTxn).
+    for kept in ["BeginTxn", "CommitTxn"] {
+        assert!(dumped.iter().any(|(t, _)| t == kept), "the dump holds no {kept}");
+    }
     // Exactly the rest of the span, in order.
     let first = own.iter().position(|m| m.response == dumped[0].1).expect("the first frame is in the WAL");
     let want: Vec<&Vec<u8>> = own[first..]

@@ -123,3 +123,52 @@ async fn salvage_writes_a_complete_dump_with_manifest() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("no salvage checkpoint"));
     demo.shutdown().await;
 }
+
+/// GetReplicateInfo asked with a pchannel that is not the cluster's (the old primary's name):
+/// the server never answers (upstream retries until the deadline), and `walscope call` and
+/// `walscope salvage` say what went wrong and what to ask instead, where the operator meets it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_pchannel_the_new_primary_does_not_have_is_explained() {
+    let demo = MilvusDemo::start(MilvusDemoConfig {
+        wal: WalGenConfig { seed: 2, rows: (1, 1), total: None, ..Default::default() },
+        ..Default::default()
+    })
+    .await
+    .unwrap();
+    let addr = demo.addr().to_string();
+    let wrong = "by-dev-old-rootcoord-dml_0";
+    let data = format!(r#"{{"source_cluster_id": "{OLD_CLUSTER_ID}", "target_pchannel": "{wrong}"}}"#);
+    let out =
+        run(strings(&["call", &addr, "MilvusService/GetReplicateInfo", "-d", &data, "--timeout", "1"])).await;
+    let said = String::from_utf8_lossy(&out.stderr).to_string();
+    assert!(!out.status.success(), "{said}");
+    for needle in ["NEW primary", "ITS pchannels", "pymilvus's docstring says the opposite; it is wrong"] {
+        assert!(said.contains(needle), "{needle}: {said}");
+    }
+
+    let dir = tempfile::tempdir().unwrap();
+    let dump = dir.path().join("s.dump");
+    let out = run(strings(&[
+        "salvage",
+        "--new-primary",
+        &addr,
+        "--old-primary",
+        &addr,
+        "--source-cluster-id",
+        OLD_CLUSTER_ID,
+        "--pchannel",
+        wrong,
+        "--out",
+        dump.to_str().unwrap(),
+        "--timeout",
+        "1",
+        "--retries",
+        "0",
+    ]))
+    .await;
+    let said = String::from_utf8_lossy(&out.stderr).to_string();
+    assert!(!out.status.success(), "{said}");
+    assert!(said.contains(&format!("{wrong} is not one of the new primary's pchannels")), "{said}");
+    assert!(said.contains("by-dev-rootcoord-dml_0") && said.contains("ITS pchannels"), "{said}");
+    demo.shutdown().await;
+}

@@ -172,3 +172,187 @@ async fn the_client_offers_one_mebibyte_frames() {
     assert_eq!(max_frame, Some(walscope::net::grpc::CLIENT_MAX_FRAME_BYTES));
     assert_eq!(walscope::net::grpc::CLIENT_MAX_FRAME_BYTES, 1 << 20);
 }
+
+/// GetReplicateInfo with a `target_pchannel` the cluster does not have (here the name an old
+/// primary called `by-dev-old` would give its pchannel): upstream retries it until the caller's
+/// deadline and never answers, so the demo does too, and walscope recognises that failure as
+/// the wrong-pchannel refusal. A server that says the refusal in words ("salvage checkpoint can
+/// only be read for RW channel") is recognised by them.
+#[tokio::test]
+async fn get_replicate_info_never_answers_for_a_pchannel_the_cluster_does_not_have() {
+    use std::time::{Duration, Instant};
+    use walscope::wal::replicate_info::PchannelRefusal;
+    let demo = MilvusDemo::start(MilvusDemoConfig { wal: small_wal(), ..Default::default() }).await.unwrap();
+    let set = SchemaSet::builtin();
+    let t = GrpcTransport::connect(&GrpcSettings::new(demo.addr().to_string())).await.unwrap();
+    let m = method(&set, "GetReplicateInfo");
+    let opts = CallOptions { timeout: Some(Duration::from_millis(800)), ..Default::default() };
+    for wrong in ["by-dev-old-rootcoord-dml_0", ""] {
+        let req =
+            request(&m, serde_json::json!({"source_cluster_id": OLD_CLUSTER_ID, "target_pchannel": wrong}));
+        let started = Instant::now();
+        let err = t.call_unary(&m, &req, &opts).await.expect_err("no answer for another cluster's pchannel");
+        assert!(started.elapsed() >= Duration::from_millis(700), "it waited for the deadline: {err}");
+        assert_eq!(err.pchannel_refusal(), Some(PchannelRefusal::NoAnswer), "{err}");
+    }
+    // Its own pchannel still answers at once.
+    let own = request(
+        &m,
+        serde_json::json!({"source_cluster_id": OLD_CLUSTER_ID, "target_pchannel": "by-dev-rootcoord-dml_1"}),
+    );
+    assert!(t.call_unary(&m, &own, &opts).await.is_ok());
+
+    let said = "code: STREAMING_CODE_INNER, cause: salvage checkpoint can only be read for RW channel";
+    demo.set_faults(walscope::sim::milvus::Faults {
+        fail: Some(("GetReplicateInfo".into(), tonic::Code::Unknown, said.into())),
+        ..Default::default()
+    });
+    let err = t.call_unary(&m, &own, &opts).await.unwrap_err();
+    assert_eq!(err.pchannel_refusal(), Some(PchannelRefusal::Said), "{err}");
+    let text = err.to_string();
+    assert!(text.contains(said) && text.contains("ITS pchannels"), "{text}");
+    demo.shutdown().await;
+}
+
+/// DumpMessages refused for its privilege as upstream's stream interceptor words it
+/// (privilege_interceptor.go: code PermissionDenied, "<privilege>: permission deny to <user> in
+/// the `<db>` database"), with the Global privilege upstream requires of DumpMessages; a caller
+/// without credentials is refused at authentication; the privileged user gets through.
+#[tokio::test]
+async fn dump_messages_permission_denied_is_worded_as_upstream() {
+    use walscope::net::grpc::Auth;
+    let admin = Auth::UserPassword { user: "root".into(), password: "Milvus".into() };
+    let faults = walscope::sim::milvus::Faults { dump_privilege: Some(admin.clone()), ..Default::default() };
+    let demo =
+        MilvusDemo::start(MilvusDemoConfig { wal: small_wal(), faults, ..Default::default() }).await.unwrap();
+    let set = SchemaSet::builtin();
+    let m = method(&set, "DumpMessages");
+    let p = "by-dev-rootcoord-dml_0";
+    let first = WalGenerator::new(set.pool(), small_wal()).find(|g| g.pchannel == p).unwrap();
+    let req = request(
+        &m,
+        serde_json::json!({"pchannel": p, "start_message_id": {"id": first.message_id, "WAL_name": "RocksMQ"},
+        "end_timetick": first.timetick.to_string(), "include_start_message": true}),
+    );
+    let addr = demo.addr().to_string();
+    let failure = |auth, db| dump_failure(&addr, auth, db, &m, &req);
+    let alice = Auth::UserPassword { user: "alice".into(), password: "pw".into() };
+    assert_eq!(
+        failure(Some(alice.clone()), None).await,
+        Some((
+            "PERMISSION_DENIED".into(),
+            "PrivilegeUpdateReplicateConfiguration: permission deny to alice in the `default` database"
+                .into()
+        ))
+    );
+    let (code, message) = failure(Some(alice), Some("db2")).await.unwrap();
+    assert_eq!(code, "PERMISSION_DENIED");
+    assert!(message.ends_with("permission deny to alice in the `db2` database"), "{message}");
+    assert_eq!(failure(None, None).await.map(|(c, _)| c), Some("UNAUTHENTICATED".into()));
+    assert_eq!(failure(Some(admin), None).await, None, "the privileged user dumps");
+    demo.shutdown().await;
+}
+
+/// The code and message a DumpMessages call fails with (None when it streams to its end).
+async fn dump_failure(
+    addr: &str,
+    auth: Option<walscope::net::grpc::Auth>,
+    db: Option<&str>,
+    m: &MethodDescriptor,
+    req: &DynamicMessage,
+) -> Option<(String, String)> {
+    let mut s = GrpcSettings::new(addr.to_string());
+    s.auth = auth;
+    let t = GrpcTransport::connect(&s).await.unwrap();
+    let opts = CallOptions {
+        metadata: db.map(|d| ("dbname".to_string(), d.to_string())).into_iter().collect(),
+        ..Default::default()
+    };
+    let err = match t.call_server_stream(m, req, &opts).await {
+        Err(e) => Some(e),
+        Ok(s) => s.messages.collect::<Vec<_>>().await.into_iter().find_map(Result::err),
+    };
+    match err {
+        Some(NetError::Status { code, message, .. }) => Some((code, message)),
+        Some(other) => panic!("unexpected {other}"),
+        None => None,
+    }
+}
+
+/// Every refused DumpMessages ends the stream as a gRPC error, before any frame: the reply's
+/// `status` oneof member is never sent (upstream `internal/proxy/impl.go` returns the error).
+#[tokio::test]
+async fn dump_messages_refusals_are_grpc_errors_never_status_frames() {
+    let demo = MilvusDemo::start(MilvusDemoConfig { wal: small_wal(), ..Default::default() }).await.unwrap();
+    let set = SchemaSet::builtin();
+    let m = method(&set, "DumpMessages");
+    let p = "by-dev-rootcoord-dml_0";
+    let first = WalGenerator::new(set.pool(), small_wal()).find(|g| g.pchannel == p).unwrap();
+    let id = serde_json::json!({"id": first.message_id, "WAL_name": "RocksMQ"});
+    let refused = [
+        (serde_json::json!({"start_message_id": id}), "INVALID_ARGUMENT", "pchannel"),
+        (serde_json::json!({"pchannel": "nope", "start_message_id": id}), "NOT_FOUND", "nope"),
+        (serde_json::json!({"pchannel": p}), "INVALID_ARGUMENT", "start_message_id"),
+        (
+            serde_json::json!({"pchannel": p, "start_message_id": id, "start_timetick": "20", "end_timetick": "10"}),
+            "INVALID_ARGUMENT",
+            "end_timetick",
+        ),
+        (
+            serde_json::json!({"pchannel": p, "start_message_id": {"id": "!!", "WAL_name": "RocksMQ"}}),
+            "INVALID_ARGUMENT",
+            "start_message_id",
+        ),
+    ];
+    for (req, want, names) in refused {
+        let req = request(&m, req);
+        match dump_outcome(&demo.addr().to_string(), &m, &req).await {
+            (0, Some(NetError::Status { code, message, .. })) => {
+                assert_eq!(code, want, "{message}");
+                assert!(message.contains(names), "{message}");
+            }
+            (frames, e) => panic!("{frames} frame(s), then {e:?}"),
+        }
+    }
+    // Upstream's order: the window is judged before the id (both wrong: the window is named).
+    let both = request(
+        &m,
+        serde_json::json!({"pchannel": p, "start_message_id": {"id": "!!", "WAL_name": "RocksMQ"},
+            "start_timetick": "20", "end_timetick": "10"}),
+    );
+    match dump_outcome(&demo.addr().to_string(), &m, &both).await {
+        (0, Some(NetError::Status { message, .. })) => assert!(message.contains("end_timetick"), "{message}"),
+        other => panic!("{other:?}"),
+    }
+    // A stream that ends well: its frames, none of them a status.
+    let ok = request(
+        &m,
+        serde_json::json!({"pchannel": p, "start_message_id": id, "include_start_message": true,
+            "end_timetick": first.timetick.to_string()}),
+    );
+    let (frames, end) = dump_outcome(&demo.addr().to_string(), &m, &ok).await;
+    assert!(frames >= 1 && end.is_none(), "{frames} frame(s), then {end:?}");
+    demo.shutdown().await;
+}
+
+/// How many frames a DumpMessages call sent (none may carry a `status`), and how it ended.
+async fn dump_outcome(addr: &str, m: &MethodDescriptor, req: &DynamicMessage) -> (usize, Option<NetError>) {
+    let t = GrpcTransport::connect(&GrpcSettings::new(addr.to_string())).await.unwrap();
+    let reply = match t.call_server_stream(m, req, &CallOptions::default()).await {
+        Err(e) => return (0, Some(e)),
+        Ok(r) => r,
+    };
+    let items: Vec<_> = reply.messages.take(1000).collect().await;
+    let mut frames = 0;
+    for item in items {
+        match item {
+            Ok(bytes) => {
+                let frame = DynamicMessage::decode(m.output(), bytes.as_ref()).unwrap();
+                assert!(!frame.has_field_by_name("status"), "a status frame was sent");
+                frames += 1;
+            }
+            Err(e) => return (frames, Some(e)),
+        }
+    }
+    (frames, None)
+}

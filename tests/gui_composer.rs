@@ -103,8 +103,9 @@ fn get_version_and_a_form_built_get_replicate_info() {
     wait_reply(&mut h);
     let Response::Unary(v) = &composer(&h).response else { panic!("no reply") };
     assert!(v.body_error.is_none(), "{:?}", v.body_error);
+    // Asked with the new primary's pchannel, the checkpoint names the old primary's.
     assert!(
-        v.detail.json.contains("salvageCheckpoint") && v.detail.json.contains("by-dev-rootcoord-dml_0"),
+        v.detail.json.contains("salvageCheckpoint") && v.detail.json.contains("by-dev-old-rootcoord-dml_0"),
         "{}",
         v.detail.json
     );
@@ -514,4 +515,26 @@ fn no_method_lists_the_services_and_an_empty_reply_says_so() {
     let Response::Unary(v) = &composer(&h).response else { panic!("no reply") };
     assert!(v.outcome.reply.is_empty(), "the demo answers a drop with an empty status");
     h.get_by_label("The reply is empty (0 bytes).");
+}
+
+/// GetReplicateInfo with the old primary's pchannel name, on the new primary: no answer until
+/// the deadline (upstream retries it), and the composer says why and what to ask instead, in the
+/// words the CLI prints.
+#[test]
+fn a_pchannel_the_new_primary_does_not_have_is_explained() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut h = harness(SIZE, demo_app(dir.path()));
+    compose(&mut h, "demo-milvus", "GetReplicateInfo", "MilvusService/GetReplicateInfo");
+    set_json(
+        &mut h,
+        r#"{"source_cluster_id": "by-dev-old", "target_pchannel": "by-dev-old-rootcoord-dml_0"}"#,
+    );
+    h.state_mut().panes.first_mut::<ComposerState>().unwrap().deadline = "1".into();
+    h.step();
+    h.get_by_label("Send Ctrl+Enter").click();
+    wait_reply(&mut h);
+    assert!(matches!(composer(&h).response, Response::Failed(_)), "no answer for that pchannel");
+    h.get_by_label_contains("Wrong pchannel?");
+    h.get_by_label_contains("pymilvus's docstring says the opposite; it is wrong");
+    h.get_by_label_contains("with one of ITS pchannels");
 }

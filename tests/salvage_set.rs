@@ -336,12 +336,23 @@ async fn permission_denied_names_the_privilege_and_the_admin_gets_through() {
         pair(Faults { dump_privilege: Some(admin.clone()), ..Default::default() }, Faults::default()).await;
     let dir = tempfile::tempdir().unwrap();
     let end = timetick_after_ms(300);
-    let run = salvage_set::start(set_spec(&p, dir.path(), end, true)).await.unwrap();
+    // A user without the privilege (streams are authenticated first, then authorised).
+    let mut spec = set_spec(&p, dir.path(), end, true);
+    let alice = Auth::UserPassword { user: "alice".into(), password: "pw".into() };
+    spec.old_primary.headers.push(("authorization".into(), alice.header_value()));
+    let run = salvage_set::start(spec).await.unwrap();
     let (_, results) = run.wait().await;
     for (_, r) in &results {
         let e = r.as_ref().err().unwrap();
         let text = e.to_string();
-        assert!(text.contains("PERMISSION_DENIED") && text.contains("cluster-admin"), "{text}");
+        assert!(text.contains("PERMISSION_DENIED"), "{text}");
+        assert!(
+            text.contains(
+                "PrivilegeUpdateReplicateConfiguration: permission deny to alice in the `default` database"
+            ),
+            "upstream's words: {text}"
+        );
+        assert!(text.contains("needs the Global privilege UpdateReplicateConfiguration"), "{text}");
         assert_eq!(e.kind(), Some(walscope::net::FailureKind::PermissionDenied));
     }
     // The same dump with the admin's credentials.

@@ -78,6 +78,7 @@ mod replay_history;
 mod roundtrip;
 mod salvage_demo;
 mod salvage_faults;
+mod salvage_pchannel_names;
 mod salvage_set;
 mod salvage_window;
 mod samples;

@@ -200,9 +200,20 @@ async fn unary(
             let mut out = std::io::stdout().lock();
             writeln!(out, "{}", crate::codec::to_json(&outcome.message, true)).map_err(anyhow::Error::from)
         }
-        Err(e) => Err(e.into()),
+        Err(e) => Err(explained(e)),
     };
     (entry, printed)
+}
+
+/// A failed call, with the explanation of a GetReplicateInfo refused for its pchannel on a line
+/// of its own when the error's words do not already carry it (a deadline seen on this side).
+fn explained(e: crate::net::NetError) -> anyhow::Error {
+    match e.pchannel_refusal() {
+        Some(r) if !e.to_string().contains(crate::wal::replicate_info::ASK_THE_NEW_PRIMARY) => {
+            anyhow!("{e}\n{}", r.words())
+        }
+        _ => e.into(),
+    }
 }
 
 /// Prints one streamed message; the first error found in a body is kept for the history.

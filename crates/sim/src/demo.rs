@@ -72,6 +72,8 @@ impl Demo {
             new_addr: config.milvus,
             old_addr: config.old_milvus,
             rehearsal: true,
+            // Each cluster's pchannels named after its id, as upstream names them.
+            distinct_pchannels: true,
             wal: crate::WalGenConfig { chunk_bytes: config.chunk_bytes, ..Default::default() },
             ..Default::default()
         })

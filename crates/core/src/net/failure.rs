@@ -33,6 +33,17 @@ pub enum FailureKind {
 }
 
 impl NetError {
+    /// A GetReplicateInfo refused for its pchannel ([`crate::wal::replicate_info`]), whichever
+    /// way the transport reported it.
+    pub fn pchannel_refusal(&self) -> Option<crate::wal::replicate_info::PchannelRefusal> {
+        use crate::wal::replicate_info::refusal_of;
+        match self {
+            NetError::Status { method, code, message, .. } => refusal_of(method, code, message),
+            NetError::Timeout { method, .. } => refusal_of(method, "DEADLINE_EXCEEDED", ""),
+            _ => None,
+        }
+    }
+
     /// The error's words without the command-line hint some carry (" (hint: ... --cacert ...)"):
     /// for a place that says its kind's [`FailureKind::words`] next to it (the window, a
     /// connection test's summary), which would otherwise say the same thing twice.

@@ -129,10 +129,13 @@ pub fn code_name(code: Code) -> &'static str {
 /// A gRPC status as a [`NetError`], with a hint for the codes an operator can act on.
 pub fn status_error(method: &MethodDescriptor, status: &Status) -> NetError {
     let name = method.name();
+    // A pchannel GetReplicateInfo cannot read (refused in words, or retried until the deadline).
+    let refusal = crate::wal::replicate_info::refusal_of(name, code_name(status.code()), status.message());
+    let refused;
     let hint = match status.code() {
-        Code::DeadlineExceeded if name == "GetReplicateInfo" => {
-            " (hint: Milvus 2.6.9 to 2.6.18 can hang in GetReplicateInfo until the deadline \
-             (milvus#50344, fixed in 2.6.19); upgrade the new primary or read the checkpoint elsewhere)"
+        _ if refusal.is_some() => {
+            refused = format!(" (hint: {})", refusal.map(|r| r.words()).unwrap_or_default());
+            refused.as_str()
         }
         Code::DeadlineExceeded => " (hint: raise --timeout, or check that the server is not overloaded)",
         Code::Unauthenticated => {

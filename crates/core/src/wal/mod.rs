@@ -5,7 +5,8 @@
 //!
 //! Owns: the meaning of the `ImmutableMessage` property map and ids (reference
 //! `milvus-wal.md` §3–§5), and Milvus's calls as `net` must know them ([`calls`]: which methods
-//! write, what a reply's status says). Must never: panic on dumped data, treat an encrypted or
+//! write, what a reply's status says; [`replicate_info`]: a GetReplicateInfo refused for its
+//! pchannel). Must never: panic on dumped data, treat an encrypted or
 //! legacy payload as corruption, or talk to a server (that is the network layer's job).
 
 pub mod analyze;
@@ -15,6 +16,7 @@ pub mod chunk;
 pub mod fast;
 pub mod message_id;
 pub mod reading;
+pub mod replicate_info;
 mod summary;
 pub mod types;
 pub mod versions;

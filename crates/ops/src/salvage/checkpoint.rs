@@ -12,11 +12,13 @@
 //! Must never: hand out a checkpoint whose message id it could not validate (a bad id could
 //! crash older servers, milvus#50341), or call anything but these read-only methods.
 
+pub use super::pchannels::pchannel_to_ask;
 use crate::net::grpc::{GrpcSettings, GrpcTransport};
 use crate::net::profile::ConnectionProfile;
 use crate::net::{CallOptions, ConnectOptions, NetError, ProfileMetadata, Transport};
 use crate::schema::SchemaSet;
 use crate::time::format_timetick;
+use crate::wal::replicate_info::{ASK_THE_NEW_PRIMARY, PchannelRefusal};
 use crate::wal::versions::{MilvusVersion, SALVAGE_API_SINCE};
 use crate::wal::{WalBackend, render_message_id};
 use prost_reflect::{DynamicMessage, MethodDescriptor, Value};
@@ -333,16 +335,29 @@ impl Milvus {
                 let v = self.version().await;
                 let affected =
                     v.as_deref().and_then(MilvusVersion::parse).is_some_and(|v| v.replicate_info_may_hang());
-                let hint = match (&v, affected) {
-                    (Some(v), true) => format!(
+                // Upstream retries a pchannel that is not one of the asked cluster's until the
+                // deadline: the cluster's own list says whether that is what happened.
+                let own = self.replicate_configuration().await.ok().and_then(|c| {
+                    c.own_cluster(self.endpoint()).map(|me| me.pchannels.clone()).filter(|p| !p.is_empty())
+                });
+                let hint = match (&v, affected, own) {
+                    (Some(v), true, _) => format!(
                         ": {v} is one of 2.6.9–2.6.18, whose GetReplicateInfo retries until the deadline \
                          (milvus#50344, fixed in 2.6.19): upgrade the new primary"
                     ),
-                    (Some(v), false) => format!(" ({v}): raise the timeout, or check the server's load"),
-                    (None, _) => {
-                        ": Milvus 2.6.9–2.6.18 hang here (milvus#50344); check the version, raise the timeout"
-                            .into()
-                    }
+                    (_, _, Some(own)) if !own.iter().any(|p| p == pchannel) => format!(
+                        ": {pchannel} is not one of the new primary's pchannels ({}), and a server retries such a \
+                         pchannel until the deadline. {ASK_THE_NEW_PRIMARY}",
+                        own.join(", ")
+                    ),
+                    (Some(v), false, _) => format!(
+                        " ({v}): raise the timeout, or check the server's load. {}",
+                        PchannelRefusal::NoAnswer.words()
+                    ),
+                    (None, _, _) => format!(
+                        ": check the version, raise the timeout. {}",
+                        PchannelRefusal::NoAnswer.words()
+                    ),
                 };
                 CheckpointProblem::Timeout { endpoint, hint }
             }
@@ -377,7 +392,10 @@ pub(crate) async fn diagnose(new: &Milvus, old: Option<&Milvus>, cluster: &str, 
         && !me.pchannels.is_empty()
         && !me.pchannels.iter().any(|p| p == pchannel)
     {
-        return format!("the new primary has no pchannel {pchannel} (it has {})", me.pchannels.join(", "));
+        return format!(
+            "the new primary has no pchannel {pchannel} (it has {}). {ASK_THE_NEW_PRIMARY}",
+            me.pchannels.join(", ")
+        );
     }
     if let Some((s, t)) = new_conf.as_ref().and_then(|c| c.topology.iter().find(|(s, _)| s == cluster)) {
         return format!(
@@ -401,8 +419,9 @@ pub(crate) async fn diagnose(new: &Milvus, old: Option<&Milvus>, cluster: &str, 
     }
 }
 
-/// GetReplicateInfo for every pchannel at once on one connection; a missing checkpoint is
-/// explained (see [`diagnose`]). Err only when the new primary cannot be reached at all.
+/// GetReplicateInfo for every pchannel at once on one connection, each asked by the new
+/// primary's name of it ([`pchannel_to_ask`]); a missing checkpoint is explained (see
+/// [`diagnose`]). Err only when the new primary cannot be reached at all.
 pub async fn fetch_checkpoints(
     new_primary: &ConnectionProfile,
     old_primary: Option<&ConnectionProfile>,
@@ -412,21 +431,32 @@ pub async fn fetch_checkpoints(
     timeout: Duration,
 ) -> Result<Checkpoints, NetError> {
     let new = Milvus::connect(&settings(new_primary, connect)?, timeout).await?;
-    let answers =
-        futures::future::join_all(pchannels.iter().map(|p| new.checkpoint(source_cluster_id, p))).await;
     let mut old = None;
+    let connect_old = || async {
+        match old_primary.map(|profile| settings(profile, connect)) {
+            Some(Ok(s)) => Some(Milvus::connect(&s, timeout).await.ok()),
+            _ => Some(None),
+        }
+    };
+    let new_own = new.own_pchannels().await;
+    let mut old_list = Vec::new();
+    if !new_own.is_empty() && pchannels.iter().any(|p| !new_own.contains(p)) {
+        old = connect_old().await;
+        if let Some(Some(o)) = &old {
+            old_list = o.pchannels_of(source_cluster_id).await;
+        }
+    }
+    let asked: Vec<String> = pchannels.iter().map(|p| pchannel_to_ask(p, &new_own, &old_list)).collect();
+    let answers = futures::future::join_all(asked.iter().map(|p| new.checkpoint(source_cluster_id, p))).await;
     let mut reports = Vec::new();
-    for (p, mut result) in pchannels.iter().zip(answers) {
+    for ((p, a), mut result) in pchannels.iter().zip(&asked).zip(answers) {
         if let Err(CheckpointProblem::Missing { why, .. }) = &mut result
             && why.is_empty()
         {
-            if old.is_none()
-                && let Some(profile) = old_primary
-                && let Ok(s) = settings(profile, connect)
-            {
-                old = Some(Milvus::connect(&s, timeout).await.ok());
+            if old.is_none() {
+                old = connect_old().await;
             }
-            *why = diagnose(&new, old.as_ref().and_then(|o| o.as_ref()), source_cluster_id, p).await;
+            *why = diagnose(&new, old.as_ref().and_then(|o| o.as_ref()), source_cluster_id, a).await;
         }
         reports.push(CheckpointReport { pchannel: p.clone(), result });
     }

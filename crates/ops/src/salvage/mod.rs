@@ -1,5 +1,6 @@
 //! Salvage of a failed Milvus primary's WAL (reference §1.4, §4, §8): the checkpoints the new
-//! primary gives ([`checkpoint`]), the job that dumps one pchannel from its checkpoint into a
+//! primary gives ([`checkpoint`], each asked by the new primary's name of the pchannel:
+//! `pchannels`), the job that dumps one pchannel from its checkpoint into a
 //! resumable dump ([`job`], with its dealings with the wire in `wire`), several pchannels at
 //! once into one folder ([`set`]), the folder and its `salvage.json` ([`folder`]), and what a
 //! salvage dump holds, read back from the file ([`report`]).
@@ -13,6 +14,7 @@
 pub mod checkpoint;
 pub mod folder;
 pub mod job;
+mod pchannels;
 pub mod report;
 pub mod set;
 mod wire;

@@ -6,7 +6,7 @@
 //!
 //! Must never: call a failure retriable when the server answered about the request itself.
 
-use super::checkpoint::{Checkpoint, CheckpointProblem, Milvus, diagnose};
+use super::checkpoint::{Checkpoint, CheckpointProblem, Milvus, diagnose, pchannel_to_ask};
 use super::job::{SalvageError, SalvageSpec};
 use crate::dump::ResumePoint;
 use crate::net::grpc::GrpcTransport;
@@ -20,7 +20,17 @@ use serde_json::json;
 /// The checkpoint from the new primary; a missing one explained with both clusters' views.
 pub(super) async fn fetch_checkpoint(spec: &SalvageSpec) -> Result<Checkpoint, SalvageError> {
     let new = Milvus::connect(&spec.new_primary, spec.timeout).await?;
-    match new.checkpoint(&spec.source_cluster_id, &spec.pchannel).await {
+    // The new primary answers only for its own name of the pchannel.
+    let new_own = new.own_pchannels().await;
+    let mut old_list = Vec::new();
+    if !new_own.is_empty()
+        && !new_own.contains(&spec.pchannel)
+        && let Ok(old) = Milvus::connect(&spec.old_primary, spec.timeout).await
+    {
+        old_list = old.pchannels_of(&spec.source_cluster_id).await;
+    }
+    let asked = pchannel_to_ask(&spec.pchannel, &new_own, &old_list);
+    match new.checkpoint(&spec.source_cluster_id, &asked).await {
         Err(CheckpointProblem::Missing { endpoint, cluster, pchannel, .. }) => {
             let old = Milvus::connect(&spec.old_primary, spec.timeout).await.ok();
             let why = diagnose(&new, old.as_ref(), &cluster, &pchannel).await;
@@ -54,9 +64,16 @@ pub(super) async fn explain_dump(spec: &SalvageSpec, failure: NetError, at: u64,
             )
         }
         "PERMISSION_DENIED" => {
-            "PERMISSION_DENIED: since mid-2026 DumpMessages needs a cluster-admin privilege; \
-             use an old-primary profile whose user has the cluster-admin role (e.g. root)"
-                .to_string()
+            format!(
+                "PERMISSION_DENIED: {}: since Milvus PR #52608 DumpMessages needs the Global privilege \
+                 UpdateReplicateConfiguration (PrivilegeUpdateReplicateConfiguration, as \
+                 CreateReplicateStream); use an old-primary profile whose user has it (root, or a role \
+                 granted it)",
+                match &failure {
+                    NetError::Status { message, .. } => message.as_str(),
+                    _ => "",
+                }
+            )
         }
         "DEADLINE_EXCEEDED" => format!(
             "DEADLINE_EXCEEDED: no message within {:?}: the old primary may be overloaded, or it has nothing \

@@ -5,6 +5,7 @@
 //!
 //! Must never: hold a default that makes the demo reach beyond 127.0.0.1.
 
+use super::demo_wal::PCHANNELS;
 pub use super::seed::{OwnWrite, StoreSeed};
 use super::{NEW_CLUSTER_ID, OLD_CLUSTER_ID};
 use crate::WalGenConfig;
@@ -21,8 +22,9 @@ pub struct Faults {
     pub no_salvage_api: bool,
     /// GetVersion answers this instead of the config's version.
     pub version: Option<String>,
-    /// DumpMessages needs the cluster-admin privilege, which only this `authorization` has;
-    /// every other caller gets PERMISSION_DENIED (as servers since mid-2026 do).
+    /// DumpMessages needs the Global `PrivilegeUpdateReplicateConfiguration`, which only this
+    /// `authorization` has: every other user gets PERMISSION_DENIED and a caller without
+    /// credentials UNAUTHENTICATED (as servers since upstream PR #52608 do).
     pub dump_privilege: Option<Auth>,
     /// As servers before 2.6.20: each transaction is one `Txn` (999) frame with an empty body.
     pub opaque_txn: bool,
@@ -106,6 +108,12 @@ pub struct MilvusDemoConfig {
     /// own writes since ([`StoreSeed`]).
     pub store: StoreSeed,
     pub faults: Faults,
+    /// Name this cluster's pchannels after its cluster id (`<cluster_id>-rootcoord-dml_N`), as
+    /// upstream does: the cluster id is `msgChannel.chanNamePrefix.cluster`, the prefix of every
+    /// channel name, so the two clusters of a replicate pair never share pchannel names. Off:
+    /// the WAL generator's `by-dev-rootcoord-dml_N` whatever the id (one demo playing both roles
+    /// of a salvage needs that).
+    pub pchannels_named_by_cluster: bool,
 }
 
 impl Default for MilvusDemoConfig {
@@ -128,6 +136,31 @@ impl Default for MilvusDemoConfig {
             wal_cycle: None,
             store: StoreSeed::Empty,
             faults: Faults::default(),
+            pchannels_named_by_cluster: false,
         }
+    }
+}
+
+/// The prefix of the WAL generator's pchannel names.
+const GENERATED_PREFIX: &str = "by-dev-";
+
+impl MilvusDemoConfig {
+    /// What `cluster` calls the generator's pchannel `generated`.
+    pub fn pchannel_of(&self, cluster: &str, generated: &str) -> String {
+        match generated.strip_prefix(GENERATED_PREFIX) {
+            Some(rest) if self.pchannels_named_by_cluster => format!("{cluster}-{rest}"),
+            _ => generated.to_string(),
+        }
+    }
+
+    /// This cluster's pchannels, in the generator's order.
+    pub fn own_pchannels(&self) -> Vec<String> {
+        PCHANNELS.iter().map(|(p, _)| self.pchannel_of(&self.cluster_id, p)).collect()
+    }
+
+    /// The generator's name of this cluster's pchannel `own`; None for a pchannel it does not
+    /// have.
+    pub fn generated_pchannel(&self, own: &str) -> Option<&'static str> {
+        PCHANNELS.iter().map(|(p, _)| *p).find(|p| self.pchannel_of(&self.cluster_id, p) == own)
     }
 }

@@ -166,6 +166,10 @@ impl DumpRequest {
         let Some((id, wal)) = start_id.filter(|(id, _)| !id.is_empty()) else {
             return Err((InvalidArgument, "missing parameter: start_message_id".into()));
         };
+        // Upstream's order: the window before the id's validity.
+        if start_timetick != 0 && end_timetick != 0 && end_timetick < start_timetick {
+            return Err((InvalidArgument, "end_timetick is before start_timetick".into()));
+        }
         // WAL_name Unknown means "this server's WAL", as on the real proxy.
         let backend = if wal == 0 { own } else { WalBackend::from_number(wal) };
         if backend != own {
@@ -176,9 +180,6 @@ impl DumpRequest {
         }
         let parts = render_message_id(backend, id)
             .map_err(|e| (InvalidArgument, format!("invalid start_message_id: {e}")))?;
-        if start_timetick != 0 && end_timetick != 0 && end_timetick < start_timetick {
-            return Err((InvalidArgument, "end_timetick is before start_timetick".into()));
-        }
         Ok(DumpRequest {
             pchannel: pchannel.to_string(),
             start_key: order_key(&parts.parts),

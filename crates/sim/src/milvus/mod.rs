@@ -14,12 +14,14 @@
 //! knows a salvage checkpoint for the old cluster `by-dev-old` on each of its pchannels) and the
 //! old primary (it dumps its WAL). [`pair`] starts two, an old and a new primary
 //! with their own cluster ids and a force-failover replicate configuration, over the same WAL.
-//! A wrong source cluster id gets an empty checkpoint, as on the real server.
+//! A wrong source cluster id gets an empty checkpoint, as on the real server; a `target_pchannel`
+//! that is not one of this cluster's gets no answer until the caller gives up, as upstream
+//! retries it until the deadline ([`State::retry_until_deadline`]).
 //!
 //! Fault switches ([`Faults`], also changed on a running server with [`MilvusDemo::set_faults`])
 //! drop, stall or fail calls, make the server one that predates the salvage API (UNIMPLEMENTED,
-//! an old version), one whose DumpMessages needs the cluster-admin privilege
-//! (PERMISSION_DENIED), or one before 2.6.20 that sends each transaction as one opaque `Txn`
+//! an old version), one whose DumpMessages needs the Global privilege
+//! `PrivilegeUpdateReplicateConfiguration` (PERMISSION_DENIED worded as upstream's interceptor), or one before 2.6.20 that sends each transaction as one opaque `Txn`
 //! frame with an empty body. Auth, TLS and reflection are optional.
 //! Must never: listen on anything but the address it was given (tests use 127.0.0.1:0), or
 //! panic on a request.
@@ -29,6 +31,7 @@ pub mod demo_wal;
 mod dml;
 pub mod expr;
 pub mod pair;
+mod replicate;
 mod rows;
 mod schema_check;
 mod seed;
@@ -38,7 +41,7 @@ pub mod store;
 use crate::schema::SchemaSet;
 use bytes::Bytes;
 pub use config::{Faults, MilvusDemoConfig, OwnWrite, StoreSeed};
-use demo_wal::{DemoWal, DumpCursor, DumpRequest, PCHANNELS, Step, opaque_txn};
+use demo_wal::{DemoWal, DumpCursor, DumpRequest, Step, opaque_txn};
 use dml::DmlTypes;
 use futures::stream::BoxStream;
 use futures::{FutureExt, StreamExt};
@@ -62,6 +65,8 @@ pub const NEW_CLUSTER_ID: &str = "by-dev";
 /// connection; the demo gives the hybrid timestamp at the start of its synthetic WAL, so the
 /// value is nonzero, TSO-shaped and the same on every run.
 pub const SESSION_IDENTIFIER: i64 = crate::time::millis_to_timetick(crate::walgen::START_MS) as i64;
+/// The privilege upstream requires of DumpMessages (and CreateReplicateStream).
+pub const DUMP_PRIVILEGE: &str = "PrivilegeUpdateReplicateConfiguration";
 /// The only database the demo has (Milvus's default one).
 const DEFAULT_DB: &str = "default";
 pub(super) const SERVICE: &str = "milvus.proto.milvus.MilvusService";
@@ -141,6 +146,11 @@ impl MilvusDemo {
         self.state.own_writes.clone()
     }
 
+    /// This cluster's pchannels (see [`MilvusDemoConfig::pchannels_named_by_cluster`]).
+    pub fn pchannels(&self) -> Vec<String> {
+        self.state.config.own_pchannels()
+    }
+
     /// The fault switches now in force.
     pub fn faults(&self) -> Faults {
         self.state.faults.read().map(|f| f.clone()).unwrap_or_default()
@@ -164,6 +174,7 @@ impl MilvusDemo {
     }
 
     pub async fn shutdown(mut self) {
+        self.state.stopping.store(true, Ordering::Relaxed);
         if let Some(s) = self.stop.take() {
             let _ = s.send(());
         }
@@ -175,6 +186,7 @@ impl MilvusDemo {
 
 impl Drop for MilvusDemo {
     fn drop(&mut self) {
+        self.state.stopping.store(true, Ordering::Relaxed);
         if let Some(s) = self.stop.take() {
             let _ = s.send(());
         }
@@ -206,6 +218,8 @@ pub(super) struct State {
     dropped_once: AtomicBool,
     /// Set by [`MilvusDemo::kill`]: open streams end at once with UNAVAILABLE.
     killed: Arc<AtomicBool>,
+    /// Set when the server stops: calls that wait for the caller to give up end.
+    stopping: AtomicBool,
 }
 
 fn desc(pool: &DescriptorPool, name: &str) -> Result<MessageDescriptor, DemoError> {
@@ -239,6 +253,7 @@ impl State {
             addr,
             dropped_once: AtomicBool::new(false),
             killed: Arc::default(),
+            stopping: AtomicBool::new(false),
         })
     }
 
@@ -258,12 +273,21 @@ impl State {
             return Err(Status::unimplemented(format!("unknown method {method} for service {SERVICE}")));
         }
         if let (true, Some(admin)) = (method == "DumpMessages", &faults.dump_privilege) {
-            let sent = req.metadata().get("authorization").and_then(|v| v.to_str().ok());
-            if sent != Some(admin.header_value().as_str()) {
-                let user = sent.and_then(user_of).unwrap_or_else(|| "anonymous".into());
-                return Err(Status::permission_denied(format!(
-                    "PrivilegeClusterAdmin: permission deny to {user}: DumpMessages needs the cluster-admin privilege"
-                )));
+            // Upstream since #52608: streams are authenticated, then DumpMessages needs the
+            // Global PrivilegeUpdateReplicateConfiguration (privilege_interceptor.go,
+            // streamMethodPrivileges), worded as every privilege refusal is.
+            match req.metadata().get("authorization").and_then(|v| v.to_str().ok()) {
+                None => return Err(Status::unauthenticated("missing authorization in header")),
+                Some(sent) if sent != admin.header_value() => {
+                    let user = user_of(sent).unwrap_or_else(|| "apikey user".into());
+                    let db =
+                        req.metadata().get("dbname").and_then(|v| v.to_str().ok()).filter(|d| !d.is_empty());
+                    return Err(Status::permission_denied(format!(
+                        "{DUMP_PRIVILEGE}: permission deny to {user} in the `{}` database",
+                        db.unwrap_or(DEFAULT_DB)
+                    )));
+                }
+                Some(_) => {}
             }
         }
         if let (true, Some(auth)) = (unary, &self.config.auth) {
@@ -362,45 +386,6 @@ impl State {
         })
     }
 
-    /// This cluster, every cluster it still replicates to, and the topology edges to them.
-    fn replicate_configuration(&self) -> serde_json::Value {
-        let pchannels: Vec<&str> = PCHANNELS.iter().map(|(p, _)| *p).collect();
-        let me = &self.config.cluster_id;
-        let mut clusters = vec![json!({"cluster_id": me,
-            "connection_param": {"uri": format!("http://{}", self.addr)}, "pchannels": pchannels})];
-        let mut topology = Vec::new();
-        for (id, uri) in &self.config.replicate_targets {
-            clusters
-                .push(json!({"cluster_id": id, "connection_param": {"uri": uri}, "pchannels": pchannels}));
-            topology.push(json!({"source_cluster_id": me, "target_cluster_id": id}));
-        }
-        json!({"status": {}, "configuration": {"clusters": clusters, "cross_cluster_topology": topology}})
-    }
-
-    async fn salvage_checkpoint(
-        self: Arc<Self>,
-        cluster: &str,
-        pchannel: &str,
-    ) -> Result<serde_json::Value, Status> {
-        let known = self.config.salvage_source.as_deref() == Some(cluster);
-        let Some(backend) = DemoWal::backend(pchannel).filter(|_| known) else {
-            return Ok(json!({}));
-        };
-        let (wal, p, start) = (self.wal.clone(), pchannel.to_string(), self.config.checkpoint_index);
-        let lag = self.config.checkpoint_lag;
-        let found = tokio::task::spawn_blocking(move || {
-            wal.salvage_checkpoint(&p, start, lag).map(|c| (c.message_id, c.time_tick))
-        })
-        .await
-        .map_err(|e| Status::internal(e.to_string()))?;
-        let Some((confirmed, timetick)) = found else { return Ok(json!({})) };
-        Ok(json!({"salvage_checkpoint": {
-            "cluster_id": cluster, "pchannel": pchannel,
-            "message_id": {"id": confirmed, "WAL_name": backend.number()},
-            "time_tick": timetick.to_string()
-        }}))
-    }
-
     pub(super) fn dump(
         self: Arc<Self>,
         req: Request<Bytes>,
@@ -422,8 +407,13 @@ impl State {
             let wal = m.get_field_by_name("WAL_name").and_then(|w| w.as_enum_number()).unwrap_or(0);
             Some((id, wal))
         });
+        // The WAL knows its pchannels by the generator's names.
+        let generated = self.config.generated_pchannel(&pchannel);
+        if !pchannel.is_empty() && generated.is_none() {
+            return Err(Status::not_found(format!("pchannel {pchannel} not found on this cluster")));
+        }
         let request = DumpRequest::parse(
-            &pchannel,
+            generated.unwrap_or_default(),
             start.as_ref().map(|(id, w)| (id.as_str(), *w)),
             u64_of("start_timetick"),
             u64_of("end_timetick"),
@@ -483,5 +473,6 @@ fn user_of(header: &str) -> Option<String> {
     use base64::Engine;
     let raw = base64::engine::general_purpose::STANDARD.decode(header).ok()?;
     let text = String::from_utf8(raw).ok()?;
-    Some(text.split_once(':').map_or("(token)".to_string(), |(u, _)| u.to_string()))
+    // An API key (no "user:") is named as upstream names it.
+    Some(text.split_once(':').map_or("apikey user".to_string(), |(u, _)| u.to_string()))
 }

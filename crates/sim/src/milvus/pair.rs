@@ -4,7 +4,8 @@
 //! primary** (`by-dev`), force-promoted and standalone, which holds a salvage checkpoint for
 //! `by-dev-old` on every pchannel. Both serve the same synthetic WAL (same generator config), so
 //! the checkpoints the new one hands out are positions in the old one's WAL. The pchannel names
-//! are the WAL's own (`by-dev-rootcoord-dml_N`) on both.
+//! are the WAL's own (`by-dev-rootcoord-dml_N`) on both, unless
+//! [`MilvusPairConfig::distinct_pchannels`] names each cluster's after its id as upstream does.
 //!
 //! `walscope demo` and the app's demo start a pair with [`MilvusPair::start`]. Must never: listen
 //! beyond the addresses given.
@@ -33,6 +34,10 @@ pub struct MilvusPairConfig {
     /// primary seeded with what it had at the promotion plus its own writes since
     /// ([`StoreSeed::NewPrimary`] with `own_writes`), so a salvage can be replayed into it.
     pub rehearsal: bool,
+    /// Each cluster's pchannels named after its id, as upstream names them: the old primary's
+    /// `by-dev-old-rootcoord-dml_N`, the new one's `by-dev-rootcoord-dml_N` (its checkpoints
+    /// name the old primary's). Off: both use `by-dev-rootcoord-dml_N`.
+    pub distinct_pchannels: bool,
 }
 
 impl Default for MilvusPairConfig {
@@ -47,6 +52,7 @@ impl Default for MilvusPairConfig {
             old_faults: Faults::default(),
             new_faults: Faults::default(),
             rehearsal: false,
+            distinct_pchannels: false,
         }
     }
 }
@@ -72,6 +78,7 @@ impl MilvusPair {
             checkpoint_index: cfg.checkpoint_index,
             checkpoint_lag: cfg.checkpoint_lag,
             faults: cfg.new_faults.clone(),
+            pchannels_named_by_cluster: cfg.distinct_pchannels,
             ..Default::default()
         })
         .await?;
@@ -83,6 +90,7 @@ impl MilvusPair {
             replicate_targets: vec![(NEW_CLUSTER_ID.into(), format!("http://{}", new.addr()))],
             checkpoint_index: cfg.checkpoint_index,
             faults: cfg.old_faults.clone(),
+            pchannels_named_by_cluster: cfg.distinct_pchannels,
             ..Default::default()
         })
         .await?;

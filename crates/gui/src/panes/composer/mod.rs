@@ -70,6 +70,24 @@ pub enum StreamFailed {
 pub struct FailureView {
     pub kind: crate::net::FailureKind,
     pub error: String,
+    /// A GetReplicateInfo refused for its pchannel, explained (core's
+    /// `wal::replicate_info`, the same words the CLI prints).
+    pub explanation: Option<String>,
+}
+
+impl FailureView {
+    /// A failure that is not the server's (stopped, a job that broke).
+    fn other(error: String) -> FailureView {
+        FailureView { kind: crate::net::FailureKind::Other, error, explanation: None }
+    }
+
+    fn of(e: &crate::net::NetError) -> FailureView {
+        FailureView {
+            kind: e.kind(),
+            error: e.words_without_hint(),
+            explanation: e.pchannel_refusal().map(|r| r.words()),
+        }
+    }
 }
 
 pub enum Response {
@@ -425,7 +443,7 @@ impl Pane for ComposerState {
                     Response::Unary(Box::new(UnaryView { outcome: *outcome, detail, body_error, hint }));
             }
             Ok(JobOutput::Called { result: Err(e), .. }) => {
-                c.response = Response::Failed(FailureView { kind: e.kind(), error: e.words_without_hint() });
+                c.response = Response::Failed(FailureView::of(&e));
             }
             Ok(JobOutput::History { entries, .. }) => c.history = Some(Ok(entries)),
             Ok(JobOutput::Streamed { summary, tail, .. }) => {
@@ -445,20 +463,14 @@ impl Pane for ComposerState {
             Ok(_) => {}
             Err(JobError::Cancelled) => {
                 if for_this_call && matches!(c.response, Response::Waiting { .. }) {
-                    c.response = Response::Failed(FailureView {
-                        kind: crate::net::FailureKind::Other,
-                        error: "stopped before an answer came".into(),
-                    });
+                    c.response = Response::Failed(FailureView::other("stopped before an answer came".into()));
                 }
             }
             Err(e) => match &mut c.response {
                 Response::Stream(s) if for_this_call => s.summary = Some(Err(StreamFailed::Job(e))),
                 Response::Stream(s) => s.save_note = Some(Err(e)),
                 Response::Waiting { .. } if for_this_call => {
-                    c.response = Response::Failed(FailureView {
-                        kind: crate::net::FailureKind::Other,
-                        error: e.to_string(),
-                    });
+                    c.response = Response::Failed(FailureView::other(e.to_string()));
                 }
                 _ => c.history = Some(Err(e)),
             },

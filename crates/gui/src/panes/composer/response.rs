@@ -29,6 +29,10 @@ pub fn show(st: &mut ComposerState, pool: &DescriptorPool, ui: &mut egui::Ui, tx
             ui.colored_label(ui.visuals().error_fg_color, format!("Failed: {}", f.kind.label()));
             ui.label(&f.error);
             ui.label(f.kind.words());
+            if let Some(x) = &f.explanation {
+                crate::widgets::look::badge(ui, crate::widgets::look::Tone::Warn, "Wrong pchannel?");
+                ui.label(x);
+            }
         }
         Response::Unary(v) => {
             let o = &v.outcome;
