@@ -294,3 +294,29 @@ fn a_running_salvage_is_drawn_ten_times_a_second_at_most() {
     h.get_by_label("Cancel all").click();
     wait_ends(&mut h, 4);
 }
+
+/// A pchannel the new primary does not have: it gives no answer until the profile's deadline
+/// (upstream retries it), and the pane says, in full under the table, which pchannels the new
+/// primary has and what GetReplicateInfo must be asked with.
+#[test]
+fn a_pchannel_the_new_primary_does_not_have_is_explained() {
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let pair = pair(&rt, Faults::default(), Faults::default());
+    let dir = tempfile::tempdir().unwrap();
+    let mut h = app_with(&pair, dir.path(), &dir.path().join("salvage"));
+    for p in h.state_mut().connections.demo.iter_mut() {
+        p.timeout_secs = Some(1);
+    }
+    h.state_mut().panes.first_mut::<SalvageState>().unwrap().pchannels = "by-dev-typo-rootcoord-dml_0".into();
+    settle(&mut h);
+    h.get_by_label("Fetch checkpoints").click();
+    step_until(&mut h, "the answer", |h| pane(h).checkpoints.is_some());
+    settle(&mut h);
+    h.get_by_label_contains("no checkpoint");
+    let why = h.get_by_label_contains("is not one of the new primary's pchannels");
+    let node = why.accesskit_node();
+    let text = node.label().or(node.value()).unwrap_or_default();
+    assert!(text.contains("by-dev-rootcoord-dml_3") && text.contains("ITS pchannels"), "{text}");
+    h.get_by_label_contains("pymilvus's docstring says the opposite; it is wrong");
+    assert!(pane(&h).ready_pchannels().is_empty());
+}

@@ -111,13 +111,16 @@ impl WalscopeApp {
         }
         self.jobs.spawn("salvage checkpoints", JobOwner::Pane(pane), move |_| async move {
             let run = RunOptions::default();
+            // The new primary's profile says how long to wait: a GetReplicateInfo for a pchannel
+            // it does not have gets no answer until then.
+            let timeout = new.timeout_secs.map_or(run.timeout, std::time::Duration::from_secs);
             let result = walscope_ops::salvage::checkpoint::fetch_checkpoints(
                 &new,
                 old.as_ref(),
                 &cluster,
                 &pchannels,
                 &run.connect,
-                run.timeout,
+                timeout,
             )
             .await;
             Ok(JobOutput::Checkpoints { pane, result })

@@ -169,14 +169,21 @@ fn checkpoints(st: &SalvageState, ui: &mut egui::Ui) {
                                 .on_hover_text(format!("raw id {} (WAL {})", k.message_id, k.wal));
                             ui.monospace(format!("{} = {}", k.time_tick, k.time_utc));
                         }
-                        Err(e) => {
+                        Err(_) => {
                             ui.colored_label(ui.visuals().warn_fg_color, "no checkpoint");
-                            ui.label(e.to_string());
+                            ui.weak("why: below");
                         }
                     }
                     ui.end_row();
                 }
             });
+            // The reasons wrap under the table: a grid cell would cut them at the pane's edge,
+            // and they say what to do (a wrong cluster id, a pchannel the new primary lacks).
+            for r in &c.reports {
+                if let Err(e) = &r.result {
+                    ui.label(format!("{}: {e}", r.pchannel));
+                }
+            }
         }
     }
 }
