@@ -95,20 +95,13 @@ async fn chunked_payloads_are_counted_apart_and_replay_as_whole_messages() {
 
 /// Frames of a varint-delimited dump: (start of the length, end of the frame).
 fn frames(bytes: &[u8]) -> Vec<(usize, usize)> {
+    use walscope::dump::{Framing, framing::read_header};
     let (mut pos, mut out) = (0, Vec::new());
     while pos < bytes.len() {
-        let (mut len, mut shift, mut p) = (0usize, 0, pos);
-        loop {
-            let b = bytes[p];
-            len |= ((b & 0x7f) as usize) << shift;
-            p += 1;
-            shift += 7;
-            if b < 0x80 {
-                break;
-            }
-        }
-        out.push((pos, p + len));
-        pos = p + len;
+        let end =
+            pos + read_header(bytes, pos, Framing::VarintDelimited).expect("a frame header").total() as usize;
+        out.push((pos, end));
+        pos = end;
     }
     out
 }

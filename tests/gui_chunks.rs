@@ -21,12 +21,7 @@ fn chunked_dump(path: &std::path::Path, drop: Option<usize>) -> Vec<Vec<u8>> {
         if Some(i) == drop {
             continue;
         }
-        let mut n = f.len();
-        while n >= 0x80 {
-            out.push((n as u8) | 0x80);
-            n >>= 7;
-        }
-        out.push(n as u8);
+        walscope::wire::varint::write_varint(f.len() as u64, &mut out);
         out.extend_from_slice(f);
     }
     std::fs::write(path, out).expect("write the dump");

@@ -7,7 +7,7 @@
 
 use super::DumpFile;
 use crate::wal::chunk::{ChunkMark, Grouper, Pushed, mark_of};
-use crate::wire::scan::{Value, fields};
+use crate::wire::scan::{StringMap, Value, fields, first_len};
 
 /// How far from a chunk its group is looked for, each way (upstream writes a group's chunks
 /// one after the other; other writers' records may come between them).
@@ -27,50 +27,22 @@ pub struct FrameChunk<'a> {
 /// Reads `bytes`, a `DumpMessagesResponse` (`nested`) or an `ImmutableMessage`. None when it
 /// is neither (the caller's strict decode says why).
 pub fn frame_chunk(bytes: &[u8], nested: bool) -> Option<FrameChunk<'_>> {
-    let imm = if nested { len_field(bytes, 2)? } else { bytes };
+    let imm = if nested { first_len(bytes, 2)? } else { bytes };
     let mut payload: &[u8] = &[];
-    let (mut ci, mut ct, mut t, mut tt) = (None, None, None, None);
+    let mut props = StringMap::default();
     for item in fields(imm) {
         match item.ok()? {
             (2, Value::Len(b)) => payload = b,
-            (3, Value::Len(entry)) => {
-                let (mut k, mut v) = ("", "");
-                for f in fields(entry) {
-                    match f.ok()? {
-                        (1, Value::Len(b)) => k = std::str::from_utf8(b).ok()?,
-                        (2, Value::Len(b)) => v = std::str::from_utf8(b).ok()?,
-                        _ => {}
-                    }
-                }
-                match k {
-                    "_ci" => ci = Some(v),
-                    "_ct" => ct = Some(v),
-                    "_t" => t = Some(v),
-                    "_tt" => tt = Some(v),
-                    _ => {}
-                }
-            }
+            (3, Value::Len(entry)) => props.insert_entry(entry)?,
             _ => {}
         }
     }
-    let get = |k: &str| match k {
-        "_ci" => ci,
-        "_ct" => ct,
-        "_tt" => tt,
-        _ => None,
-    };
+    let get = |k: &str| props.get(k).and_then(|v| std::str::from_utf8(v).ok());
     Some(FrameChunk {
         mark: mark_of(get),
-        type_number: t.and_then(|t| t.parse().ok()),
-        timetick: tt.and_then(|t| crate::wal::parse_base36_u64(t).ok()),
+        type_number: get("_t").and_then(|t| t.parse().ok()),
+        timetick: get("_tt").and_then(|t| crate::wal::parse_base36_u64(t).ok()),
         payload,
-    })
-}
-
-fn len_field(bytes: &[u8], number: u32) -> Option<&[u8]> {
-    fields(bytes).find_map(|f| match f {
-        Ok((n, Value::Len(b))) if n == number => Some(b),
-        _ => None,
     })
 }
 
@@ -125,12 +97,8 @@ impl FoundGroup {
 /// The group of the chunk in frame `i` of `dump` (whose frames are `DumpMessagesResponse`s when
 /// `nested`), or None when frame `i` is not a chunk with readable markers.
 pub fn find_group(dump: &DumpFile, i: usize, nested: bool) -> Option<FoundGroup> {
-    let read = |f: usize| {
-        let loc = dump.frame(f)?;
-        let (_, bytes) = dump.message_bytes(&loc);
-        frame_chunk(bytes, nested).map(|c| (c.mark, c.payload.len()))
-    };
-    let (Some(Ok(mark)), _) = read(i)? else { return None };
+    let chunk_at = |f: usize| dump.frame(f).and_then(|loc| frame_chunk(dump.message_bytes(&loc).1, nested));
+    let Some(Ok(mark)) = chunk_at(i)?.mark else { return None };
     let first = i.saturating_sub(SEARCH_FRAMES);
     let last = (i + SEARCH_FRAMES).min(dump.frame_count().saturating_sub(1));
     // One pass in WAL order over the frames of this timetick, as a reader of the log would.
@@ -139,9 +107,7 @@ pub fn find_group(dump: &DumpFile, i: usize, nested: bool) -> Option<FoundGroup>
         FoundGroup { mark, members: Vec::new(), repeats: Vec::new(), broken: None, payload: None };
     let mut slots: std::collections::BTreeMap<u32, usize> = Default::default();
     for f in first..=last {
-        let Some(loc) = dump.frame(f) else { break };
-        let (_, bytes) = dump.message_bytes(&loc);
-        let Some(c) = frame_chunk(bytes, nested) else { continue };
+        let Some(c) = chunk_at(f) else { continue };
         let Some(Ok(m)) = &c.mark else { continue };
         if m.tt != mark.tt {
             continue;
@@ -154,14 +120,12 @@ pub fn find_group(dump: &DumpFile, i: usize, nested: bool) -> Option<FoundGroup>
                 found.repeats.push(dropped);
                 slots.insert(m.index, f);
             }
-            Pushed::Complete(g) => {
+            Pushed::Complete(g) if g.members.contains(&i) => {
                 found.members = g.members.into_iter().map(Some).collect();
-                if f >= i {
-                    break;
-                }
-                // A whole group before the one asked about (the same timetick reused): keep looking.
-                slots.clear();
+                break;
             }
+            // A whole group without the chunk asked about (its timetick reused): keep looking.
+            Pushed::Complete(_) => slots.clear(),
             Pushed::Broken { reason, .. } => {
                 found.broken = Some(reason);
                 break;
@@ -169,15 +133,13 @@ pub fn find_group(dump: &DumpFile, i: usize, nested: bool) -> Option<FoundGroup>
             Pushed::Plain | Pushed::Malformed { .. } => {}
         }
     }
-    if found.members.is_empty() || found.members.len() != mark.total as usize {
+    if found.members.is_empty() {
         found.members = (0..mark.total).map(|x| slots.get(&x).copied()).collect();
     }
     if found.broken.is_none() && found.members.iter().all(Option::is_some) {
         let mut payload = Vec::new();
         for f in found.members.iter().flatten() {
-            let loc = dump.frame(*f)?;
-            let (_, bytes) = dump.message_bytes(&loc);
-            payload.extend_from_slice(frame_chunk(bytes, nested)?.payload);
+            payload.extend_from_slice(chunk_at(*f)?.payload);
         }
         // Bytes read past a cut are zeros: a file changed meanwhile gives no joined payload.
         if dump.check_unchanged().is_ok() {
@@ -185,4 +147,48 @@ pub fn find_group(dump: &DumpFile, i: usize, nested: bool) -> Option<FoundGroup>
         }
     }
     Some(found)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::codec;
+    use crate::schema::SchemaSet;
+
+    /// A varint-delimited dump of DumpMessagesResponse frames: (`_ci`, `_ct`, `_tt`, payload).
+    fn dump_of(dir: &std::path::Path, frames: &[(&str, &str, &str, &[u8])]) -> DumpFile {
+        use base64::Engine;
+        let set = SchemaSet::builtin();
+        let desc = set.message("milvus.proto.milvus.DumpMessagesResponse").expect("built in");
+        let mut out = Vec::new();
+        for (ci, ct, tt, payload) in frames {
+            let payload = base64::engine::general_purpose::STANDARD.encode(payload);
+            let json = format!(
+                r#"{{"message": {{"id": {{"id": "rz"}}, "payload": "{payload}", "properties": {{"_t": "2", "_v": "1", "_tt": "{tt}", "_ci": "{ci}", "_ct": "{ct}"}}}}}}"#
+            );
+            let bytes = codec::encode(&codec::from_json(&desc, &json).expect("frame JSON"));
+            crate::wire::varint::write_varint(bytes.len() as u64, &mut out);
+            out.extend_from_slice(&bytes);
+        }
+        let path = dir.join("chunks.dump");
+        std::fs::write(&path, out).expect("write the dump");
+        let dump = DumpFile::open(&path, Default::default()).expect("open");
+        dump.wait_indexed();
+        dump
+    }
+
+    #[test]
+    fn the_group_found_is_the_one_holding_the_chunk_asked_about() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        // Timetick 2s written twice: a whole group, then one missing its chunk 2.
+        let dump =
+            dump_of(dir.path(), &[("0", "2", "2s", b"ab"), ("1", "2", "2s", b"cd"), ("0", "2", "2s", b"xy")]);
+        let whole = find_group(&dump, 0, true).expect("a chunk");
+        assert_eq!(whole.members, vec![Some(0), Some(1)]);
+        assert_eq!(whole.payload.as_deref(), Some(&b"abcd"[..]));
+        let cut = find_group(&dump, 2, true).expect("a chunk");
+        assert_eq!(cut.members, vec![Some(2), None], "{}", cut.describe());
+        assert_eq!(cut.payload, None);
+        assert!(cut.describe().starts_with("chunk 2 of 2 missing"), "{}", cut.describe());
+    }
 }

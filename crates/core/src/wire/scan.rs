@@ -104,6 +104,15 @@ pub fn set_once<'a>(slot: &mut Option<&'a [u8]>, value: &'a [u8]) -> Option<()> 
     }
 }
 
+/// The first occurrence of length-delimited field `number` (later ones are not looked at), or
+/// `None` when there is none before the first unreadable byte.
+pub fn first_len(bytes: &[u8], number: u32) -> Option<&[u8]> {
+    fields(bytes).find_map(|f| match f {
+        Ok((n, Value::Len(b))) if n == number => Some(b),
+        _ => None,
+    })
+}
+
 /// The one occurrence of length-delimited field `number`; `None` when it is absent, repeated
 /// (prost would merge the copies) or when field `refuse` is present.
 pub fn single_len(bytes: &[u8], number: u32, refuse: Option<u32>) -> Option<&[u8]> {

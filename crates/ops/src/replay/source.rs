@@ -134,6 +134,16 @@ pub struct SourceMessage {
     pub chunk_problem: Option<String>,
 }
 
+/// Every chunk's payload of a whole group, joined in index order (`members` are in it).
+fn joined_payload(buf: &[u8], members: &[Place]) -> Result<Vec<u8>, String> {
+    let mut payload = Vec::new();
+    for p in members {
+        let c = frame_chunk(p.body(buf), true).ok_or("a chunk is not a DumpMessagesResponse")?;
+        payload.extend_from_slice(c.payload);
+    }
+    Ok(payload)
+}
+
 /// Where a frame is in its dump.
 #[derive(Debug, Clone, Copy)]
 struct Place {
@@ -270,13 +280,8 @@ impl Salvage {
         members: &[Place],
         pool: &prost_reflect::DescriptorPool,
     ) -> Result<SourceMessage, String> {
-        let mut payload = Vec::new();
-        for p in members {
-            let c = frame_chunk(p.body(buf), true).ok_or("a chunk is not a DumpMessagesResponse")?;
-            payload.extend_from_slice(c.payload);
-        }
         let head = self.immutable(members[0].body(buf))?;
-        let whole = crate::wal::chunk::assemble(&head, payload);
+        let whole = crate::wal::chunk::assemble(&head, joined_payload(buf, members)?);
         let mut m = self.read_immutable(whole, pool)?;
         m.chunks = members.len() as u32;
         Ok(m)
@@ -414,26 +419,20 @@ impl Salvage {
     /// The payload of the message in a frame, read at the wire level (DumpMessagesResponse
     /// `message` 2, ImmutableMessage `payload` 2).
     pub fn payload_at(&self, d: usize, offset: u64, len: u32) -> Result<bytes::Bytes, ReplayError> {
-        use crate::wire::scan::{Value, fields};
+        use crate::wire::scan::first_len;
         let dump = self.dump(d)?;
         let frame = dump.frame(offset, len)?;
         if let Some(members) = self.group_at(d, offset, len)? {
-            let mut payload = Vec::new();
-            for p in &members {
-                payload.extend_from_slice(
-                    frame_chunk(p.body(dump.bytes()), true).map_or(&[][..], |c| c.payload),
-                );
-            }
+            let payload = joined_payload(dump.bytes(), &members).map_err(|reason| ReplayError::Frame {
+                path: dump.path.display().to_string(),
+                frame: 0,
+                offset,
+                reason,
+            })?;
             dump.check()?;
             return Ok(payload.into());
         }
-        fn find(buf: &[u8], n: u32) -> Option<&[u8]> {
-            fields(buf).find_map(|f| match f {
-                Ok((k, Value::Len(b))) if k == n => Some(b),
-                _ => None,
-            })
-        }
-        let payload = find(frame, 2).and_then(|m| find(m, 2)).map(bytes::Bytes::copy_from_slice);
+        let payload = first_len(frame, 2).and_then(|m| first_len(m, 2)).map(bytes::Bytes::copy_from_slice);
         // Checked after the copy: what is sent is the file's own.
         dump.check()?;
         payload.ok_or_else(|| ReplayError::Frame {

@@ -252,7 +252,6 @@ impl MessageDetail {
     }
 }
 
-/// The WAL reading of a DumpMessagesResponse / ImmutableMessage, as label-value lines.
 /// The WAL reading of `m` (an `ImmutableMessage`, or a `DumpMessagesResponse` holding one): its
 /// lines for the detail's head, and the whole reading as JSON for the JSON view.
 fn wal_lines(
@@ -260,14 +259,7 @@ fn wal_lines(
     m: &prost_reflect::DynamicMessage,
 ) -> (Vec<(String, String)>, Option<String>) {
     use prost_reflect::ReflectMessage;
-    let imm = match m.descriptor().full_name() {
-        "milvus.proto.milvus.DumpMessagesResponse" => {
-            m.get_field_by_name("message").and_then(|v| v.as_message().cloned())
-        }
-        "milvus.proto.common.ImmutableMessage" => Some(m.clone()),
-        _ => None,
-    };
-    let Some(imm) = imm else { return (Vec::new(), None) };
+    let Some(imm) = crate::wal::reading::immutable_of(m) else { return (Vec::new(), None) };
     let w = crate::wal::analyze(pool, &imm);
     let json = serde_json::to_string_pretty(&crate::wal::reading_json(&w)).ok();
     let mut out = vec![("summary".to_string(), w.summary())];
