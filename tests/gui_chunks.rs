@@ -21,8 +21,7 @@ fn chunked_dump(path: &std::path::Path, drop: Option<usize>) -> Vec<Vec<u8>> {
         if Some(i) == drop {
             continue;
         }
-        walscope::wire::varint::write_varint(f.len() as u64, &mut out);
-        out.extend_from_slice(f);
+        walscope::dump::framing::write_frame(walscope::dump::Framing::VarintDelimited, f, &mut out);
     }
     std::fs::write(path, out).expect("write the dump");
     frames

@@ -167,8 +167,7 @@ mod tests {
                 r#"{{"message": {{"id": {{"id": "rz"}}, "payload": "{payload}", "properties": {{"_t": "2", "_v": "1", "_tt": "{tt}", "_ci": "{ci}", "_ct": "{ct}"}}}}}}"#
             );
             let bytes = codec::encode(&codec::from_json(&desc, &json).expect("frame JSON"));
-            crate::wire::varint::write_varint(bytes.len() as u64, &mut out);
-            out.extend_from_slice(&bytes);
+            crate::dump::framing::write_frame(crate::dump::Framing::VarintDelimited, &bytes, &mut out);
         }
         let path = dir.join("chunks.dump");
         std::fs::write(&path, out).expect("write the dump");
