@@ -86,4 +86,5 @@ mod schema_editions;
 mod schema_loading;
 mod sdk_peer;
 mod sdk_protos;
+mod transcript;
 mod wire_robustness;

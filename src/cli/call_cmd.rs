@@ -1,7 +1,8 @@
 //! `walscope call` and `walscope history resend`: one call over any transport, through the
 //! library's call path ([`crate::net::connect()`], [`crate::net::call_unary`], the
 //! server-streaming call, or the [`crate::jobs::call_stream`] job with `--save-dump`). Prints
-//! one JSON document per response message, like grpcurl; `--history` records the call.
+//! one JSON document per response message, like grpcurl; `--history` records the call;
+//! `--transcript FILE` writes its transcript ([`crate::net::transcript`]).
 //!
 //! Must never: print or record a secret (the history drops credential metadata), or print an
 //! error in a reply's body as if all were well (it goes to stderr as a warning).
@@ -10,6 +11,7 @@ use super::SchemaArgs;
 use super::net_cmd::{ConnArgs, DEFAULT_TIMEOUT, Target, TransportKind, runtime};
 use crate::jobs::call_stream::{self, CallStreamSpec, CallStreamState};
 use crate::net::history::{HistoryEntry, HistoryStore};
+use crate::net::transcript::{self, Recorder, Target as Where, Transcript};
 use crate::net::{
     CallOptions, CallRequest, StreamEnd, Transport, body_error, call_server_stream, call_unary,
 };
@@ -36,9 +38,15 @@ pub struct CallFlags {
     #[arg(long)]
     pub history: bool,
     /// With --save-dump: replace FILE although it holds a dump (it and its manifest are moved
-    /// aside as .bak when the first message arrives).
-    #[arg(long, requires = "save_dump")]
+    /// aside as .bak when the first message arrives). With --transcript: replace FILE (kept as
+    /// FILE.bak).
+    #[arg(long)]
     pub force: bool,
+    /// Write the call's transcript to FILE: one JSON document with the target, method, request
+    /// (JSON and exact bytes), metadata (secrets redacted), headers, every response message
+    /// (JSON, exact bytes, arrival time), trailers, status and timings (docs/formats.md).
+    #[arg(long, value_name = "FILE", conflicts_with = "save_dump")]
+    pub transcript: Option<PathBuf>,
 }
 
 impl CallFlags {
@@ -49,6 +57,9 @@ impl CallFlags {
         {
             crate::atomic::check_output(path, &[], false)?;
             crate::atomic::check_output(&crate::dump::manifest_path(path), &[], false)?;
+        }
+        if let Some(path) = &self.transcript {
+            crate::atomic::check_output(path, &[], self.force)?;
         }
         Ok(())
     }
@@ -157,16 +168,28 @@ pub(super) fn send(
             &request.to_bytes(),
             &opts,
         );
-        let (entry, result) = if !m.is_server_streaming() {
+        let rec = flags.transcript.as_ref().map(|_| {
+            let to = Where::new(target.profile_name(), &target.profile.endpoint, target.profile.transport);
+            let sent = transcript::record::sent_metadata(t.as_ref(), &opts);
+            Recorder::start(to, &m, &request.to_bytes(), &sent, opts.timeout)
+        });
+        let (entry, result, written) = if !m.is_server_streaming() {
             if flags.save_dump.is_some() {
                 bail!("--save-dump is for server-streaming methods; {} is unary", m.full_name());
             }
-            unary(t.as_ref(), &m, &request, &opts, entry).await
+            unary(t.as_ref(), &m, &request, &opts, entry, rec).await
         } else if let Some(path) = &flags.save_dump {
-            to_dump(t, &m, request, opts, path.clone(), flags, entry).await
+            let (entry, result) = to_dump(t, &m, request, opts, path.clone(), flags, entry).await;
+            (entry, result, None)
         } else {
-            stream(t.as_ref(), &m, &request, &opts, entry).await
+            stream(t.as_ref(), &m, &request, &opts, entry, rec).await
         };
+        if let (Some(path), Some(doc)) = (&flags.transcript, written) {
+            // Written whatever the call's outcome: a failure's transcript is what a report needs.
+            crate::atomic::atomic_write(path, &doc.to_json(), flags.force)
+                .with_context(|| format!("cannot write the transcript {}", path.display()))?;
+            note!("wrote the call's transcript to {}", path.display());
+        }
         if flags.history {
             match HistoryStore::user().append(entry) {
                 Ok(e) => note!("recorded as history entry {}", e.id),
@@ -190,10 +213,12 @@ async fn unary(
     request: &CallRequest,
     opts: &CallOptions,
     entry: HistoryEntry,
-) -> (HistoryEntry, Result<()>) {
+    rec: Option<Recorder>,
+) -> (HistoryEntry, Result<()>, Option<Transcript>) {
     let started = Instant::now();
     let result = call_unary(t, m, request, opts).await;
     let entry = entry.with_unary(&result, started.elapsed());
+    let doc = rec.map(|r| r.unary(&result));
     let printed = match result {
         Ok(outcome) => {
             warn_body(outcome.body_error());
@@ -202,7 +227,7 @@ async fn unary(
         }
         Err(e) => Err(explained(e)),
     };
-    (entry, printed)
+    (entry, printed, doc)
 }
 
 /// A failed call, with the explanation of a GetReplicateInfo refused for its pchannel on a line
@@ -233,11 +258,15 @@ async fn stream(
     request: &CallRequest,
     opts: &CallOptions,
     entry: HistoryEntry,
-) -> (HistoryEntry, Result<()>) {
+    mut rec: Option<Recorder>,
+) -> (HistoryEntry, Result<()>, Option<Transcript>) {
     let mut first_error = None;
     let mut failure: Option<anyhow::Error> = None;
     let cancel = tokio_util::sync::CancellationToken::new();
     let summary = call_server_stream(t, m, request, opts, &cancel, |bytes| {
+        if let Some(r) = rec.as_mut() {
+            r.message(&bytes);
+        }
         print_message(m, &bytes, &mut first_error).map_err(|e| {
             let words = format!("{e:#}");
             failure = Some(e);
@@ -246,13 +275,14 @@ async fn stream(
     })
     .await;
     let entry = entry.with_stream(&summary, first_error);
+    let doc = rec.map(|r| r.stream(&summary));
     let result = match (summary.end, failure) {
         (_, Some(e)) => Err(e),
         (StreamEnd::Failed(e), None) => Err(e.into()),
         (StreamEnd::Stopped(why), None) => Err(anyhow!(why)),
         _ => Ok(()),
     };
-    (entry, result)
+    (entry, result, doc)
 }
 
 /// `--save-dump`: the streaming job writes the file; this prints the messages (unless quiet)

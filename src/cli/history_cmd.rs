@@ -1,6 +1,7 @@
 //! `walscope history list|show|resend`: the calls recorded with `--history`
 //! ([`crate::net::history`]), one per line, one in full (the request decoded when its method
-//! is in the loaded schemas, and its bytes in hex), or sent again byte for byte.
+//! is in the loaded schemas, and its bytes in hex; with `--json`, its transcript), or sent
+//! again byte for byte.
 
 use super::SchemaArgs;
 use super::call_cmd::{CallFlags, Request, call_options, send};
@@ -27,6 +28,10 @@ pub enum HistoryAction {
     /// its exact bytes as hex.
     Show {
         id: u64,
+        /// Print the call's transcript instead: the JSON document `call --transcript` writes,
+        /// with what the history did not record said in its `not_recorded`.
+        #[arg(long)]
+        json: bool,
         #[command(flatten)]
         schema: SchemaArgs,
     },
@@ -69,7 +74,13 @@ pub fn run(action: HistoryAction) -> Result<()> {
             }
             Ok(())
         }
-        HistoryAction::Show { id, schema } => show(&get(&store, id)?, &schema),
+        HistoryAction::Show { id, json: false, schema } => show(&get(&store, id)?, &schema),
+        HistoryAction::Show { id, json: true, schema } => {
+            let set = schema.load()?;
+            let doc = crate::net::transcript::record::from_history(&get(&store, id)?, set.pool());
+            std::io::stdout().lock().write_all(&doc.to_json())?;
+            Ok(())
+        }
         HistoryAction::Resend { id, endpoint, transport, reflect, flags, conn, schema } => {
             let e = get(&store, id)?;
             let target = match &endpoint {

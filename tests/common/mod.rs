@@ -241,17 +241,27 @@ pub fn decoded_wal_frames(set: &walscope::schema::SchemaSet, path: &std::path::P
 pub async fn recording_proxy(
     to: std::net::SocketAddr,
 ) -> (String, std::sync::Arc<std::sync::Mutex<Vec<u8>>>) {
+    let (addr, sent, _) = recording_proxy_both(to).await;
+    (addr, sent)
+}
+
+/// Bytes a proxy saw go one way.
+pub type Seen = std::sync::Arc<std::sync::Mutex<Vec<u8>>>;
+
+/// [`recording_proxy`] that also keeps every byte the server sent back.
+pub async fn recording_proxy_both(to: std::net::SocketAddr) -> (String, Seen, Seen) {
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap().to_string();
-    let seen: std::sync::Arc<std::sync::Mutex<Vec<u8>>> = Default::default();
-    let keep = seen.clone();
+    let seen: Seen = Default::default();
+    let back: Seen = Default::default();
+    let (keep, keep_back) = (seen.clone(), back.clone());
     tokio::spawn(async move {
         while let Ok((client, _)) = listener.accept().await {
             let server = tokio::net::TcpStream::connect(to).await.unwrap();
             let (mut cr, mut cw) = client.into_split();
             let (mut sr, mut sw) = server.into_split();
-            let keep = keep.clone();
+            let (keep, keep_back) = (keep.clone(), keep_back.clone());
             tokio::spawn(async move {
                 let mut buf = vec![0u8; 64 * 1024];
                 while let Ok(n) = cr.read(&mut buf).await {
@@ -268,11 +278,21 @@ pub async fn recording_proxy(
                 let _ = sw.shutdown().await;
             });
             tokio::spawn(async move {
-                let _ = tokio::io::copy(&mut sr, &mut cw).await;
+                let mut buf = vec![0u8; 64 * 1024];
+                while let Ok(n) = sr.read(&mut buf).await {
+                    if n == 0 {
+                        break;
+                    }
+                    keep_back.lock().unwrap().extend_from_slice(&buf[..n]);
+                    if cw.write_all(&buf[..n]).await.is_err() {
+                        break;
+                    }
+                }
+                let _ = cw.shutdown().await;
             });
         }
     });
-    (addr, seen)
+    (addr, seen, back)
 }
 
 /// An address on 127.0.0.1 where nothing listens for as long as the socket lives: bound, so no

@@ -220,6 +220,9 @@ pub struct StreamSummary {
     pub request: Bytes,
     pub request_exact: bool,
     pub headers: Vec<(String, String)>,
+    /// When the stream opened (its headers came), after the start; None when it never did.
+    /// gRPC opens a stream with its first message, so this is that message's time there.
+    pub headers_after: Option<Duration>,
     /// Messages handed to the sink, and their bytes.
     pub count: u64,
     pub bytes: u64,
@@ -271,6 +274,7 @@ pub async fn call_server_stream_into(
         request: request.clone(),
         request_exact: t.sends_exact_bytes(),
         headers: Vec::new(),
+        headers_after: None,
         count: 0,
         bytes: 0,
         elapsed: Duration::ZERO,
@@ -293,6 +297,7 @@ pub async fn call_server_stream_into(
             Err(e) => break 'run StreamEnd::Failed(e),
         };
         summary.headers = std::mem::take(&mut reply.headers);
+        summary.headers_after = Some(started.elapsed());
         loop {
             let next = tokio::select! {
                 biased; // a cancel wins over a message that is also ready

@@ -79,6 +79,9 @@ pub struct HistoryEntry {
     /// Response messages received (1 for a unary answer) and their bytes.
     pub responses: u64,
     pub response_bytes: u64,
+    /// Headers, trailers, a small unary reply and timings (absent in older entries).
+    #[serde(flatten, default)]
+    pub recorded: super::transcript::Recorded,
 }
 
 impl HistoryEntry {
@@ -105,6 +108,7 @@ impl HistoryEntry {
             elapsed_ms: 0,
             responses: 0,
             response_bytes: 0,
+            recorded: Default::default(),
         }
     }
 
@@ -120,6 +124,7 @@ impl HistoryEntry {
                 self.request = o.request.to_vec();
                 self.responses = 1;
                 self.response_bytes = o.reply.len() as u64;
+                self.recorded = super::transcript::Recorded::of_unary(o);
                 if let Some(words) = o.body_error() {
                     self.outcome = HistoryOutcome::BodyError { words };
                 }
@@ -135,6 +140,7 @@ impl HistoryEntry {
         self.elapsed_ms = ms(s.elapsed);
         self.responses = s.count;
         self.response_bytes = s.bytes;
+        self.recorded = super::transcript::Recorded::of_stream(s);
         self.outcome = match (&s.end, body_error) {
             (StreamEnd::Failed(e), _) => transport_error(e),
             (_, Some(words)) => HistoryOutcome::BodyError { words },
@@ -362,7 +368,7 @@ fn last_id(file: &mut File) -> std::io::Result<(u64, bool)> {
     }
 }
 
-mod base64_bytes {
+pub(crate) mod base64_bytes {
     use base64::Engine;
     use serde::{Deserialize, Deserializer, Serializer};
 

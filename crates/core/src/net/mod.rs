@@ -6,7 +6,7 @@
 //! over TCP, HTTP/1.1 + JSON); building one from a profile ([`connect()`]); the generic call path
 //! ([`call`]: method lookup, exact-bytes requests, outcomes, errors in the body); failures in
 //! words ([`failure`]); the connection test ([`probe`]); the call history on disk
-//! ([`history`]); and the SyncTool client ([`synctool`]). Must never: block a thread while
+//! ([`history`]); call transcripts ([`transcript`]); and the SyncTool client ([`synctool`]). Must never: block a thread while
 //! waiting on the network, retry a call that may have had an effect, or reach an address the
 //! user did not give.
 //!
@@ -33,6 +33,7 @@ pub mod reflection;
 pub mod synctool;
 mod tls;
 pub mod tls_failure;
+pub mod transcript;
 
 pub use body::{ReplyHint, body_error, reply_hint};
 pub use call::{
