@@ -35,6 +35,8 @@ mod gui_chunks;
 #[cfg(feature = "gui")]
 mod gui_composer;
 #[cfg(feature = "gui")]
+mod gui_composer_transcript;
+#[cfg(feature = "gui")]
 mod gui_detail;
 #[cfg(feature = "gui")]
 mod gui_editor;

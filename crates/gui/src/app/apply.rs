@@ -183,6 +183,10 @@ impl WalscopeApp {
             AppCommand::SaveStream { composer, from, to, replace } => {
                 self.copy_stream(composer, from, to, replace)
             }
+            AppCommand::SaveTranscript { composer, doc, to, replace } => {
+                self.save_transcript(composer, doc, to, replace)
+            }
+            AppCommand::OpenTranscript { composer, path } => self.open_transcript(composer, path),
             AppCommand::WatchTasks(id) => self.watch_tasks(id),
             AppCommand::TaskCall { dashboard, change } => self.task_call(dashboard, change),
             AppCommand::DemoFault(f) => self.demo_fault(f),
@@ -396,6 +400,9 @@ pub(crate) fn open_job(
     set: &crate::schema::SchemaSet,
     wake: crate::dump::background::Wake,
 ) -> crate::panes::outcome::JobResult {
+    if let Some(doc) = crate::work::transcript_in(&path)? {
+        return Ok(JobOutput::TranscriptFile { path, doc });
+    }
     // The reason names the file already.
     let tab = FileTab::open_as(&path, set, wake, &read_as)?;
     Ok(JobOutput::Opened { path, tab: Box::new(tab) })

@@ -48,6 +48,11 @@ impl WalscopeApp {
                         }
                     }
                 }
+                (JobOwner::File(path), Ok(JobOutput::TranscriptFile { doc, .. })) => {
+                    self.opening.retain(|p| *p != path);
+                    self.open_dialog.opened(&path);
+                    self.transcript_opened(path, *doc);
+                }
                 (_, Ok(JobOutput::Opened { path, mut tab })) => {
                     // The demo's own copy: its path was not known when the job started.
                     if !self.tabs.iter().any(|t| t.path == path) {

@@ -68,6 +68,13 @@ pub enum JobError {
     /// A file could not be opened, read or written.
     #[error("{path}: {reason}")]
     File { path: std::path::PathBuf, reason: FileFailed },
+    /// A file that is not a transcript walscope can read (the library's words).
+    #[error("{}: {source}", path.display())]
+    Transcript {
+        path: std::path::PathBuf,
+        #[source]
+        source: crate::net::transcript::TranscriptError,
+    },
     /// The window's runtime could not start.
     #[error("cannot start the network runtime: {0}")]
     NoRuntime(Arc<std::io::Error>),

@@ -160,6 +160,11 @@ pub enum AppCommand {
     /// Copy a composer's stream dump (and its manifest) to a chosen file.
     /// `replace`: the operator ticked "Replace an existing file".
     SaveStream { composer: u64, from: PathBuf, to: PathBuf, replace: bool },
+    /// Write a composer's last call's transcript to a chosen file (`replace`: the operator
+    /// ticked "Replace an existing file"; the old one is then kept as .bak).
+    SaveTranscript { composer: u64, doc: Box<crate::net::transcript::Transcript>, to: PathBuf, replace: bool },
+    /// Read a transcript into a composer (None: a new one), ready to re-send.
+    OpenTranscript { composer: Option<u64>, path: PathBuf },
     /// Poll a dashboard's SyncTool from now on.
     WatchTasks(u64),
     /// A change to a dashboard's SyncTool (create, delete, clear_all), typed to the call.

@@ -50,7 +50,13 @@ pub enum JobOutput {
     /// profiles.json after a save or delete, and what was done.
     ProfilesSaved { profiles: Vec<crate::net::profile::ConnectionProfile>, what: String },
     /// A composer's unary call: the reply, or why there is none.
-    Called { composer: u64, result: Result<Box<crate::net::call::CallOutcome>, crate::net::NetError> },
+    /// `transcript`: the call's transcript, for "Save transcript" (None for a stream that did
+    /// not open).
+    Called {
+        composer: u64,
+        result: Result<Box<crate::net::call::CallOutcome>, crate::net::NetError>,
+        transcript: Option<Box<crate::net::transcript::Transcript>>,
+    },
     /// The call history, as a composer asked for it.
     History { composer: u64, entries: Vec<crate::net::history::HistoryEntry> },
     /// A composer's stream ended: how, or why its dump could not be written.
@@ -95,6 +101,13 @@ pub enum JobOutput {
     TaskChanged(crate::datasync::TaskChange),
     /// A composer's stream dump was copied to `path`.
     StreamSaved { composer: u64, path: PathBuf },
+    /// A composer's transcript was written to `path`.
+    TranscriptSaved { composer: u64, path: PathBuf },
+    /// A file opened by the app's Open path turned out to be a transcript: it opens in a
+    /// composer instead of a tab.
+    TranscriptFile { path: PathBuf, doc: Box<crate::net::transcript::Transcript> },
+    /// A transcript read back for a composer, to fill it in and show the recorded reply.
+    TranscriptOpened { composer: u64, path: PathBuf, doc: Box<crate::net::transcript::Transcript> },
     /// The open dialog's listing of what was typed (`generation`: which typing it answers).
     Completions { generation: u64, completions: crate::path_complete::Completions },
     /// The desktop's file dialog ended: a file, nothing chosen, or why it did not show.
@@ -128,6 +141,9 @@ impl std::fmt::Debug for JobOutput {
             JobOutput::ReplayVerified { pane, .. } => write!(f, "ReplayVerified({pane})"),
             JobOutput::Streamed { composer, .. } => write!(f, "Streamed({composer})"),
             JobOutput::StreamSaved { path, .. } => write!(f, "StreamSaved({})", path.display()),
+            JobOutput::TranscriptSaved { path, .. } => write!(f, "TranscriptSaved({})", path.display()),
+            JobOutput::TranscriptFile { path, .. } => write!(f, "TranscriptFile({})", path.display()),
+            JobOutput::TranscriptOpened { path, .. } => write!(f, "TranscriptOpened({})", path.display()),
             JobOutput::TaskChanged(c) => write!(f, "TaskChanged({})", c.method()),
             JobOutput::Completions { generation, .. } => write!(f, "Completions({generation})"),
             JobOutput::DesktopPicked(p) => write!(f, "DesktopPicked({})", p.is_ok()),

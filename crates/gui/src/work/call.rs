@@ -9,6 +9,8 @@ use crate::WalscopeApp;
 use crate::jobs::{FileFailed, JobOwner, Live, LiveStream};
 use crate::net::history::{HistoryEntry, HistoryStore};
 use crate::net::profile::ConnectionProfile;
+use crate::net::transcript::record::sent_metadata;
+use crate::net::transcript::{Recorder, Target};
 use crate::panes::PaneId;
 use crate::panes::command::CallSpec;
 use crate::panes::composer::{ComposerState, Response, StreamView};
@@ -95,16 +97,28 @@ impl WalscopeApp {
             let m = method(&set, &spec.method)?;
             let (entry, opts) = history_entry(&spec);
             let started = Instant::now();
-            let result = match crate::net::connect(&spec.profile).await {
+            let p = &spec.profile;
+            let target = Target::new(Some(&p.name), &p.endpoint, p.transport);
+            let (result, doc) = match crate::net::connect(&spec.profile).await {
                 Ok(t) => {
+                    let sent = sent_metadata(t.as_ref(), &opts);
+                    let rec = Recorder::start(target, &m, &spec.request, &sent, opts.timeout);
                     let req = crate::net::CallRequest::Bytes(spec.request.clone().into());
-                    crate::net::call_unary(t.as_ref(), &m, &req, &opts).await
+                    let result = crate::net::call_unary(t.as_ref(), &m, &req, &opts).await;
+                    let doc = rec.unary(&result);
+                    (result, doc)
                 }
-                Err(e) => Err(e),
+                Err(e) => {
+                    let rec = Recorder::start(target, &m, &spec.request, &opts.metadata, opts.timeout);
+                    let result = Err(e);
+                    let doc = rec.unary(&result);
+                    (result, doc)
+                }
             };
             let entry = entry.with_unary(&result, started.elapsed());
             record(history, entry).await;
-            Ok(JobOutput::Called { composer, result: result.map(Box::new) })
+            let transcript = Some(Box::new(doc));
+            Ok(JobOutput::Called { composer, result: result.map(Box::new), transcript })
         });
         if let Some(c) = self.panes.get_mut::<ComposerState>(&i) {
             c.response = Response::Waiting { job, since: Instant::now() };
@@ -138,7 +152,7 @@ impl WalscopeApp {
                 Ok(t) => t,
                 Err(e) => {
                     record(history, entry.with_unary(&Err(e.clone()), std::time::Duration::ZERO)).await;
-                    return Ok(JobOutput::Called { composer, result: Err(e) });
+                    return Ok(JobOutput::Called { composer, result: Err(e), transcript: None });
                 }
             };
             let request = crate::net::CallRequest::Bytes(spec.request.clone().into());

@@ -9,6 +9,7 @@
 
 mod history;
 mod response;
+pub mod transcript;
 pub mod view;
 
 use super::command::{AppCommand, CommandSender};
@@ -150,6 +151,8 @@ pub struct ComposerState {
     /// The methods matching the search, for the search text and schema they were found in (the
     /// list is not rebuilt every frame).
     pub method_matches: Option<(String, usize, Vec<MethodEntry>)>,
+    /// The last call's transcript, its save, and opening one.
+    pub transcript: transcript::TranscriptState,
 }
 
 impl ComposerState {
@@ -173,6 +176,7 @@ impl ComposerState {
             history_stale: false,
             refused: None,
             method_matches: None,
+            transcript: Default::default(),
         }
     }
 
@@ -205,6 +209,7 @@ impl ComposerState {
         }
         self.response = Response::None;
         self.confirm = None;
+        self.transcript.last = None;
         self.refresh(pool);
     }
 
@@ -214,6 +219,7 @@ impl ComposerState {
         self.request = request;
         self.response = Response::None;
         self.confirm = None;
+        self.transcript.last = None;
         self.refresh(pool);
     }
 
@@ -417,6 +423,7 @@ impl Pane for ComposerState {
     /// entry opened) is dropped; the history has it.
     fn apply(&mut self, job: JobId, _label: &str, result: JobResult, view: &AppView<'_>) {
         let pool = view.schemas.pool();
+        let Some(result) = transcript::apply(self, job, result, pool, view.profiles) else { return };
         let c = self;
         let current = match &c.response {
             Response::Waiting { job: j, .. } => Some(*j),
@@ -434,7 +441,8 @@ impl Pane for ComposerState {
             }
         }
         match result {
-            Ok(JobOutput::Called { result: Ok(outcome), .. }) => {
+            Ok(JobOutput::Called { result: Ok(outcome), transcript, .. }) => {
+                c.transcript.last = transcript;
                 let desc = c.method_desc(pool).map(|m| m.output());
                 let source = DetailSource::Message { label: "reply".into() };
                 let detail = MessageDetail::of(pool, desc.as_ref(), outcome.reply.to_vec(), &[], source);
@@ -442,7 +450,8 @@ impl Pane for ComposerState {
                 c.response =
                     Response::Unary(Box::new(UnaryView { outcome: *outcome, detail, body_error, hint }));
             }
-            Ok(JobOutput::Called { result: Err(e), .. }) => {
+            Ok(JobOutput::Called { result: Err(e), transcript, .. }) => {
+                c.transcript.last = transcript;
                 c.response = Response::Failed(FailureView::of(&e));
             }
             Ok(JobOutput::History { entries, .. }) => c.history = Some(Ok(entries)),

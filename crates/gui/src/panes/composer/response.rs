@@ -15,6 +15,9 @@ use prost_reflect::DescriptorPool;
 
 pub fn show(st: &mut ComposerState, pool: &DescriptorPool, ui: &mut egui::Ui, tx: &CommandSender) {
     let output = st.method_desc(pool).map(|m| m.output());
+    if matches!(st.response, Response::Unary(_) | Response::Failed(_)) {
+        super::transcript::save_row(st, ui, tx);
+    }
     match &mut st.response {
         Response::None => {
             ui.weak("No call yet: Send (Ctrl+Enter) shows the answer here.");

@@ -36,6 +36,7 @@ pub fn show(st: &mut ComposerState, view: &ComposerView<'_>, ui: &mut egui::Ui, 
         }
     });
     method_picker(st, view.pool, ui);
+    crate::panes::composer::transcript::open_row(st, ui, tx);
     ui.separator();
     let Some(method) = st.method_desc(view.pool) else {
         return;
