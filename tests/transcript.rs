@@ -350,7 +350,7 @@ fn a_damaged_transcript_is_refused_in_words() {
     let mut v: Value = serde_json::from_slice(&good).unwrap();
     v["request"]["size"] = 99.into();
     assert!(words(v.to_string().as_bytes()).contains("the request's base64 holds 2 bytes, its size says 99"));
-    assert!(matches!(Transcript::from_json(&good), Ok(_)));
+    assert!(Transcript::from_json(&good).is_ok());
     assert!(matches!(Transcript::from_json(b"[]"), Err(TranscriptError::NotTranscript { .. })));
 }
 

@@ -51,7 +51,7 @@ pub fn open_row(st: &mut ComposerState, ui: &mut egui::Ui, tx: &CommandSender) {
             tx.send(AppCommand::OpenTranscript { composer: Some(st.id), path: t.open_path.trim().into() });
         }
     });
-    note(ui, t.open_note.as_ref().map(|r| r.as_ref().map(String::clone)));
+    note(ui, t.open_note.as_ref().map(|r| r.as_ref().map(|w| w.to_string())));
 }
 
 /// "Save transcript" of the call shown, when there is one.
