@@ -74,6 +74,7 @@ fn a_transcript_saved_opened_and_resent_sends_the_same_request_bytes() {
         c.json = REQUEST.into();
         c.json_changed(&pool);
     }
+    settle(&mut h);
     let request = composer(&h).request.clone();
     assert_eq!(resend(&mut h), request);
     let saved = dir.path().join("window.transcript.json");
@@ -165,4 +166,87 @@ fn open_in_composer(h: &mut Harness<'static, WalscopeApp>, path: &Path) {
         composer(h).transcript.open_note.as_ref().is_some_and(|n| n.as_ref().is_err())
     });
     settle(h);
+}
+
+/// A stream's transcript in the window: every message the dump got, with its exact bytes.
+#[test]
+fn a_stream_transcript_is_saved_from_the_window() {
+    let dir = tempfile::tempdir().unwrap();
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let wal = walscope::sim::WalGenConfig { seed: 11, rows: (1, 1), total: None, ..Default::default() };
+    let cfg = walscope::sim::milvus::MilvusDemoConfig { wal, ..Default::default() };
+    let milvus = rt.block_on(walscope::sim::milvus::MilvusDemo::start(cfg)).unwrap();
+    let endpoint = milvus.addr().to_string();
+    let mut app = WalscopeApp::new();
+    app.config_dir = Some(dir.path().to_path_buf());
+    app.connections.demo.push(walscope::net::profile::ConnectionProfile::plain(
+        "small-milvus",
+        walscope::net::profile::TransportKind::Grpc,
+        endpoint.clone(),
+    ));
+    let mut h = harness(SIZE, app);
+    let ask = r#"{"source_cluster_id": "by-dev-old", "target_pchannel": "by-dev-rootcoord-dml_0"}"#;
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_walscope"))
+        .args(["call", &endpoint, "MilvusService/GetReplicateInfo", "-d", ask])
+        .env("WALSCOPE_CONFIG_DIR", dir.path().join("cli-config"))
+        .output()
+        .unwrap();
+    let info: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let ckpt = &info["salvageCheckpoint"];
+    let end = ckpt["timeTick"].as_str().unwrap().parse::<u64>().unwrap() + (100 << 18);
+    let window = serde_json::json!({"pchannel": "by-dev-rootcoord-dml_0", "start_message_id": ckpt["messageId"],
+        "end_timetick": end.to_string()});
+    h.state_mut().new_composer(Some("small-milvus".into()), None, Vec::new(), None);
+    settle(&mut h);
+    h.get_by_label("Method:").click();
+    h.get_by_label("Method:").type_text("DumpMessages");
+    h.step();
+    h.get_by_label("MilvusService/DumpMessages (server stream)").click();
+    settle(&mut h);
+    {
+        let pool = h.state().schemas.pool().clone();
+        let c = h.state_mut().panes.first_mut::<ComposerState>().unwrap();
+        c.json = window.to_string();
+        c.json_changed(&pool);
+        assert!(c.json_error.is_none(), "{:?}", c.json_error);
+    }
+    settle(&mut h);
+    h.get_by_label("Send Ctrl+Enter").click();
+    step_until(
+        &mut h,
+        "the stream's end",
+        |h| matches!(&composer(h).response, Response::Stream(s) if s.summary.is_some()),
+    );
+    step_until(&mut h, "the stream's transcript", |h| composer(h).transcript.last.is_some());
+    settle(&mut h);
+    let (count, dump) = match &composer(&h).response {
+        Response::Stream(s) => match &s.summary {
+            Some(Ok(sum)) => (sum.count, s.path.clone()),
+            other => {
+                panic!("{:?}", other.as_ref().map(|r| r.as_ref().map(|s| s.count).map_err(|e| e.to_string())))
+            }
+        },
+        _ => unreachable!(),
+    };
+    assert!(count > 0);
+    let saved = dir.path().join("stream.transcript.json");
+    h.state_mut().panes.first_mut::<ComposerState>().unwrap().transcript.save_as =
+        saved.display().to_string();
+    h.step();
+    h.get_by_label("Save transcript").click();
+    step_until(&mut h, "the transcript saved", |h| matches!(composer(h).transcript.save_note, Some(Ok(_))));
+    let doc = Transcript::from_json(&std::fs::read(&saved).unwrap()).unwrap();
+    assert_eq!(doc.method.kind, walscope::net::transcript::MethodKind::ServerStream);
+    assert_eq!(doc.messages.len() as u64, count);
+    assert_eq!(doc.status.stream_end.as_deref(), Some("completed"));
+    // The messages are the dump's frames, byte for byte.
+    let frames = walscope::dump::DumpFile::open(&dump, walscope::dump::OpenOptions::default()).unwrap();
+    frames.wait_indexed();
+    assert_eq!(frames.frame_count() as u64, count);
+    for (i, m) in doc.messages.iter().enumerate() {
+        let loc = frames.frame(i).unwrap();
+        // The frame is the varint length, then the message exactly.
+        let frame = frames.frame_bytes(&loc);
+        assert!(frame.ends_with(&m.base64) && frame.len() - m.base64.len() <= 10, "message {i}");
+    }
 }

@@ -365,3 +365,40 @@ pub fn good_transcript() -> Vec<u8> {
     let e = walscope::net::NetError::Timeout { method: m.full_name().into(), after: Duration::from_secs(1) };
     rec.unary(&Err(e)).to_json()
 }
+
+/// The window keeps a stream's transcript in memory: past its bound, messages are counted and
+/// said missing, never silently dropped.
+#[test]
+fn a_bounded_stream_transcript_says_what_it_left_out() {
+    use walscope::net::call::{StreamEnd, StreamSummary};
+    use walscope::net::profile::TransportKind;
+    use walscope::net::transcript::{Recorder, Target};
+    let set = walscope::schema::SchemaSet::shared_builtin();
+    let m = walscope::net::find_method(set.pool(), "MilvusService/DumpMessages").unwrap();
+    let target = Target::new(Some("p"), "bob:pw@127.0.0.1:1", TransportKind::Grpc);
+    let mut rec = Recorder::start(target, &m, b"", &[("authorization".into(), "c2VjcmV0".into())], None)
+        .keeping_at_most(10);
+    for _ in 0..3 {
+        rec.message(&[0x0a, 0x00, 0x0a, 0x00, 0x0a, 0x00]); // 6 bytes each: only the first fits
+    }
+    let summary = StreamSummary {
+        request: Default::default(),
+        request_exact: true,
+        headers: vec![],
+        headers_after: Some(Duration::from_millis(3)),
+        count: 3,
+        bytes: 18,
+        elapsed: Duration::from_millis(9),
+        end: StreamEnd::Completed,
+    };
+    let t = rec.stream(&summary);
+    assert_eq!(t.messages.len(), 1);
+    assert!(
+        t.not_recorded.iter().any(|w| w.contains("past the first 1: 2 more (12 bytes)")),
+        "{:?}",
+        t.not_recorded
+    );
+    assert_eq!(t.target.endpoint, "127.0.0.1:1", "no user info");
+    let text = String::from_utf8(t.to_json()).unwrap();
+    assert!(!text.contains("c2VjcmV0") && text.contains("(redacted)"), "{text}");
+}

@@ -65,6 +65,8 @@ pub enum JobOutput {
         /// The stream's progress and newest messages as they ended (None: it never opened).
         tail: Option<crate::jobs::LiveStream>,
         summary: Result<crate::net::call::StreamSummary, walscope_ops::jobs::call_stream::CallStreamError>,
+        /// The stream's transcript, for "Save transcript" (None when the dump failed).
+        transcript: Option<Box<crate::net::transcript::Transcript>>,
     },
     /// The old primary's pchannels from its replicate configuration, for a salvage pane.
     Pchannels { pane: u64, result: Result<PchannelNames, crate::net::NetError> },

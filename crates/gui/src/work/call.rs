@@ -148,15 +148,32 @@ impl WalscopeApp {
                 std::fs::create_dir_all(dir)
                     .map_err(|e| JobError::File { path: dir.to_path_buf(), reason: e.into() })?;
             }
+            let p = &spec.profile;
+            let target = Target::new(Some(&p.name), &p.endpoint, p.transport);
             let t = match crate::net::connect(&spec.profile).await {
                 Ok(t) => t,
                 Err(e) => {
+                    let rec = Recorder::start(target, &m, &spec.request, &opts.metadata, opts.timeout);
+                    let transcript = Some(Box::new(rec.unary(&Err(e.clone()))));
                     record(history, entry.with_unary(&Err(e.clone()), std::time::Duration::ZERO)).await;
-                    return Ok(JobOutput::Called { composer, result: Err(e), transcript: None });
+                    return Ok(JobOutput::Called { composer, result: Err(e), transcript });
                 }
             };
+            let sent = sent_metadata(t.as_ref(), &opts);
+            let rec = Recorder::start(target, &m, &spec.request, &sent, opts.timeout)
+                .keeping_at_most(TRANSCRIPT_STREAM_BYTES);
             let request = crate::net::CallRequest::Bytes(spec.request.clone().into());
-            let stream_spec = walscope_ops::jobs::call_stream::CallStreamSpec::new(t, m, request, opts, out);
+            let mut stream_spec =
+                walscope_ops::jobs::call_stream::CallStreamSpec::new(t, m, request, opts, out);
+            // Every message also comes here, after the dump has it, for the transcript.
+            let mut tapped = tap_into(&mut stream_spec.tap);
+            let recorder = tokio::spawn(async move {
+                let mut rec = rec;
+                while let Some(message) = tapped.recv().await {
+                    rec.message(message.as_ref());
+                }
+                rec
+            });
             let handle = walscope_ops::jobs::call_stream::spawn(stream_spec);
             let tail = LiveStream { progress: handle.progress.clone(), ring: handle.ring.clone() };
             ctx.share(Live::Stream(tail.clone()));
@@ -168,8 +185,12 @@ impl WalscopeApp {
             });
             let result = handle.wait().await;
             watcher.abort();
+            // The job dropped its end of the tap: the recorder has every message.
+            let rec = recorder.await.ok();
+            let mut transcript = None;
             let summary = match result {
                 Ok(o) => {
+                    transcript = rec.map(|r| Box::new(r.stream(&o.summary)));
                     record(history, entry.with_stream(&o.summary, None)).await;
                     Ok(o.summary)
                 }
@@ -179,7 +200,7 @@ impl WalscopeApp {
                     Err(e)
                 }
             };
-            Ok(JobOutput::Streamed { composer, summary, tail: Some(tail) })
+            Ok(JobOutput::Streamed { composer, summary, tail: Some(tail), transcript })
         });
         let Some(c) = self.panes.get_mut::<ComposerState>(&i) else { return };
         c.response = Response::Stream(Box::new(StreamView {
@@ -220,6 +241,17 @@ impl WalscopeApp {
 fn method(set: &crate::schema::SchemaSet, full: &str) -> Result<prost_reflect::MethodDescriptor, JobError> {
     Ok(crate::net::find_method(set.pool(), full)?)
 }
+
+/// A channel whose sender goes in `slot` (a stream job's tap); its receiver.
+fn tap_into<T>(slot: &mut Option<tokio::sync::mpsc::Sender<T>>) -> tokio::sync::mpsc::Receiver<T> {
+    let (tx, rx) = tokio::sync::mpsc::channel(256);
+    *slot = Some(tx);
+    rx
+}
+
+/// The bytes of a stream's messages a composer's transcript keeps, decoded in memory (JSON
+/// takes many times the bytes); the dump keeps them all.
+const TRANSCRIPT_STREAM_BYTES: u64 = 4 << 20;
 
 /// The history entry and call options of a call.
 fn history_entry(spec: &CallSpec) -> (HistoryEntry, crate::net::CallOptions) {

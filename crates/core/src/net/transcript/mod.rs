@@ -239,3 +239,21 @@ impl Transcript {
         }
     }
 }
+
+/// Optional bytes as base64 text (a history entry's small unary reply).
+pub(crate) mod opt_base64 {
+    use base64::Engine;
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    pub fn serialize<S: Serializer>(b: &Option<Vec<u8>>, s: S) -> Result<S::Ok, S::Error> {
+        match b {
+            Some(b) => s.serialize_str(&base64::engine::general_purpose::STANDARD.encode(b)),
+            None => s.serialize_none(),
+        }
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Vec<u8>>, D::Error> {
+        let Some(text) = Option::<String>::deserialize(d)? else { return Ok(None) };
+        base64::engine::general_purpose::STANDARD.decode(text).map(Some).map_err(serde::de::Error::custom)
+    }
+}

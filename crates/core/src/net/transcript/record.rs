@@ -65,6 +65,11 @@ pub struct Recorder {
     started: Instant,
     messages: Vec<Message>,
     body_error: Option<String>,
+    /// Keep at most this many bytes of messages (None: all); the rest are counted.
+    keep_bytes: Option<u64>,
+    kept_bytes: u64,
+    /// Messages past the bound: how many, and their bytes.
+    dropped: (u64, u64),
 }
 
 impl Recorder {
@@ -89,11 +94,27 @@ impl Recorder {
             started: Instant::now(),
             messages: Vec::new(),
             body_error: None,
+            keep_bytes: None,
+            kept_bytes: 0,
+            dropped: (0, 0),
         }
+    }
+
+    /// Keeps the messages of a stream only up to about `bytes` (the window holds a transcript
+    /// in memory; a stream may run for hours): later ones are counted and said missing.
+    pub fn keeping_at_most(mut self, bytes: u64) -> Recorder {
+        self.keep_bytes = Some(bytes);
+        self
     }
 
     /// A response message arrived now (its exact bytes).
     pub fn message(&mut self, bytes: &[u8]) {
+        let len = bytes.len() as u64;
+        if self.dropped.0 > 0 || self.keep_bytes.is_some_and(|max| self.kept_bytes + len > max) {
+            self.dropped = (self.dropped.0 + 1, self.dropped.1 + len);
+            return;
+        }
+        self.kept_bytes += len;
         self.message_at(bytes, self.started.elapsed());
     }
 
@@ -136,7 +157,15 @@ impl Recorder {
     pub fn stream(self, s: &StreamSummary) -> Transcript {
         let transport = self.target.transport;
         let exact = s.request_exact;
+        let (dropped, dropped_bytes) = self.dropped;
         let mut t = self.document(exact, s.headers_after, s.elapsed);
+        if dropped > 0 {
+            t.not_recorded.push(format!(
+                "response messages past the first {}: {dropped} more ({dropped_bytes} bytes) were received \
+                 but not kept in this transcript (the stream's dump holds them all)",
+                t.messages.len()
+            ));
+        }
         t.request.base64 = s.request.to_vec();
         t.request.size = s.request.len();
         t.headers = (s.headers_after.is_some() || !s.headers.is_empty()).then(|| Pair::of(&s.headers));
@@ -332,7 +361,7 @@ pub struct Recorded {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub trailers: Option<Vec<(String, String)>>,
     #[serde(default, skip_serializing_if = "Option::is_none", rename = "reply_base64")]
-    #[serde(with = "opt_base64")]
+    #[serde(with = "super::opt_base64")]
     pub reply: Option<Vec<u8>>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub headers_ms: Option<u64>,
@@ -458,22 +487,5 @@ pub fn from_history(e: &HistoryEntry, pool: &DescriptorPool) -> Transcript {
             total_ms: e.elapsed_ms,
         },
         not_recorded: gaps,
-    }
-}
-
-mod opt_base64 {
-    use base64::Engine;
-    use serde::{Deserialize, Deserializer, Serializer};
-
-    pub fn serialize<S: Serializer>(b: &Option<Vec<u8>>, s: S) -> Result<S::Ok, S::Error> {
-        match b {
-            Some(b) => s.serialize_str(&base64::engine::general_purpose::STANDARD.encode(b)),
-            None => s.serialize_none(),
-        }
-    }
-
-    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Vec<u8>>, D::Error> {
-        let Some(text) = Option::<String>::deserialize(d)? else { return Ok(None) };
-        base64::engine::general_purpose::STANDARD.decode(text).map(Some).map_err(serde::de::Error::custom)
     }
 }

@@ -455,7 +455,8 @@ impl Pane for ComposerState {
                 c.response = Response::Failed(FailureView::of(&e));
             }
             Ok(JobOutput::History { entries, .. }) => c.history = Some(Ok(entries)),
-            Ok(JobOutput::Streamed { summary, tail, .. }) => {
+            Ok(JobOutput::Streamed { summary, tail, transcript, .. }) => {
+                c.transcript.last = transcript;
                 if let Response::Stream(s) = &mut c.response {
                     // The job may end before the pane drew once with it running.
                     if s.live.is_none() {

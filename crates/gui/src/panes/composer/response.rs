@@ -15,7 +15,12 @@ use prost_reflect::DescriptorPool;
 
 pub fn show(st: &mut ComposerState, pool: &DescriptorPool, ui: &mut egui::Ui, tx: &CommandSender) {
     let output = st.method_desc(pool).map(|m| m.output());
-    if matches!(st.response, Response::Unary(_) | Response::Failed(_)) {
+    let ended = match &st.response {
+        Response::Unary(_) | Response::Failed(_) => true,
+        Response::Stream(s) => s.summary.is_some(),
+        _ => false,
+    };
+    if ended {
         super::transcript::save_row(st, ui, tx);
     }
     match &mut st.response {

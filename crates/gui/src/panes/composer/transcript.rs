@@ -61,7 +61,10 @@ pub fn save_row(st: &mut ComposerState, ui: &mut egui::Ui, tx: &CommandSender) {
     let Some(doc) = &t.last else { return };
     if t.save_as.is_empty() {
         let name = doc.method.full_name.rsplit('.').next().unwrap_or("call");
-        t.save_as = format!("{name}-{}.transcript.json", walscope_core::time::stamp(doc.timing.start_ms));
+        let file = format!("{name}-{}.transcript.json", walscope_core::time::stamp(doc.timing.start_ms));
+        // Said in full, so the operator sees where it goes (the working folder, not the disk's
+        // root); asking for the folder is a cheap call, not a read of the disk.
+        t.save_as = std::env::current_dir().unwrap_or_default().join(file).display().to_string();
     }
     ui.horizontal(|ui| {
         let l = ui.label("Save transcript as:");
@@ -134,12 +137,12 @@ impl ComposerState {
     ) {
         let target = &doc.target;
         let mut words = format!(
-            "Opened {}: {} to {} over {:?}, recorded {} UTC. The reply below is the recorded one; \
+            "Opened {}: {} to {} over {}, recorded {} UTC. The reply below is the recorded one; \
              Send sends the same request bytes again.",
             path.display(),
             doc.method.full_name,
             target.endpoint,
-            target.transport,
+            crate::panes::connections::transport_name(target.transport),
             doc.timing.start_utc
         );
         let by_name =
