@@ -51,6 +51,7 @@ impl WalscopeApp {
                 (JobOwner::File(path), Ok(JobOutput::TranscriptFile { doc, .. })) => {
                     self.opening.retain(|p| *p != path);
                     self.open_dialog.opened(&path);
+                    self.recent.push(path.clone());
                     self.transcript_opened(path, *doc);
                 }
                 (_, Ok(JobOutput::Opened { path, mut tab })) => {
