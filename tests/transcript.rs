@@ -134,7 +134,12 @@ async fn a_unary_transcript_has_every_part_the_wire_bytes_and_no_secret() {
     assert_eq!(t["status"]["body_error"], Value::Null);
     assert!(is_utc(&t["timing"]["start_utc"]), "{}", t["timing"]);
     assert!(t["timing"]["first_message_ms"].as_u64().is_some());
-    assert!(t["not_recorded"].to_string().contains("trailers"), "{}", t["not_recorded"]);
+    // The trailers apart from the headers: the status the server ended the call with.
+    let trailer_keys: Vec<&str> =
+        t["trailers"].as_array().unwrap().iter().map(|p| p["key"].as_str().unwrap()).collect();
+    assert!(trailer_keys.contains(&"grpc-status"), "{}", t["trailers"]);
+    assert!(!t["headers"].to_string().contains("grpc-status"), "{}", t["headers"]);
+    assert!(!t["not_recorded"].to_string().contains("trailers"), "{}", t["not_recorded"]);
     // It reads back as the library's type.
     let doc = Transcript::from_json(text.as_bytes()).unwrap();
     assert_eq!((doc.request.base64.clone(), doc.unary_reply().map(<[u8]>::to_vec)), (request, Some(reply)));
@@ -200,7 +205,8 @@ async fn a_stream_transcript_keeps_every_message_with_its_bytes_and_time() {
     }
     assert_eq!(t["status"]["code"], 0);
     assert_eq!(t["status"]["stream_end"], "completed");
-    assert!(t["headers"].is_array() && t["trailers"].is_null(), "{t}");
+    assert!(t["headers"].is_array(), "{t}");
+    assert!(t["trailers"].to_string().contains("grpc-status"), "the stream's trailers: {}", t["trailers"]);
     assert!(
         t["timing"]["headers_ms"].as_u64().is_some() && t["timing"]["first_message_ms"].as_u64().is_some()
     );
@@ -386,6 +392,7 @@ fn a_bounded_stream_transcript_says_what_it_left_out() {
         request_exact: true,
         headers: vec![],
         headers_after: Some(Duration::from_millis(3)),
+        trailers: None,
         count: 3,
         bytes: 18,
         elapsed: Duration::from_millis(9),

@@ -223,6 +223,9 @@ pub struct StreamSummary {
     /// When the stream opened (its headers came), after the start; None when it never did.
     /// gRPC opens a stream with its first message, so this is that message's time there.
     pub headers_after: Option<Duration>,
+    /// What the server sent after the last message (gRPC: the status's trailers), when the
+    /// stream reached its end; None when it did not or the transport has none.
+    pub trailers: Option<Vec<(String, String)>>,
     /// Messages handed to the sink, and their bytes.
     pub count: u64,
     pub bytes: u64,
@@ -275,11 +278,13 @@ pub async fn call_server_stream_into(
         request_exact: t.sends_exact_bytes(),
         headers: Vec::new(),
         headers_after: None,
+        trailers: None,
         count: 0,
         bytes: 0,
         elapsed: Duration::ZERO,
         end: StreamEnd::Completed,
     };
+    let mut trailers_slot = None;
     let end = 'run: {
         if !m.is_server_streaming() || m.is_client_streaming() {
             break 'run StreamEnd::Failed(NetError::Unsupported(format!(
@@ -298,6 +303,7 @@ pub async fn call_server_stream_into(
         };
         summary.headers = std::mem::take(&mut reply.headers);
         summary.headers_after = Some(started.elapsed());
+        trailers_slot = Some(reply.trailers.clone());
         loop {
             let next = tokio::select! {
                 biased; // a cancel wins over a message that is also ready
@@ -325,6 +331,7 @@ pub async fn call_server_stream_into(
         }
     };
     summary.end = end;
+    summary.trailers = trailers_slot.and_then(|slot| slot.lock().ok().and_then(|mut held| held.take()));
     summary.elapsed = started.elapsed();
     summary
 }

@@ -421,24 +421,39 @@ impl Transport for GrpcTransport {
             if let Some(t) = opts.timeout {
                 req.set_timeout(t);
             }
+            // Asked as a one-message stream: on the wire a unary call is exactly that, and tonic's
+            // own unary call merges the trailers into the headers, which a transcript keeps apart.
             let call = async {
                 let mut client = self.ready(method).await?;
-                match client.unary(req, path, RawCodec).await {
-                    Ok(r) => Ok(r),
-                    Err(s) => Err(self.call_failed(method, s, opts.timeout).await),
-                }
+                let response = match client.server_streaming(req, path, RawCodec).await {
+                    Ok(r) => r,
+                    Err(s) => return Err(self.call_failed(method, s, opts.timeout).await),
+                };
+                let headers = metadata_pairs(response.metadata());
+                let mut body = response.into_inner();
+                let bytes = match body.message().await {
+                    Ok(Some(b)) => b,
+                    Ok(None) => {
+                        let none = Status::internal("the server ended the call without a response message");
+                        return Err(self.call_failed(method, none, opts.timeout).await);
+                    }
+                    Err(s) => return Err(self.call_failed(method, s, opts.timeout).await),
+                };
+                let trailers = match body.trailers().await {
+                    Ok(t) => t.as_ref().map(metadata_pairs).unwrap_or_default(),
+                    Err(s) => return Err(self.call_failed(method, s, opts.timeout).await),
+                };
+                Ok((headers, bytes, trailers))
             };
-            let reply = match opts.timeout {
+            let (headers, bytes, trailers) = match opts.timeout {
                 Some(t) => match tokio::time::timeout(t, call).await {
                     Ok(r) => r?,
                     Err(_) => return Err(self.deadline_failed(method, t).await),
                 },
                 None => call.await?,
             };
-            let (meta, bytes, _) = reply.into_parts();
             let message = super::decode_reply(method, &bytes)?;
-            let info =
-                CallInfo { headers: metadata_pairs(&meta), elapsed: started.elapsed(), ..Default::default() };
+            let info = CallInfo { headers, trailers, elapsed: started.elapsed(), ..Default::default() };
             Ok(UnaryReply { bytes, message, info })
         }
         .boxed()
@@ -465,25 +480,63 @@ impl Transport for GrpcTransport {
                 let first = stream.message().await.map_err(|s| status_error(method, &s))?;
                 Ok::<_, NetError>((headers, first, stream))
             };
-            let (headers, first, stream) = match opts.timeout {
+            let (headers, first, mut stream) = match opts.timeout {
                 Some(t) => match tokio::time::timeout(t, open).await {
                     Ok(r) => r?,
                     Err(_) => return Err(self.deadline_failed(method, t).await),
                 },
                 None => open.await?,
             };
-            let rest = stream.map(move |r| r.map_err(|s| status_error(&method_owned, &s)));
+            let trailers = super::TrailerSlot::default();
             let messages = match first {
-                Some(m) => futures::stream::once(async move { Ok(m) }).chain(rest).boxed(),
-                None => futures::stream::empty().boxed(),
+                Some(m) => {
+                    let rest = rest_of_stream(stream, method_owned, trailers.clone());
+                    futures::stream::once(async move { Ok(m) }).chain(rest).boxed()
+                }
+                None => {
+                    keep_trailers(&trailers, stream.trailers().await.ok().flatten().as_ref());
+                    futures::stream::empty().boxed()
+                }
             };
-            Ok(StreamReply { messages, headers })
+            Ok(StreamReply { messages, headers, trailers })
         }
         .boxed()
     }
 
     fn as_grpc(&self) -> Option<&GrpcTransport> {
         Some(self)
+    }
+}
+
+/// The messages after the first; when the stream ends its trailers go to `slot` (a failed
+/// stream's are its status's metadata).
+fn rest_of_stream(
+    stream: tonic::Streaming<Bytes>,
+    method: MethodDescriptor,
+    slot: super::TrailerSlot,
+) -> impl futures::Stream<Item = Result<Bytes, NetError>> {
+    futures::stream::unfold(Some(stream), move |state| {
+        let (method, slot) = (method.clone(), slot.clone());
+        async move {
+            let mut stream = state?;
+            match stream.message().await {
+                Ok(Some(m)) => Some((Ok(m), Some(stream))),
+                Ok(None) => {
+                    keep_trailers(&slot, stream.trailers().await.ok().flatten().as_ref());
+                    None
+                }
+                Err(s) => {
+                    keep_trailers(&slot, Some(s.metadata()));
+                    Some((Err(status_error(&method, &s)), None))
+                }
+            }
+        }
+    })
+}
+
+fn keep_trailers(slot: &super::TrailerSlot, meta: Option<&MetadataMap>) {
+    if let (Some(meta), Ok(mut held)) = (meta, slot.lock()) {
+        *held = Some(metadata_pairs(meta));
     }
 }
 

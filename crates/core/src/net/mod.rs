@@ -85,7 +85,14 @@ pub struct UnaryReply {
 pub struct StreamReply {
     pub messages: BoxStream<'static, Result<Bytes, NetError>>,
     pub headers: Vec<(String, String)>,
+    /// The stream's trailers, filled when it ends (gRPC: with its status, also a failed one's);
+    /// empty until then and for a transport that has none.
+    pub trailers: TrailerSlot,
 }
+
+/// Where a stream leaves its trailers when it ends: the messages are a stream of their own, so
+/// what comes after the last one is handed over beside them.
+pub type TrailerSlot = std::sync::Arc<std::sync::Mutex<Option<Vec<(String, String)>>>>;
 
 #[derive(Debug, Clone, thiserror::Error)]
 pub enum NetError {

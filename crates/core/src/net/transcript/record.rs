@@ -169,6 +169,7 @@ impl Recorder {
         t.request.base64 = s.request.to_vec();
         t.request.size = s.request.len();
         t.headers = (s.headers_after.is_some() || !s.headers.is_empty()).then(|| Pair::of(&s.headers));
+        t.trailers = s.trailers.as_deref().map(Pair::of);
         let body_error = t.status.body_error.take();
         t.status = match &s.end {
             StreamEnd::Completed => ok(transport, body_error, "completed"),
@@ -176,12 +177,17 @@ impl Recorder {
             StreamEnd::Stopped(why) => ended("stopped", why, body_error),
             StreamEnd::Failed(e) => failed(e, Some("failed")),
         };
-        t.not_recorded.push(match transport {
-            TransportKind::Grpc => "trailers: walscope's gRPC client does not hand over a server stream's \
-                                   trailers (the final status is its code and message)"
-                .into(),
-            _ => "trailers: this transport carries no server streams".into(),
-        });
+        if let Some(trailers) = &s.trailers {
+            t.status.details = details(&s.headers, trailers);
+        }
+        if t.trailers.is_none() {
+            t.not_recorded.push(match transport {
+                TransportKind::Grpc => "trailers: the stream did not reach its end (cancelled, stopped, or \
+                                       the connection failed before the server's status)"
+                    .into(),
+                _ => "trailers: this transport carries no server streams".into(),
+            });
+        }
         t
     }
 
@@ -218,14 +224,6 @@ impl Recorder {
 /// What each transport cannot hand over for a unary call, said plainly.
 fn unary_gaps(t: &mut Transcript, transport: TransportKind, answered: bool) {
     match transport {
-        TransportKind::Grpc if answered => {
-            t.trailers = None;
-            t.not_recorded.push(
-                "trailers: tonic hands a unary reply's trailers over merged into its headers; \
-                 they are listed under headers"
-                    .into(),
-            );
-        }
         TransportKind::Brpc => {
             t.headers = None;
             t.trailers = None;
