@@ -150,7 +150,36 @@ pub struct ComposerState {
     /// The methods matching the search, for the search text and schema they were found in (the
     /// list is not rebuilt every frame).
     pub method_matches: Option<(String, usize, Vec<MethodEntry>)>,
+    /// The last unary replies received here, oldest first (the last is the one shown), for
+    /// "Compare with…".
+    pub replies: Vec<KeptReply>,
+    /// Replies received so far (numbers the kept ones).
+    replies_seen: u64,
 }
+
+/// A reply kept for "Compare with…".
+#[derive(Debug, Clone)]
+pub struct KeptReply {
+    /// `reply 3 (GetReplicateInfo)`.
+    pub label: String,
+    /// The reply's message type.
+    pub type_name: Option<String>,
+    pub bytes: Vec<u8>,
+}
+
+impl KeptReply {
+    /// The reply as one side of a comparison.
+    pub fn side(&self) -> crate::panes::diff::Side {
+        crate::panes::diff::Side::Message {
+            label: self.label.clone(),
+            type_name: self.type_name.clone(),
+            bytes: self.bytes.clone(),
+        }
+    }
+}
+
+/// Replies a composer keeps for comparing.
+const KEPT_REPLIES: usize = 20;
 
 impl ComposerState {
     pub fn new(id: u64) -> ComposerState {
@@ -173,6 +202,8 @@ impl ComposerState {
             history_stale: false,
             refused: None,
             method_matches: None,
+            replies: Vec::new(),
+            replies_seen: 0,
         }
     }
 
@@ -322,6 +353,25 @@ impl ComposerState {
         }
     }
 
+    /// The history entries as last read (none when not read, or the reading failed).
+    pub fn history_entries(&self) -> &[HistoryEntry] {
+        match &self.history {
+            Some(Ok(e)) => e,
+            _ => &[],
+        }
+    }
+
+    /// Keeps a reply for "Compare with…" (the last [`KEPT_REPLIES`]).
+    pub fn keep_reply(&mut self, type_name: Option<String>, bytes: Vec<u8>) {
+        self.replies_seen += 1;
+        let method = self.method.as_deref().map_or("", |m| m.rsplit('.').next().unwrap_or(m));
+        let label = format!("reply {} ({method})", self.replies_seen);
+        self.replies.push(KeptReply { label, type_name, bytes });
+        if self.replies.len() > KEPT_REPLIES {
+            self.replies.remove(0);
+        }
+    }
+
     pub fn is_busy(&self) -> bool {
         match &self.response {
             Response::Waiting { .. } => true,
@@ -438,6 +488,7 @@ impl Pane for ComposerState {
                 let desc = c.method_desc(pool).map(|m| m.output());
                 let source = DetailSource::Message { label: "reply".into() };
                 let detail = MessageDetail::of(pool, desc.as_ref(), outcome.reply.to_vec(), &[], source);
+                c.keep_reply(desc.as_ref().map(|d| d.full_name().to_string()), outcome.reply.to_vec());
                 let (body_error, hint) = (outcome.body_error(), outcome.hint());
                 c.response =
                     Response::Unary(Box::new(UnaryView { outcome: *outcome, detail, body_error, hint }));
