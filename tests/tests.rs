@@ -37,6 +37,8 @@ mod gui_composer;
 #[cfg(feature = "gui")]
 mod gui_detail;
 #[cfg(feature = "gui")]
+mod gui_diff;
+#[cfg(feature = "gui")]
 mod gui_editor;
 #[cfg(feature = "gui")]
 mod gui_field_editor;

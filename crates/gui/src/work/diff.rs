@@ -131,8 +131,12 @@ pub fn dumps(
 
 /// Diffs frame `ia` of A with frame `ib` of B, both decoded for the pane.
 pub fn pair(a: &DumpHandle, ia: usize, b: &DumpHandle, ib: usize) -> Result<Box<MessageCompare>, DiffFailed> {
-    let side = |h: &DumpHandle| DumpSide { dump: &h.dump, decoder: &h.decoder };
-    let diff = lib::diff_frames(side(a), ia as u64, side(b), ib as u64)?;
+    let diff = lib::diff_frames(
+        DumpSide { dump: &a.dump, decoder: &a.decoder },
+        ia as u64,
+        DumpSide { dump: &b.dump, decoder: &b.decoder },
+        ib as u64,
+    )?;
     let detail = |h: &DumpHandle, i: usize| -> Result<MessageDetail, DiffFailed> {
         let loc = h.dump.frame(i).ok_or_else(|| DiffFailed::NoFrame { path: h.dump.path.clone(), index: i })?;
         let bytes = h.dump.message_bytes(&loc).1.to_vec();

@@ -57,7 +57,7 @@ pub fn show(st: &mut ComposerState, pool: &DescriptorPool, ui: &mut egui::Ui, tx
                 crate::widgets::look::badge(ui, crate::widgets::look::Tone::Info, h.title());
                 ui.label(h.words());
             }
-            let b = ui.button("Compare with…").on_hover_text(
+            let b = crate::widgets::look::named_button(ui, "Compare with…", "Compare this reply with…").on_hover_text(
                 "compare this reply with an earlier reply (here or in another composer) or a message file",
             );
             if b.clicked() {

@@ -188,7 +188,7 @@ fn change_list(m: &MessageCompare, ui: &mut egui::Ui, height: f32) -> Option<usi
             .column(Column::exact((width * 0.42).max(200.0)))
             .column(Column::remainder().at_least(160.0).clip(true))
             .header(20.0, |mut h| {
-                for name in ["change", "path", "A → B"] {
+                for name in ["change", "path", "value in A ⏵ in B"] {
                     h.col(|ui| {
                         ui.strong(name);
                     });

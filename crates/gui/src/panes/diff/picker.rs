@@ -60,7 +60,7 @@ impl ComparePicker {
 pub fn show(picker: &mut Option<ComparePicker>, ctx: &egui::Context, cwd: &std::path::Path, tx: &CommandSender) {
     let Some(p) = picker.as_mut() else { return };
     let mut done = false;
-    let id = egui::Id::new("compare_picker");
+    let id = egui::Id::unique("compare_picker");
     let area = egui::Modal::default_area(id).anchor(egui::Align2::CENTER_TOP, egui::vec2(0.0, 60.0));
     let modal = egui::Modal::new(id).area(area).show(ctx, |ui| {
         ui.set_width(640.0);

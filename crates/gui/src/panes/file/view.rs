@@ -40,7 +40,8 @@ pub fn show(
             walscope_core::fmt::counted(d.frame_count() as u64, "frame")
         ))
         .on_hover_text(format!("{}\n{}", d.detection.reason, tab.why_type));
-        let b = ui.button("Compare with…").on_hover_text("compare this dump, frame by frame, with another dump");
+        let b = crate::widgets::look::named_button(ui, "Compare with…", "Compare this file with…")
+            .on_hover_text("compare this dump, frame by frame, with another dump");
         if b.clicked() {
             tx.send(AppCommand::CompareWith(crate::panes::diff::CompareFrom::File(tab.path.clone())));
         }
@@ -208,7 +209,8 @@ fn detail(tab: &mut FileTab, ui: &mut egui::Ui, send: &mut Option<(String, Vec<u
                         *send = Some((t.full_name().to_string(), detail.bytes.clone()));
                     }
                 }
-                let b = ui.button("Compare with…").on_hover_text(
+                let b = crate::widgets::look::named_button(ui, "Compare with…", "Compare this message with…")
+                    .on_hover_text(
                     "compare this message, as shown (with its edits), with the frame as saved, another frame or a message file",
                 );
                 if b.clicked() {
