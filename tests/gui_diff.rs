@@ -153,7 +153,10 @@ fn a_composer_reply_and_a_history_entry_open_the_pane() {
     h.get_by_label("Compare with reply 1 (GetReplicateInfo)").click();
     step_until(&mut h, "the replies compared", |h| diff(h).is_some_and(|d| d.messages().is_some()));
     let d = diff(&h).unwrap();
-    assert_eq!((d.a_label.as_str(), d.b_label.as_str()), ("reply 2 (GetReplicateInfo)", "reply 1 (GetReplicateInfo)"));
+    assert_eq!(
+        (d.a_label.as_str(), d.b_label.as_str()),
+        ("reply 2 (GetReplicateInfo)", "reply 1 (GetReplicateInfo)")
+    );
     h.state_mut().panes.clear::<DiffState>();
     h.state_mut().layout.show_pane(walscope::ui::panes::PaneId::Composer(id));
     settle(&mut h);

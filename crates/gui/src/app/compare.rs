@@ -26,7 +26,11 @@ impl WalscopeApp {
             CompareFrom::File(path) => {
                 for t in self.tabs.iter().filter(|t| t.path != *path) {
                     let side = Side::Dump { path: t.path.clone() };
-                    p.candidates.push(Candidate { group: "Open files", label: t.title(), pick: Pick::Side(side) });
+                    p.candidates.push(Candidate {
+                        group: "Open files",
+                        label: t.title(),
+                        pick: Pick::Side(side),
+                    });
                 }
             }
             CompareFrom::Reply { composer } => self.reply_candidates(&mut p, *composer, &a),
@@ -54,7 +58,11 @@ impl WalscopeApp {
 
     /// Frame `index` of the open file `path`, as shown (with its unsaved edits).
     fn tab_frame(&self, path: &Path, index: usize) -> Result<Side, DiffFailed> {
-        let tab = self.tabs.iter().find(|t| t.path == path).ok_or_else(|| DiffFailed::NotOpen { path: path.into() })?;
+        let tab = self
+            .tabs
+            .iter()
+            .find(|t| t.path == path)
+            .ok_or_else(|| DiffFailed::NotOpen { path: path.into() })?;
         let bytes = tab
             .session
             .message(&tab.dump, index)
@@ -125,9 +133,15 @@ impl WalscopeApp {
             let side = Side::Message { label: label.clone(), type_name, bytes: c.request.clone() };
             p.candidates.push(Candidate { group: "The composer", label, pick: Pick::Side(side) });
         }
-        for e in c.history_entries().iter().rev().filter(|e| e.id != entry && Some(&e.method) == method.as_ref()) {
+        for e in
+            c.history_entries().iter().rev().filter(|e| e.id != entry && Some(&e.method) == method.as_ref())
+        {
             let side = history_side(pool, e);
-            p.candidates.push(Candidate { group: "History entries", label: side.label(), pick: Pick::Side(side) });
+            p.candidates.push(Candidate {
+                group: "History entries",
+                label: side.label(),
+                pick: Pick::Side(side),
+            });
         }
     }
 
@@ -186,7 +200,9 @@ impl WalscopeApp {
 
     /// Diffs the frames of pair `pair` of diff pane `pane` (its dumps are the pane's).
     pub fn diff_pair(&mut self, pane: u64, pair: usize) {
-        let Some(d) = self.panes.get::<DiffState>(&PaneId::Diff(pane)).and_then(DiffState::dumps) else { return };
+        let Some(d) = self.panes.get::<DiffState>(&PaneId::Diff(pane)).and_then(DiffState::dumps) else {
+            return;
+        };
         let Some(r) = d.pairs.rows.get(pair) else { return };
         let (Some(ia), Some(ib)) = (r.a(), r.b()) else { return };
         let (a, b) = (d.a.clone(), d.b.clone());
@@ -202,7 +218,11 @@ impl WalscopeApp {
 fn history_side(pool: &prost_reflect::DescriptorPool, e: &crate::net::history::HistoryEntry) -> Side {
     let method = e.method.rsplit('.').next().unwrap_or(&e.method);
     let type_name = method_input(pool, &e.method);
-    Side::Message { label: format!("history #{} ({method} request)", e.id), type_name, bytes: e.request.clone() }
+    Side::Message {
+        label: format!("history #{} ({method} request)", e.id),
+        type_name,
+        bytes: e.request.clone(),
+    }
 }
 
 /// The input type of method `full` (`pkg.Service.Method`), when the schemas know it.

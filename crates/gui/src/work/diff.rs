@@ -19,7 +19,8 @@ fn message_of(side: Side) -> Result<(Vec<u8>, Option<String>, String), DiffFaile
     match side {
         Side::Message { label, type_name, bytes } => Ok((bytes, type_name, label)),
         Side::MessageFile { path } => {
-            let bytes = std::fs::read(&path).map_err(|source| DiffFailed::Read { path: path.clone(), source })?;
+            let bytes =
+                std::fs::read(&path).map_err(|source| DiffFailed::Read { path: path.clone(), source })?;
             Ok((bytes, None, crate::panes::diff::sides::file_name(&path)))
         }
         Side::Dump { .. } => Err(DiffFailed::Mixed),
@@ -138,7 +139,8 @@ pub fn pair(a: &DumpHandle, ia: usize, b: &DumpHandle, ib: usize) -> Result<Box<
         ib as u64,
     )?;
     let detail = |h: &DumpHandle, i: usize| -> Result<MessageDetail, DiffFailed> {
-        let loc = h.dump.frame(i).ok_or_else(|| DiffFailed::NoFrame { path: h.dump.path.clone(), index: i })?;
+        let loc =
+            h.dump.frame(i).ok_or_else(|| DiffFailed::NoFrame { path: h.dump.path.clone(), index: i })?;
         let bytes = h.dump.message_bytes(&loc).1.to_vec();
         MessageDetail::build(&h.dump, &h.decoder, i, bytes, &[])
             .ok_or_else(|| DiffFailed::NoFrame { path: h.dump.path.clone(), index: i })

@@ -53,7 +53,8 @@ pub fn show(st: &mut ComposerState, pool: &DescriptorPool, ui: &mut egui::Ui, tx
                                 .on_hover_text("compare this request with another entry's or the composer's")
                                 .clicked()
                             {
-                                let from = crate::panes::diff::CompareFrom::History { composer: st.id, entry: e.id };
+                                let from =
+                                    crate::panes::diff::CompareFrom::History { composer: st.id, entry: e.id };
                                 tx.send(AppCommand::CompareWith(from));
                             }
                             ui.end_row();

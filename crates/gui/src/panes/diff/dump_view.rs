@@ -53,7 +53,11 @@ pub struct PairRows {
 impl PairRows {
     /// Takes one pair of the library's diff.
     pub fn push(&mut self, p: FramePair) {
-        fn intern(name: String, all: &mut Vec<String>, ix: &mut std::collections::HashMap<String, u32>) -> u32 {
+        fn intern(
+            name: String,
+            all: &mut Vec<String>,
+            ix: &mut std::collections::HashMap<String, u32>,
+        ) -> u32 {
             if let Some(i) = ix.get(&name) {
                 return *i;
             }
@@ -144,7 +148,8 @@ impl DumpCompare {
     pub fn new(summary: DumpDiffSummary, pairs: PairRows, a: DumpHandle, b: DumpHandle) -> DumpCompare {
         // Identical dumps show every pair; otherwise what differs comes first.
         let filter = if summary.is_identical() { PairFilter::All } else { PairFilter::Different };
-        let mut d = DumpCompare { summary, pairs, a, b, filter, shown: Vec::new(), selected: None, opened: None };
+        let mut d =
+            DumpCompare { summary, pairs, a, b, filter, shown: Vec::new(), selected: None, opened: None };
         d.set_filter(filter);
         d
     }
@@ -311,9 +316,10 @@ fn summary(d: &DumpCompare, ui: &mut egui::Ui) {
 }
 
 fn counts_table(ui: &mut egui::Ui, title: &str, counts: &std::collections::BTreeMap<String, PairCounts>) {
-    egui::CollapsingHeader::new(format!("{title} ({})", counts.len())).id_salt(title).default_open(true).show(
-        ui,
-        |ui| {
+    egui::CollapsingHeader::new(format!("{title} ({})", counts.len()))
+        .id_salt(title)
+        .default_open(true)
+        .show(ui, |ui| {
             egui::ScrollArea::vertical().id_salt(title).max_height(110.0).show(ui, |ui| {
                 egui::Grid::new(title).striped(true).num_columns(5).show(ui, |ui| {
                     for h in ["", "only in A", "only in B", "changed", "identical"] {
@@ -329,8 +335,7 @@ fn counts_table(ui: &mut egui::Ui, title: &str, counts: &std::collections::BTree
                     }
                 });
             });
-        },
-    );
+        });
 }
 
 /// The pairs the filter keeps, only those on screen laid out. Returns the pair clicked.

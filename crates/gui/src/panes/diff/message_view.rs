@@ -158,9 +158,7 @@ pub fn show(m: &mut MessageCompare, ui: &mut egui::Ui) {
     ui.columns(2, |cols| {
         for (col, (side, d)) in cols.iter_mut().zip([("A", &mut m.a), ("B", &mut m.b)]) {
             col.push_id(side, |ui| {
-                if let Some(p) =
-                    side_view(ui, side, d, m.selected.as_deref(), reveal.as_deref(), height)
-                {
+                if let Some(p) = side_view(ui, side, d, m.selected.as_deref(), reveal.as_deref(), height) {
                     picked_path = Some(p);
                 }
             });
@@ -256,7 +254,8 @@ fn side_view(
         .map(|(p, _)| p);
     ui.separator();
     let size = egui::vec2(ui.available_width(), ui.available_height().max(60.0));
-    let at = ui.allocate_ui(size, |ui| crate::widgets::hex::show(ui, &d.bytes, d.file_offset, d.highlight.clone()));
+    let at = ui
+        .allocate_ui(size, |ui| crate::widgets::hex::show(ui, &d.bytes, d.file_offset, d.highlight.clone()));
     let from_hex = at.inner.and_then(|at| d.node_at(at)).map(|(p, _)| p);
     picked.or(from_hex)
 }

@@ -57,7 +57,12 @@ impl ComparePicker {
 
 /// Draws the picker when open; closes it (sets `None`) once something is chosen or it is
 /// cancelled. `cwd`: what a relative path is relative to.
-pub fn show(picker: &mut Option<ComparePicker>, ctx: &egui::Context, cwd: &std::path::Path, tx: &CommandSender) {
+pub fn show(
+    picker: &mut Option<ComparePicker>,
+    ctx: &egui::Context,
+    cwd: &std::path::Path,
+    tx: &CommandSender,
+) {
     let Some(p) = picker.as_mut() else { return };
     let mut done = false;
     let id = egui::Id::unique("compare_picker");
@@ -84,7 +89,11 @@ pub fn show(picker: &mut Option<ComparePicker>, ctx: &egui::Context, cwd: &std::
                 ui.strong("A frame of an open file");
                 for f in &mut p.frames {
                     ui.horizontal(|ui| {
-                        let l = ui.label(format!("{} (frames 0 to {}): frame", f.name, f.frames.saturating_sub(1)));
+                        let l = ui.label(format!(
+                            "{} (frames 0 to {}): frame",
+                            f.name,
+                            f.frames.saturating_sub(1)
+                        ));
                         let r = ui
                             .add(egui::TextEdit::singleline(&mut f.text).desired_width(80.0))
                             .labelled_by(l.id);
@@ -97,7 +106,9 @@ pub fn show(picker: &mut Option<ComparePicker>, ctx: &egui::Context, cwd: &std::
                                     tx.send(AppCommand::Compare(Box::new(CompareAsk { a: p.a.clone(), b })));
                                     done = true;
                                 }
-                                Err(_) => p.error = Some(format!("\"{}\" is not a frame number", f.text.trim())),
+                                Err(_) => {
+                                    p.error = Some(format!("\"{}\" is not a frame number", f.text.trim()))
+                                }
                             }
                         }
                     });
@@ -105,7 +116,8 @@ pub fn show(picker: &mut Option<ComparePicker>, ctx: &egui::Context, cwd: &std::
             }
         });
         ui.separator();
-        let what = if p.a.is_dump() { "A dump on disk" } else { "A message file on disk (its bytes, as A's type)" };
+        let what =
+            if p.a.is_dump() { "A dump on disk" } else { "A message file on disk (its bytes, as A's type)" };
         ui.strong(what);
         ui.horizontal(|ui| {
             let l = ui.label("Path:");
@@ -115,7 +127,7 @@ pub fn show(picker: &mut Option<ComparePicker>, ctx: &egui::Context, cwd: &std::
             let enter = r.lost_focus() && ui.input(|i| i.key_pressed(egui::Key::Enter));
             let typed = !p.path.trim().is_empty();
             let b = ui.add_enabled(typed, egui::Button::new("Compare with this file"));
-            if (b.clicked() || (enter && typed)) && typed {
+            if (b.clicked() || enter) && typed {
                 let path = crate::path_complete::resolve(&p.path, cwd);
                 p.choose(Pick::Path(path), tx);
                 done = true;

@@ -178,7 +178,8 @@ fn table(tab: &mut FileTab, ui: &mut egui::Ui) -> Option<RowItem> {
                 }
                 r.context_menu(|ui| {
                     if ui.button("Compare with…").clicked() {
-                        let from = crate::panes::diff::CompareFrom::Frame { path: tab.path.clone(), index: frame };
+                        let from =
+                            crate::panes::diff::CompareFrom::Frame { path: tab.path.clone(), index: frame };
                         tab.commands.send(crate::panes::command::AppCommand::CompareWith(from));
                         ui.close();
                     }

@@ -188,7 +188,12 @@ pub(crate) struct TreeMarks<'a> {
 /// Draws `d`'s typed tree (with its decoded bytes fields), or its wire tree; returns the node
 /// clicked (its path and bytes). Drawn from the detail by reference: a big message's tree is
 /// never copied per frame.
-pub(crate) fn tree_nodes(ui: &mut egui::Ui, d: &mut MessageDetail, wire: bool, marks: TreeMarks<'_>) -> Picked {
+pub(crate) fn tree_nodes(
+    ui: &mut egui::Ui,
+    d: &mut MessageDetail,
+    wire: bool,
+    marks: TreeMarks<'_>,
+) -> Picked {
     let mut picked = None;
     let mut expand = None;
     let mut t = TreeDraw {
@@ -278,7 +283,8 @@ impl TreeDraw<'_> {
         } else {
             let header = format!("{}   [{}{unknown}] @{}..{}", n.label, n.type_name, span.start, span.end);
             // Opened on the way to the node to reveal (once: the operator may close it again).
-            let on_the_way = reveal.is_some_and(|r| r.len() > p.len() && r.starts_with(&p) && r[p.len()..].starts_with('.'));
+            let on_the_way = reveal
+                .is_some_and(|r| r.len() > p.len() && r.starts_with(&p) && r[p.len()..].starts_with('.'));
             let mut h = egui::CollapsingHeader::new(egui::RichText::new(header).monospace())
                 .id_salt(&p)
                 .default_open(path.split('.').count() < 3);
