@@ -98,7 +98,10 @@ impl WalscopeApp {
                 path: t.path.clone(),
                 name: t.title(),
                 frames: t.dump.frame_count(),
-                text: selected.map_or_else(String::new, |s| s.to_string()),
+                // The frame selected there, else another file's frame of the same number.
+                text: selected
+                    .or((t.path != path && index < t.dump.frame_count()).then_some(index))
+                    .map_or_else(String::new, |s| s.to_string()),
             });
         }
     }

@@ -126,6 +126,9 @@ fn nearest(d: &MessageDetail, path: &str) -> Option<Span> {
     }
 }
 
+/// The width a hex view's rows need (offset, 16 bytes, their characters).
+const HEX_WIDTH: f32 = 540.0;
+
 /// Draws the comparison.
 pub fn show(m: &mut MessageCompare, ui: &mut egui::Ui) {
     let n = m.changes.len() as u64;
@@ -154,16 +157,23 @@ pub fn show(m: &mut MessageCompare, ui: &mut egui::Ui) {
     ui.separator();
     let reveal = m.reveal.take();
     let mut picked_path = None;
-    let height = ui.available_height();
-    ui.columns(2, |cols| {
-        for (col, (side, d)) in cols.iter_mut().zip([("A", &mut m.a), ("B", &mut m.b)]) {
-            col.push_id(side, |ui| {
-                if let Some(p) = side_view(ui, side, d, m.selected.as_deref(), reveal.as_deref(), height) {
-                    picked_path = Some(p);
-                }
-            });
+    // Two halves of exactly the room there is, each clipped to itself: a wide tree or hex row
+    // scrolls inside its side and never draws over the other.
+    let full = ui.available_rect_before_wrap();
+    let gap = ui.spacing().item_spacing.x * 2.0;
+    let half = ((full.width() - gap) / 2.0).max(0.0);
+    for (k, (side, d)) in [("A", &mut m.a), ("B", &mut m.b)].into_iter().enumerate() {
+        let min = full.min + egui::vec2(k as f32 * (half + gap), 0.0);
+        let rect = egui::Rect::from_min_size(min, egui::vec2(half, full.height()));
+        let mut child = ui.new_child(egui::UiBuilder::new().max_rect(rect).id_salt(side));
+        child.set_clip_rect(rect.intersect(ui.clip_rect()));
+        if let Some(p) = side_view(&mut child, side, d, m.selected.as_deref(), reveal.as_deref()) {
+            picked_path = Some(p);
         }
-    });
+    }
+    let x = full.min.x + half + gap / 2.0;
+    ui.painter().vline(x, full.y_range(), ui.visuals().widgets.noninteractive.bg_stroke);
+    ui.allocate_rect(full, egui::Sense::hover());
     if let Some(p) = picked_path {
         m.pick_path(&p);
     }
@@ -234,8 +244,8 @@ fn side_view(
     d: &mut MessageDetail,
     selected: Option<&str>,
     reveal: Option<&str>,
-    height: f32,
 ) -> Option<String> {
+    let height = ui.available_height();
     ui.horizontal(|ui| {
         ui.strong(side);
         ui.label(format!("{} | {}", d.type_name, walscope_core::fmt::bytes_exact(d.bytes.len() as u64)));
@@ -253,9 +263,17 @@ fn side_view(
         .inner
         .map(|(p, _)| p);
     ui.separator();
-    let size = egui::vec2(ui.available_width(), ui.available_height().max(60.0));
-    let at = ui
-        .allocate_ui(size, |ui| crate::widgets::hex::show(ui, &d.bytes, d.file_offset, d.highlight.clone()));
-    let from_hex = at.inner.and_then(|at| d.node_at(at)).map(|(p, _)| p);
+    // The hex rows are wider than a narrow side: they scroll sideways.
+    let size = egui::vec2(HEX_WIDTH.max(ui.available_width()), ui.available_height().max(60.0));
+    let at = egui::ScrollArea::horizontal()
+        .id_salt("hex_sideways")
+        .show(ui, |ui| {
+            ui.allocate_ui(size, |ui| {
+                crate::widgets::hex::show(ui, &d.bytes, d.file_offset, d.highlight.clone())
+            })
+            .inner
+        })
+        .inner;
+    let from_hex = at.and_then(|at| d.node_at(at)).map(|(p, _)| p);
     picked.or(from_hex)
 }

@@ -97,6 +97,9 @@ pub fn show(
                         let r = ui
                             .add(egui::TextEdit::singleline(&mut f.text).desired_width(80.0))
                             .labelled_by(l.id);
+                        if r.changed() {
+                            p.error = None;
+                        }
                         let enter = r.lost_focus() && ui.input(|i| i.key_pressed(egui::Key::Enter));
                         let name = format!("Compare with a frame of {}", f.name);
                         if look::named_button(ui, "Compare", &name).clicked() || enter {
