@@ -8,6 +8,7 @@
 //! taken from a file or the history keeps its exact bytes until an edit).
 
 mod history;
+mod replies;
 mod response;
 pub mod view;
 
@@ -23,6 +24,7 @@ use crate::panes::file::edit_plan::{self, Planned};
 use crate::panes::file::field_edit::EditRequest;
 use eframe::egui;
 use prost_reflect::{DescriptorPool, MessageDescriptor, MethodDescriptor};
+pub use replies::KeptReply;
 use std::time::Instant;
 
 /// A reply shown: the outcome and its decoded detail.
@@ -156,30 +158,6 @@ pub struct ComposerState {
     /// Replies received so far (numbers the kept ones).
     replies_seen: u64,
 }
-
-/// A reply kept for "Compare with…".
-#[derive(Debug, Clone)]
-pub struct KeptReply {
-    /// `reply 3 (GetReplicateInfo)`.
-    pub label: String,
-    /// The reply's message type.
-    pub type_name: Option<String>,
-    pub bytes: Vec<u8>,
-}
-
-impl KeptReply {
-    /// The reply as one side of a comparison.
-    pub fn side(&self) -> crate::panes::diff::Side {
-        crate::panes::diff::Side::Message {
-            label: self.label.clone(),
-            type_name: self.type_name.clone(),
-            bytes: self.bytes.clone(),
-        }
-    }
-}
-
-/// Replies a composer keeps for comparing.
-const KEPT_REPLIES: usize = 20;
 
 impl ComposerState {
     pub fn new(id: u64) -> ComposerState {
@@ -350,25 +328,6 @@ impl ComposerState {
                 .and_then(|s| std::time::Duration::try_from_secs_f64(s).ok())
                 .map(Some)
                 .ok_or_else(|| SendRefused::Deadline(t.to_string())),
-        }
-    }
-
-    /// The history entries as last read (none when not read, or the reading failed).
-    pub fn history_entries(&self) -> &[HistoryEntry] {
-        match &self.history {
-            Some(Ok(e)) => e,
-            _ => &[],
-        }
-    }
-
-    /// Keeps a reply for "Compare with…" (the last [`KEPT_REPLIES`]).
-    pub fn keep_reply(&mut self, type_name: Option<String>, bytes: Vec<u8>) {
-        self.replies_seen += 1;
-        let method = self.method.as_deref().map_or("", |m| m.rsplit('.').next().unwrap_or(m));
-        let label = format!("reply {} ({method})", self.replies_seen);
-        self.replies.push(KeptReply { label, type_name, bytes });
-        if self.replies.len() > KEPT_REPLIES {
-            self.replies.remove(0);
         }
     }
 

@@ -36,6 +36,16 @@ impl ChangeKind {
         }
     }
 
+    /// Its icon alone (marked in the trees).
+    pub fn icon(self) -> &'static str {
+        match self {
+            ChangeKind::Added => "+",
+            ChangeKind::Removed => "-",
+            ChangeKind::Changed => "~",
+            ChangeKind::Moved => "⟳",
+        }
+    }
+
     pub fn tone(self) -> Tone {
         match self {
             ChangeKind::Added => Tone::Good,
@@ -72,11 +82,14 @@ pub struct MessageCompare {
     pub selected: Option<String>,
     /// A path to open and scroll to in both trees on the next frame (once).
     reveal: Option<String>,
+    /// Each changed path's icon, marked in both trees.
+    marks: std::collections::HashMap<String, &'static str>,
 }
 
 impl MessageCompare {
     pub fn new(a: MessageDetail, b: MessageDetail, changes: Vec<ChangeRow>) -> MessageCompare {
-        MessageCompare { a, b, changes, picked: None, selected: None, reveal: None }
+        let marks = changes.iter().map(|c| (c.path.clone(), c.kind.icon())).collect();
+        MessageCompare { a, b, changes, picked: None, selected: None, reveal: None, marks }
     }
 
     /// Picks change `i`: its path in both trees, its byte ranges in both hex views.
@@ -167,7 +180,9 @@ pub fn show(m: &mut MessageCompare, ui: &mut egui::Ui) {
         let rect = egui::Rect::from_min_size(min, egui::vec2(half, full.height()));
         let mut child = ui.new_child(egui::UiBuilder::new().max_rect(rect).id_salt(side));
         child.set_clip_rect(rect.intersect(ui.clip_rect()));
-        if let Some(p) = side_view(&mut child, side, d, m.selected.as_deref(), reveal.as_deref()) {
+        let marks =
+            TreeMarks { selected: m.selected.as_deref(), reveal: reveal.as_deref(), changed: Some(&m.marks) };
+        if let Some(p) = side_view(&mut child, side, d, marks) {
             picked_path = Some(p);
         }
     }
@@ -238,13 +253,7 @@ fn values_words(c: &ChangeRow) -> String {
 
 /// One side: its heading, its tree, its hex view. Returns the path of a node picked there (a
 /// tree node, or the node holding a clicked byte).
-fn side_view(
-    ui: &mut egui::Ui,
-    side: &str,
-    d: &mut MessageDetail,
-    selected: Option<&str>,
-    reveal: Option<&str>,
-) -> Option<String> {
+fn side_view(ui: &mut egui::Ui, side: &str, d: &mut MessageDetail, marks: TreeMarks<'_>) -> Option<String> {
     let height = ui.available_height();
     ui.horizontal(|ui| {
         ui.strong(side);
@@ -254,7 +263,6 @@ fn side_view(
         ui.colored_label(Tone::Bad.color(ui), format!("{} {e}", Tone::Bad.icon()));
     }
     let tree_h = ((height - 40.0) * 0.55).max(80.0);
-    let marks = TreeMarks { selected, reveal };
     let picked = egui::ScrollArea::both()
         .id_salt("tree")
         .max_height(tree_h)

@@ -183,6 +183,8 @@ fn json_view(d: &mut MessageDetail, ui: &mut egui::Ui) -> Option<EditRequest> {
 pub(crate) struct TreeMarks<'a> {
     pub selected: Option<&'a str>,
     pub reveal: Option<&'a str>,
+    /// Paths marked with an icon before their label (the diff pane's changes: `~`, `+`, ...).
+    pub changed: Option<&'a std::collections::HashMap<String, &'static str>>,
 }
 
 /// Draws `d`'s typed tree (with its decoded bytes fields), or its wire tree; returns the node
@@ -235,6 +237,11 @@ struct TreeDraw<'a> {
 }
 
 impl TreeDraw<'_> {
+    /// The icon before a marked path's label, and a space (nothing for the others).
+    fn mark(&self, p: &str) -> String {
+        self.marks.changed.and_then(|c| c.get(p)).map_or_else(String::new, |icon| format!("{icon} "))
+    }
+
     fn nodes(&mut self, ui: &mut egui::Ui, nodes: &[TypedNode], path: &str) {
         let limit = self.expanded.get(path).copied().unwrap_or(MAX_CHILDREN);
         for n in nodes.iter().take(limit) {
@@ -271,8 +278,14 @@ impl TreeDraw<'_> {
                 }
                 None => value.to_string(),
             };
-            let text =
-                format!("{}: {shown}   [{}{unknown}] @{}..{}", n.label, n.type_name, span.start, span.end);
+            let text = format!(
+                "{}{}: {shown}   [{}{unknown}] @{}..{}",
+                self.mark(&p),
+                n.label,
+                n.type_name,
+                span.start,
+                span.end
+            );
             let r = ui.selectable_label(selected, egui::RichText::new(text).monospace());
             if reveal == Some(p.as_str()) {
                 r.scroll_to_me(Some(egui::Align::Center));
@@ -281,7 +294,14 @@ impl TreeDraw<'_> {
                 *self.picked = Some((p, span));
             }
         } else {
-            let header = format!("{}   [{}{unknown}] @{}..{}", n.label, n.type_name, span.start, span.end);
+            let header = format!(
+                "{}{}   [{}{unknown}] @{}..{}",
+                self.mark(&p),
+                n.label,
+                n.type_name,
+                span.start,
+                span.end
+            );
             // Opened on the way to the node to reveal (once: the operator may close it again).
             let on_the_way = reveal
                 .is_some_and(|r| r.len() > p.len() && r.starts_with(&p) && r[p.len()..].starts_with('.'));
