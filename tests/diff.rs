@@ -7,6 +7,7 @@ use crate::common::{Rng, random_message};
 use proptest::prelude::*;
 use proptest::test_runner::{Config, TestCaseError, TestRunner};
 use prost_reflect::{DynamicMessage, MessageDescriptor, ReflectMessage, Value};
+use std::path::{Path, PathBuf};
 use walscope::codec;
 use walscope::diff::{ChangeKind, diff_messages};
 use walscope::schema::SchemaSet;
@@ -138,4 +139,223 @@ fn a_reordered_list_element_is_a_move() {
     let kinds: Vec<(String, ChangeKind, Option<(usize, usize)>)> =
         diff.changes.iter().map(|c| (c.path.clone(), c.kind, c.moved)).collect();
     assert_eq!(kinds, vec![("task[2]".to_string(), ChangeKind::Moved, Some((0, 2)))], "{:?}", diff.changes);
+}
+
+// --- The CLI and dumps -------------------------------------------------------------------
+
+const BIN: &str = env!("CARGO_BIN_EXE_walscope");
+
+fn walscope(args: &[&str]) -> std::process::Output {
+    std::process::Command::new(BIN).args(args).output().expect("walscope runs")
+}
+
+fn stdout(o: &std::process::Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+fn jsonl(o: &std::process::Output) -> Vec<serde_json::Value> {
+    stdout(o)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("not JSON: {e}: {l}")))
+        .collect()
+}
+
+fn sample(dir: &Path, name: &str, messages: u64) -> PathBuf {
+    let out = dir.join(name);
+    let n = messages.to_string();
+    let o = walscope(&["sample", "--kind", "milvus-dump", "--messages", &n, "--seed", "1", "--out", s(&out)]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    out
+}
+
+fn s(p: &Path) -> &str {
+    p.to_str().expect("utf-8 path")
+}
+
+/// The span of the `properties` entry with key `key` in an `ImmutableMessage` inside a
+/// `DumpMessagesResponse`, found with the schema-less wire decoder (not the typed tree the
+/// diff walks): its field `message`, then that one's field `properties`.
+fn property_entry_span(frame: &[u8], key: &str) -> std::ops::Range<usize> {
+    let set = SchemaSet::builtin();
+    let imm = set.message("milvus.proto.common.ImmutableMessage").expect("type");
+    let props = imm.get_field_by_name("properties").expect("properties").number();
+    let response = set.message("milvus.proto.milvus.DumpMessagesResponse").expect("type");
+    let message_no = response.get_field_by_name("message").expect("message").number();
+    let w = walscope::wire::decode(frame);
+    let message = w.root.fields.iter().find(|f| f.number == message_no).expect("message field");
+    let walscope::wire::WireContent::Message { message: inner, .. } = &message.content else {
+        panic!("field 1 is not a message")
+    };
+    inner
+        .fields
+        .iter()
+        .filter(|f| f.number == props)
+        .find(|f| frame[f.value.clone()].windows(key.len()).any(|w| w == key.as_bytes()))
+        .map(|f| f.whole())
+        .expect("the entry")
+}
+
+/// An edited frame against its original: exactly the edited path, with its byte ranges, from
+/// the library, from `diff A#N B#N`, and as the only changed frame of `diff A B`.
+#[test]
+fn an_edited_frame_differs_from_its_original_in_exactly_the_edited_path() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let a = sample(dir.path(), "a.dump", 100);
+    let b = dir.path().join("b.dump");
+    let value = "by-dev-rootcoord-dml_3_5001v0";
+    let set_arg = format!("message.properties[\"_vc\"]={value}");
+    let o = walscope(&[
+        "edit",
+        s(&a),
+        "--framing",
+        "varint",
+        "--frame",
+        "5",
+        "--type",
+        "milvus.proto.milvus.DumpMessagesResponse",
+        "--set",
+        &set_arg,
+        "--out",
+        s(&b),
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+
+    // The library, on the two frames' bytes.
+    let set = SchemaSet::builtin();
+    let desc = set.message("milvus.proto.milvus.DumpMessagesResponse").expect("type");
+    let frame = |p: &Path| {
+        let bytes = std::fs::read(p).expect("dump");
+        let (_, _, r) = walscope::dump::framing::locate(&bytes, walscope::dump::Framing::VarintDelimited, 5)
+            .expect("frame 5");
+        bytes[r].to_vec()
+    };
+    let (fa, fb) = (frame(&a), frame(&b));
+    let d = diff_messages(Some(&desc), &fa, &fb).expect("diff");
+    assert_eq!(d.changes.len(), 1, "{:?}", d.changes);
+    let c = &d.changes[0];
+    assert_eq!((c.path.as_str(), c.kind), ("message.properties[\"_vc\"]", ChangeKind::Changed));
+    assert_eq!(c.new.as_deref(), Some(format!("\"{value}\"").as_str()));
+    assert_eq!(c.a_span, Some(property_entry_span(&fa, "_vc")));
+    assert_eq!(c.b_span, Some(property_entry_span(&fb, "_vc")));
+
+    // The CLI on the two frames.
+    let a5 = format!("{}#5", s(&a));
+    let b5 = format!("{}#5", s(&b));
+    let o = walscope(&["diff", &a5, &b5, "--jsonl"]);
+    assert_eq!(o.status.code(), Some(1), "{}", String::from_utf8_lossy(&o.stderr));
+    let lines = jsonl(&o);
+    assert_eq!(lines.len(), 2, "{lines:?}");
+    assert_eq!(lines[0]["path"], "message.properties[\"_vc\"]");
+    assert_eq!(lines[0]["kind"], "changed");
+    let span = property_entry_span(&fa, "_vc");
+    assert_eq!(lines[0]["a_span"], serde_json::json!({"start": span.start, "end": span.end}));
+    assert_eq!(lines[1]["kind"], "summary");
+    assert_eq!(lines[1]["differences"], 1);
+
+    // The CLI on the two dumps: frame 5 changed, nothing else; the human form names the path.
+    let o = walscope(&["diff", s(&a), s(&b), "--jsonl"]);
+    assert_eq!(o.status.code(), Some(1));
+    let lines = jsonl(&o);
+    assert_eq!(lines.len(), 2, "{lines:?}");
+    assert_eq!(
+        (lines[0]["kind"].as_str(), lines[0]["a"].as_u64(), lines[0]["b"].as_u64()),
+        (Some("changed"), Some(5), Some(5))
+    );
+    assert_eq!((lines[1]["changed"].as_u64(), lines[1]["identical_frames"].as_u64()), (Some(1), Some(99)));
+    let human = stdout(&walscope(&["diff", s(&a), s(&b)]));
+    assert!(
+        human.contains(&format!(
+            "message.properties[\"_vc\"]: \"by-dev-rootcoord-dml_2_5001v0\" → \"{value}\""
+        )),
+        "{human}"
+    );
+    assert!(human.contains("only in A 0, only in B 0, changed 1, identical 99"), "{human}");
+}
+
+/// Exit codes as `diff`: 0 identical, 1 different, 2 error; errors in words, never a panic.
+#[test]
+fn exit_codes_are_those_of_diff_and_garbage_is_an_error_in_words() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let a = sample(dir.path(), "a.dump", 30);
+    let copy = dir.path().join("copy.dump");
+    std::fs::copy(&a, &copy).expect("copy");
+    let o = walscope(&["diff", s(&a), s(&copy)]);
+    assert_eq!(o.status.code(), Some(0), "{}", stdout(&o));
+    assert!(
+        stdout(&o).contains("identical: only in A 0, only in B 0, changed 0, identical 30"),
+        "{}",
+        stdout(&o)
+    );
+    let o = walscope(&["diff", s(&a), s(&copy), "--jsonl"]);
+    assert_eq!(o.status.code(), Some(0));
+    let lines = jsonl(&o);
+    assert_eq!(
+        (lines.len(), lines[0]["kind"].as_str(), lines[0]["identical"].as_bool()),
+        (1, Some("summary"), Some(true))
+    );
+
+    let garbage = dir.path().join("garbage.bin");
+    std::fs::write(&garbage, b"\x07\xffnot a dump at all\xff\xff\xff\xff").expect("write");
+    for args in [
+        vec!["diff", s(&garbage), s(&a)],
+        vec!["diff", s(&a), s(&garbage), "--jsonl"],
+        vec!["diff", s(&garbage), s(&garbage)],
+        vec!["diff", s(&a), "/nonexistent/b.dump"],
+        vec!["diff", &format!("{}#999", s(&a)), &format!("{}#0", s(&a))],
+    ] {
+        let o = walscope(&args);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.starts_with("error: ") && !err.contains("panicked"), "{args:?}: {err}");
+    }
+    let o = walscope(&["diff", &format!("{}#999", s(&a)), &format!("{}#0", s(&a))]);
+    assert!(String::from_utf8_lossy(&o.stderr).contains("has no frame 999: it has 30 frames"));
+}
+
+/// Two salvages of one window from the demo Milvus, the second stopped earlier: the diff is
+/// exactly the frames the short one lacks, by index and message id, and nothing else.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_salvages_of_one_window_one_cut_short_differ_by_exactly_the_missing_frames() {
+    use crate::common::salvage::{demo, expected, spec};
+    use walscope::salvage::job as salvage;
+    let (_, end_full, full) = expected(60);
+    let (_, end_short, short) = expected(40);
+    assert!(short < full);
+    let demo = demo(walscope::sim::milvus::Faults::default()).await;
+    let addr = demo.addr().to_string();
+    let dir = tempfile::tempdir().expect("temp dir");
+    let (a, b) = (dir.path().join("full.dump"), dir.path().join("short.dump"));
+    salvage::spawn(spec(&addr, &a, end_full, false, 0)).wait().await.expect("full salvage");
+    salvage::spawn(spec(&addr, &b, end_short, false, 0)).wait().await.expect("short salvage");
+
+    let (a2, b2) = (a.clone(), b.clone());
+    let (diff, rows) = tokio::task::spawn_blocking(move || {
+        (walscope(&["diff", s(&a2), s(&b2), "--jsonl"]), walscope(&["inspect", s(&a2), "--jsonl"]))
+    })
+    .await
+    .expect("runs");
+    assert_eq!(diff.status.code(), Some(1), "{}", String::from_utf8_lossy(&diff.stderr));
+    let ids: Vec<String> = jsonl(&rows).iter().filter_map(|r| r["id"].as_str().map(String::from)).collect();
+    assert_eq!(ids.len(), full);
+    let lines = jsonl(&diff);
+    let (pairs, summary) = lines.split_at(lines.len() - 1);
+    let got: Vec<(String, u64, String)> = pairs
+        .iter()
+        .map(|p| {
+            assert!(p["b"].is_null(), "{p}");
+            (
+                p["kind"].as_str().unwrap_or("").to_string(),
+                p["a"].as_u64().unwrap_or(u64::MAX),
+                p["message_id"].as_str().unwrap_or("").to_string(),
+            )
+        })
+        .collect();
+    let want: Vec<(String, u64, String)> =
+        (short..full).map(|i| ("only_a".to_string(), i as u64, ids[i].clone())).collect();
+    assert_eq!(got, want);
+    let s = &summary[0];
+    assert_eq!(
+        (s["only_a"].as_u64(), s["only_b"].as_u64(), s["changed"].as_u64(), s["identical_frames"].as_u64()),
+        (Some((full - short) as u64), Some(0), Some(0), Some(short as u64))
+    );
 }

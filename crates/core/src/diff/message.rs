@@ -30,7 +30,18 @@ pub fn diff_messages(desc: Option<&MessageDescriptor>, a: &[u8], b: &[u8]) -> Re
                 let opts = DecodeOptions { schema: Some(d.clone()), ..DecodeOptions::default() };
                 Ok(tree::build(Some(d), bytes, &wire::decode_with(bytes, &opts).root))
             }
-            None => Ok(tree::build(None, bytes, &wire::decode(bytes).root)),
+            None => {
+                let w = wire::decode(bytes);
+                if let Some(e) = w.first_error() {
+                    return Err(DiffError::Undecodable {
+                        side,
+                        type_name: "protobuf message".into(),
+                        offset: e.offset,
+                        reason: e.kind.to_string(),
+                    });
+                }
+                Ok(tree::build(None, bytes, &w.root))
+            }
         }
     };
     let ta = trees(Side::A, a)?;
