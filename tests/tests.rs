@@ -20,6 +20,7 @@ mod cli_tasks;
 mod datasync_demo;
 mod datasync_health;
 mod demo_collections;
+mod diff;
 mod dump_files;
 mod dump_writer;
 mod edit_session;

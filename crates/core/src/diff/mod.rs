@@ -13,10 +13,13 @@
 //! id, else timetick and content hash). Must never: write a file, panic on outside bytes, or
 //! hold more than its window of frames of a dump in memory.
 
+mod align;
 mod dumps;
 mod message;
+mod values;
 
-pub use dumps::{DumpDiffControl, DumpSide, diff_dumps, diff_frames};
+pub use align::KEY_FIELDS;
+pub use dumps::{DEFAULT_WINDOW, DumpDiffControl, DumpSide, diff_dumps, diff_frames};
 pub use message::diff_messages;
 
 use serde::{Deserialize, Serialize};
