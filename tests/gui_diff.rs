@@ -1,8 +1,9 @@
 //! The diff pane (issue #40, item 1, the window's part), headless with egui_kittest: "Compare
 //! with…" on a file tab against a copy cut short lists exactly the missing frames; on a frame
 //! edited in the window, against the frame as saved, the change list names the edited path and
-//! picking it highlights its bytes on both sides; a composer reply and a history entry open the
-//! pane too (against the demo servers).
+//! picking it highlights its bytes on both sides; a changed pair of two dumps opens the diff of
+//! its two frames; a composer reply and a history entry open the pane too (against the demo
+//! servers).
 
 use crate::common::gui::{harness, sample_copy, settle, step_until};
 use egui_kittest::Harness;
@@ -109,6 +110,49 @@ fn an_edited_frame_names_the_edited_path_and_highlights_both_sides() {
         h.get_by_label(&in_a);
         h.get_by_label(&in_b);
     }
+}
+
+/// A copy of the sample whose frame `frame` was edited with `walscope edit` (as an operator would).
+fn edited_copy(dir: &Path, name: &str, frame: usize) -> PathBuf {
+    let file = sample_copy(dir, "milvus-100.dump", name);
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_walscope"))
+        .args(["edit", "--type", "milvus.proto.milvus.DumpMessagesResponse", "--framing", "varint"])
+        .args(["--frame", &frame.to_string(), "--set", "message.properties[\"_vc\"]=edited"])
+        .arg(&file)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    file
+}
+
+#[test]
+fn a_changed_pair_opens_the_diff_of_its_two_frames() {
+    let dir = tempfile::tempdir().unwrap();
+    let whole = sample_copy(dir.path(), "milvus-100.dump", "whole.dump");
+    let edited = edited_copy(dir.path(), "edited.dump", 7);
+    let mut h = harness(SIZE, WalscopeApp::new());
+    h.step();
+    open_indexed(&mut h, &[&whole, &edited]);
+    h.state_mut().active = 0;
+    settle(&mut h);
+    h.get_by_label("Compare this file with…").click();
+    settle(&mut h);
+    h.get_by_label("Compare with edited.dump").click();
+    step_until(&mut h, "the dumps compared", |h| diff(h).is_some_and(|d| d.dumps().is_some()));
+    settle(&mut h);
+    let s = &diff(&h).unwrap().dumps().unwrap().summary;
+    assert_eq!((s.only_a, s.only_b, s.changed, s.identical), (0, 0, 1, 99));
+    h.get_by_label("~ changed").click();
+    step_until(&mut h, "the pair compared", |h| diff(h).is_some_and(|d| d.messages().is_some()));
+    settle(&mut h);
+    let m = diff(&h).unwrap().messages().unwrap();
+    let paths: Vec<&str> = m.changes.iter().map(|c| c.path.as_str()).collect();
+    assert_eq!(paths, ["message.properties[\"_vc\"]"]);
+    assert_eq!((m.a.index, m.b.index), (7, 7), "frame 7 of each");
+    h.get_by_label("Back to the pairs").click();
+    settle(&mut h);
+    assert!(diff(&h).unwrap().messages().is_none());
+    h.get_by_label("~ changed");
 }
 
 /// An app with the demo servers, keeping its profiles and history in `dir`.

@@ -320,7 +320,8 @@ fn counts_table(ui: &mut egui::Ui, title: &str, counts: &std::collections::BTree
         .id_salt(title)
         .default_open(true)
         .show(ui, |ui| {
-            egui::ScrollArea::vertical().id_salt(title).max_height(110.0).show(ui, |ui| {
+            // Its own scroll both ways: a narrow pane never draws one table over the other.
+            egui::ScrollArea::both().id_salt(title).max_height(110.0).show(ui, |ui| {
                 egui::Grid::new(title).striped(true).num_columns(5).show(ui, |ui| {
                     for h in ["", "only in A", "only in B", "changed", "identical"] {
                         ui.strong(h);
@@ -343,51 +344,54 @@ fn pair_list(d: &DumpCompare, ui: &mut egui::Ui) -> Option<usize> {
     use egui_extras::{Column, TableBuilder};
     let mut clicked = None;
     ui.weak("Click a changed pair to compare its two frames.");
-    ui.push_id("pairs", |ui| {
-        ui.style_mut().interaction.selectable_labels = false;
-        ui.style_mut().wrap_mode = Some(egui::TextWrapMode::Truncate);
-        TableBuilder::new(ui)
-            .striped(true)
-            .sense(egui::Sense::click())
-            .column(Column::exact(110.0))
-            .column(Column::exact(90.0))
-            .column(Column::exact(90.0))
-            .column(Column::exact(220.0))
-            .column(Column::remainder().at_least(120.0).clip(true))
-            .header(20.0, |mut h| {
-                for name in ["pair", "frame in A", "frame in B", "type", "collection"] {
-                    h.col(|ui| {
-                        ui.strong(name);
-                    });
-                }
-            })
-            .body(|body| {
-                body.rows(18.0, d.shown.len(), |mut row| {
-                    let Some(&i) = d.shown.get(row.index()) else { return };
-                    let i = i as usize;
-                    let r = &d.pairs.rows[i];
-                    row.set_selected(d.selected == Some(i));
-                    let (words, tone) = pair_words(r.kind);
-                    row.col(|ui| {
-                        ui.colored_label(tone.color(ui), words);
-                    });
-                    row.col(|ui| {
-                        ui.monospace(frame_words(r.a()));
-                    });
-                    row.col(|ui| {
-                        ui.monospace(frame_words(r.b()));
-                    });
-                    row.col(|ui| {
-                        ui.label(d.pairs.type_of(r));
-                    });
-                    row.col(|ui| {
-                        ui.label(d.pairs.collection_of(r));
-                    });
-                    if row.response().clicked() {
-                        clicked = Some(i);
+    // Wider than the pane, the list scrolls sideways (as the browser's): no column cut off unseen.
+    egui::ScrollArea::horizontal().id_salt("pairs_columns").auto_shrink(false).show(ui, |ui| {
+        ui.push_id("pairs", |ui| {
+            ui.style_mut().interaction.selectable_labels = false;
+            ui.style_mut().wrap_mode = Some(egui::TextWrapMode::Truncate);
+            TableBuilder::new(ui)
+                .striped(true)
+                .sense(egui::Sense::click())
+                .column(Column::exact(110.0))
+                .column(Column::exact(90.0))
+                .column(Column::exact(90.0))
+                .column(Column::exact(220.0))
+                .column(Column::remainder().at_least(120.0).clip(true))
+                .header(20.0, |mut h| {
+                    for name in ["pair", "frame in A", "frame in B", "type", "collection"] {
+                        h.col(|ui| {
+                            ui.strong(name);
+                        });
                     }
+                })
+                .body(|body| {
+                    body.rows(18.0, d.shown.len(), |mut row| {
+                        let Some(&i) = d.shown.get(row.index()) else { return };
+                        let i = i as usize;
+                        let r = &d.pairs.rows[i];
+                        row.set_selected(d.selected == Some(i));
+                        let (words, tone) = pair_words(r.kind);
+                        row.col(|ui| {
+                            ui.colored_label(tone.color(ui), words);
+                        });
+                        row.col(|ui| {
+                            ui.monospace(frame_words(r.a()));
+                        });
+                        row.col(|ui| {
+                            ui.monospace(frame_words(r.b()));
+                        });
+                        row.col(|ui| {
+                            ui.label(d.pairs.type_of(r));
+                        });
+                        row.col(|ui| {
+                            ui.label(d.pairs.collection_of(r));
+                        });
+                        if row.response().clicked() {
+                            clicked = Some(i);
+                        }
+                    });
                 });
-            });
+        });
     });
     clicked
 }
