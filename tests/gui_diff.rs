@@ -54,7 +54,7 @@ fn a_dump_cut_short_shows_exactly_the_missing_frames() {
     // The first file's tab in front: its header's "Compare with…".
     h.state_mut().active = 0;
     settle(&mut h);
-    h.get_by_label("Compare this file with…").click();
+    h.get_by_label("Compare whole.dump with…").click();
     settle(&mut h);
     h.get_by_label("Compare with short.dump").click();
     step_until(&mut h, "the dumps compared", |h| diff(h).is_some_and(|d| d.dumps().is_some()));
@@ -112,6 +112,29 @@ fn an_edited_frame_names_the_edited_path_and_highlights_both_sides() {
     }
 }
 
+#[test]
+fn a_dump_on_disk_is_chosen_in_the_open_dialog() {
+    let dir = tempfile::tempdir().unwrap();
+    let whole = sample_copy(dir.path(), "milvus-100.dump", "whole.dump");
+    let short = cut_copy(dir.path(), "short.dump", 95);
+    let mut h = harness(SIZE, WalscopeApp::new());
+    h.step();
+    open_indexed(&mut h, &[&whole]);
+    h.get_by_label("Compare whole.dump with…").click();
+    settle(&mut h);
+    h.get_by_label("Choose a file…").click();
+    settle(&mut h);
+    h.get_by_label("Choose the file to compare whole.dump with");
+    h.state_mut().open_dialog.text = short.display().to_string();
+    settle(&mut h);
+    h.get_by_label("Compare").click();
+    step_until(&mut h, "the dumps compared", |h| diff(h).is_some_and(|d| d.dumps().is_some()));
+    assert!(!h.state().open_dialog.visible, "the dialog closed");
+    assert_eq!(h.state().tabs.len(), 1, "the file was compared, not opened");
+    let s = &diff(&h).unwrap().dumps().unwrap().summary;
+    assert_eq!((s.only_a, s.only_b, s.changed, s.identical), (5, 0, 0, 95));
+}
+
 /// A copy of the sample whose frame `frame` was edited with `walscope edit` (as an operator would).
 fn edited_copy(dir: &Path, name: &str, frame: usize) -> PathBuf {
     let file = sample_copy(dir, "milvus-100.dump", name);
@@ -135,7 +158,7 @@ fn a_changed_pair_opens_the_diff_of_its_two_frames() {
     open_indexed(&mut h, &[&whole, &edited]);
     h.state_mut().active = 0;
     settle(&mut h);
-    h.get_by_label("Compare this file with…").click();
+    h.get_by_label("Compare whole.dump with…").click();
     settle(&mut h);
     h.get_by_label("Compare with edited.dump").click();
     step_until(&mut h, "the dumps compared", |h| diff(h).is_some_and(|d| d.dumps().is_some()));

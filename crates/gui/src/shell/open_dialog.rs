@@ -314,7 +314,9 @@ impl OpenDialog {
         let mut act = None;
         ui.horizontal(|ui| {
             let can_open = !self.text.trim().is_empty() && self.waiting.is_none();
-            let open = ui.add_enabled_ui(can_open, |ui| look::primary(ui, "Open")).inner;
+            // Choosing the other side of a comparison: the file is compared, not opened.
+            let word = if self.compare_with.is_some() { "Compare" } else { "Open" };
+            let open = ui.add_enabled_ui(can_open, |ui| look::primary(ui, word)).inner;
             if open.clicked() {
                 act = Some(Act::Open(crate::path_complete::resolve(&self.text, &self.cwd)));
             }

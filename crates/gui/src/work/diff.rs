@@ -14,14 +14,21 @@ use crate::panes::file::detail::{DetailSource, MessageDetail};
 use crate::schema::SchemaSet;
 use walscope_core::diff::{self as lib, DumpDiffControl, DumpSide};
 
-/// Reads a side's message: its bytes, type name (if it has one) and label.
-fn message_of(side: Side) -> Result<(Vec<u8>, Option<String>, String), DiffFailed> {
+/// A side's message as read: its bytes, its type's name (if it has one) and its label.
+struct Read {
+    bytes: Vec<u8>,
+    type_name: Option<String>,
+    label: String,
+}
+
+/// Reads a side's message (a file on disk here, in the job).
+fn message_of(side: Side) -> Result<Read, DiffFailed> {
     match side {
-        Side::Message { label, type_name, bytes } => Ok((bytes, type_name, label)),
+        Side::Message { label, type_name, bytes } => Ok(Read { bytes, type_name, label }),
         Side::MessageFile { path } => {
             let bytes =
                 std::fs::read(&path).map_err(|source| DiffFailed::Read { path: path.clone(), source })?;
-            Ok((bytes, None, crate::panes::diff::sides::file_name(&path)))
+            Ok(Read { bytes, type_name: None, label: crate::panes::diff::sides::file_name(&path) })
         }
         Side::Dump { .. } => Err(DiffFailed::Mixed),
     }
@@ -29,8 +36,8 @@ fn message_of(side: Side) -> Result<(Vec<u8>, Option<String>, String), DiffFaile
 
 /// Diffs two messages: of A's type (or B's), schema-less when neither has one.
 pub fn messages(set: &SchemaSet, a: Side, b: Side) -> Result<Box<MessageCompare>, DiffFailed> {
-    let (xa, ta, la) = message_of(a)?;
-    let (xb, tb, lb) = message_of(b)?;
+    let Read { bytes: xa, type_name: ta, label: la } = message_of(a)?;
+    let Read { bytes: xb, type_name: tb, label: lb } = message_of(b)?;
     if let (Some(x), Some(y)) = (&ta, &tb)
         && x != y
     {

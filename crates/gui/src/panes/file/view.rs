@@ -40,8 +40,12 @@ pub fn show(
             walscope_core::fmt::counted(d.frame_count() as u64, "frame")
         ))
         .on_hover_text(format!("{}\n{}", d.detection.reason, tab.why_type));
-        let b = crate::widgets::look::named_button(ui, "Compare with…", "Compare this file with…")
-            .on_hover_text("compare this dump, frame by frame, with another dump");
+        let b = crate::widgets::look::named_button(
+            ui,
+            "Compare with…",
+            &format!("Compare {} with…", tab.title()),
+        )
+        .on_hover_text("compare this dump, frame by frame, with another dump");
         if b.clicked() {
             tx.send(AppCommand::CompareWith(crate::panes::diff::CompareFrom::File(tab.path.clone())));
         }
