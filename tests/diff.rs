@@ -359,3 +359,120 @@ async fn two_salvages_of_one_window_one_cut_short_differ_by_exactly_the_missing_
         (Some((full - short) as u64), Some(0), Some(0), Some(short as u64))
     );
 }
+
+/// Elements of a repeated message field with a key field (`FieldSchema.fieldID`) are matched by
+/// key: a field dropped from the middle of a schema is one removal, and the field after it is
+/// compared with itself, not with the one dropped.
+#[test]
+fn repeated_messages_with_a_key_field_are_aligned_by_key() {
+    let set = SchemaSet::builtin();
+    let d = set.message("milvus.proto.schema.CollectionSchema").expect("type");
+    let enc = |json: &str| codec::encode(&codec::from_json(&d, json).expect("json"));
+    let a = enc(
+        r#"{"name": "c", "fields": [{"fieldID": "100", "name": "pk"}, {"fieldID": "101", "name": "vec"}, {"fieldID": "102", "name": "ts"}]}"#,
+    );
+    let b = enc(
+        r#"{"name": "c", "fields": [{"fieldID": "100", "name": "pk"}, {"fieldID": "102", "name": "ts2"}]}"#,
+    );
+    let diff = diff_messages(Some(&d), &a, &b).expect("diff");
+    let mut got: Vec<(String, ChangeKind)> = diff.changes.iter().map(|c| (c.path.clone(), c.kind)).collect();
+    got.sort_by(|x, y| x.0.cmp(&y.0));
+    assert_eq!(
+        got,
+        vec![
+            ("fields[1]".to_string(), ChangeKind::Removed),
+            ("fields[1].name".to_string(), ChangeKind::Changed)
+        ],
+        "{:?}",
+        diff.changes
+    );
+    let removed = diff.changes.iter().find(|c| c.kind == ChangeKind::Removed).expect("removed");
+    assert!(removed.old.as_deref().is_some_and(|o| o.contains("2 fields")), "{removed:?}");
+    let edits = diff.to_edits().expect("edits");
+    let applied = codec::apply_edits(&d, &a, &edits).expect("apply");
+    assert_eq!(
+        codec::decode(&d, &applied).expect("decode").message,
+        codec::decode(&d, &b).expect("decode").message
+    );
+}
+
+/// A field the schema does not have is compared by number and bytes; it cannot be an edit.
+#[test]
+fn an_unknown_field_is_compared_by_number_and_bytes() {
+    let set = SchemaSet::builtin();
+    let d = set.message("openmldb.datasync.Task").expect("type");
+    let base = codec::encode(&codec::from_json(&d, r#"{"status": "RUNNING"}"#).expect("json"));
+    let with = |v: u8| {
+        let mut b = base.clone();
+        b.extend_from_slice(&[0xb8, 0x3e, v]); // field 999, varint v
+        b
+    };
+    let (a, b) = (with(5), with(6));
+    let diff = diff_messages(Some(&d), &a, &b).expect("diff");
+    assert_eq!(diff.changes.len(), 1, "{:?}", diff.changes);
+    let c = &diff.changes[0];
+    assert_eq!(
+        (c.path.as_str(), c.kind, c.old.as_deref(), c.new.as_deref()),
+        ("#999", ChangeKind::Changed, Some("5"), Some("6"))
+    );
+    assert_eq!(c.a_span, Some(base.len()..base.len() + 3));
+    let err = diff.to_edits().expect_err("an unknown field has no name to edit").to_string();
+    assert!(err.contains("#999"), "{err}");
+    assert!(diff_messages(Some(&d), &a, &a).expect("diff").is_empty());
+}
+
+/// Frames re-ordered within the look-ahead window are still paired (by message id); a frame
+/// dropped from B is the one only in A, with its id.
+#[test]
+fn frames_reordered_within_the_window_are_still_paired() {
+    use walscope::diff::{DumpDiffControl, DumpSide, PairKind, diff_dumps};
+    use walscope::dump::framing::{locate, write_frame};
+    use walscope::dump::view::FrameDecoder;
+    use walscope::dump::{DumpFile, Framing, OpenOptions};
+    let dir = tempfile::tempdir().expect("temp dir");
+    let bytes = std::fs::read(sample(dir.path(), "a.dump", 60)).expect("dump");
+    let frames: Vec<Vec<u8>> = (0..60)
+        .map(|i| bytes[locate(&bytes, Framing::VarintDelimited, i).expect("frame").2].to_vec())
+        .collect();
+    let mut order: Vec<usize> = (0..60).filter(|&i| i != 20).collect();
+    order.swap(10, 12);
+    let mut b = Vec::new();
+    for &i in &order {
+        write_frame(Framing::VarintDelimited, &frames[i], &mut b);
+    }
+    let set = SchemaSet::builtin();
+    let desc = set.message("milvus.proto.milvus.DumpMessagesResponse").expect("type");
+    let open = |name: &str, bytes: Vec<u8>| {
+        let opts = OpenOptions {
+            message_type: Some(desc.clone()),
+            framing: Some(Framing::VarintDelimited),
+            ..OpenOptions::default()
+        };
+        (
+            DumpFile::from_bytes(name, bytes, opts),
+            FrameDecoder::new(set.pool().clone(), Some(desc.clone()), 64),
+        )
+    };
+    let (da, xa) = open("a", bytes.clone());
+    let (db, xb) = open("b", b);
+    let mut pairs = Vec::new();
+    let summary = diff_dumps(
+        DumpSide { dump: &da, decoder: &xa },
+        DumpSide { dump: &db, decoder: &xb },
+        &DumpDiffControl::default(),
+        |p| pairs.push(p),
+    )
+    .expect("diff");
+    assert_eq!(
+        (summary.only_a, summary.only_b, summary.changed, summary.identical),
+        (1, 0, 0, 59),
+        "{summary:?}"
+    );
+    let only: Vec<_> = pairs.iter().filter(|p| p.kind != PairKind::Identical).collect();
+    assert_eq!(only.len(), 1);
+    assert_eq!((only[0].kind, only[0].a, only[0].b), (PairKind::OnlyA, Some(20), None));
+    let id = xa.view_uncached(&da, 20).and_then(|v| v.wal).map(|w| w.message_id).expect("an id");
+    assert_eq!(only[0].message_id.as_deref(), Some(id.as_str()));
+    // Frame 10 of A is frame 12 of B.
+    assert!(pairs.iter().any(|p| p.a == Some(10) && p.b == Some(12) && p.kind == PairKind::Identical));
+}

@@ -10,9 +10,9 @@ use super::{DiffError, DumpDiffSummary, FramePair, MessageDiff, PairKind, Side};
 use crate::dump::DumpFile;
 use crate::dump::view::FrameDecoder;
 use crate::wal::Detail;
+use crate::wire::scan;
 use rayon::prelude::*;
 use std::collections::{HashMap, VecDeque};
-use std::hash::{Hash, Hasher};
 use std::ops::Range;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -58,11 +58,11 @@ impl DumpDiffControl {
     }
 }
 
-/// What frames are matched by.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+/// What frames are matched by: hashes (the bytes behind them are compared when a pair is made).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 enum Key {
-    /// The WAL message id as shown.
-    Id(String),
+    /// The WAL message id (`MessageID`'s bytes, id and WAL name).
+    Id(u64),
     /// No id: the timetick and the content.
     Time(u64, u64),
     /// Neither: the content.
@@ -74,53 +74,107 @@ enum Key {
 struct Info {
     index: u64,
     key: Key,
-    /// The message bytes' hash and length: equal frames have equal ones.
-    hash: u64,
-    len: u64,
+    /// The message bytes in the file.
+    bytes: Range<usize>,
     type_name: String,
     collection: Option<i64>,
     timetick: Option<u64>,
 }
 
-/// The hash of a frame's message bytes (std's SipHash: fast enough, and no new dependency).
-fn content_hash(bytes: &[u8]) -> u64 {
-    let mut h = std::collections::hash_map::DefaultHasher::new();
-    bytes.hash(&mut h);
-    h.finish()
+/// A fast hash of bytes (FxHash's multiply-rotate over 8-byte words, then a final mix): keys
+/// only need to be spread, and a collision only makes a pair whose bytes are then compared.
+fn fast_hash(bytes: &[u8]) -> u64 {
+    const K: u64 = 0x517c_c1b7_2722_0a95;
+    let mut h = bytes.len() as u64;
+    let mut words = bytes.chunks_exact(8);
+    for w in &mut words {
+        let mut x = [0u8; 8];
+        x.copy_from_slice(w);
+        h = (h.rotate_left(5) ^ u64::from_le_bytes(x)).wrapping_mul(K);
+    }
+    let mut tail = [0u8; 8];
+    tail[..words.remainder().len()].copy_from_slice(words.remainder());
+    h = (h.rotate_left(5) ^ u64::from_le_bytes(tail)).wrapping_mul(K);
+    // splitmix64's finaliser, so that nearby inputs land far apart.
+    h ^= h >> 30;
+    h = h.wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    h ^= h >> 27;
+    h = h.wrapping_mul(0x94d0_49bb_1331_11eb);
+    h ^ (h >> 31)
 }
 
-fn read_infos(s: DumpSide<'_>, range: Range<usize>) -> Vec<Info> {
+/// Where the WAL message id sits in a frame: the `DumpMessagesResponse.message` field (when
+/// frames are responses), then `ImmutableMessage.id`.
+#[derive(Debug, Clone, Copy)]
+struct IdPath {
+    response_message: Option<u32>,
+    id: u32,
+}
+
+impl IdPath {
+    fn of(decoder: &FrameDecoder) -> Option<IdPath> {
+        let t = decoder.message_type()?;
+        let imm = decoder.pool().get_message_by_name(crate::wal::analyze::IMMUTABLE_MESSAGE)?;
+        let id = imm.get_field_by_name("id")?.number();
+        match t.full_name() {
+            crate::wal::analyze::IMMUTABLE_MESSAGE => Some(IdPath { response_message: None, id }),
+            crate::dump::auto::DUMP_RESPONSE => {
+                Some(IdPath { response_message: Some(t.get_field_by_name("message")?.number()), id })
+            }
+            _ => None,
+        }
+    }
+
+    /// The id's bytes (last occurrence, as a reader takes it), None when the frame has none.
+    fn id_bytes<'b>(&self, frame: &'b [u8]) -> Option<&'b [u8]> {
+        let last_len = |buf: &'b [u8], number: u32| {
+            let mut found = None;
+            for item in scan::fields(buf) {
+                match item {
+                    Ok((n, scan::Value::Len(b))) if n == number => found = Some(b),
+                    Ok(_) => {}
+                    Err(()) => return None,
+                }
+            }
+            found
+        };
+        let imm = match self.response_message {
+            Some(n) => last_len(frame, n)?,
+            None => frame,
+        };
+        last_len(imm, self.id).filter(|b| !b.is_empty())
+    }
+}
+
+fn read_infos(s: DumpSide<'_>, ids: Option<IdPath>, range: Range<usize>) -> Vec<Info> {
     let offsets = s.dump.index().offsets(range.clone());
     let start = range.start;
+    let base = s.dump.bytes().as_ptr() as usize;
     range
         .into_par_iter()
         .with_min_len(64)
         .filter_map(|i| {
             let loc = s.dump.frame_at(i, *offsets.get(i - start)?)?;
             let bytes = s.dump.message_bytes(&loc).1;
-            let hash = content_hash(bytes);
-            let len = bytes.len() as u64;
-            let view = s.decoder.view_of(s.dump, loc, Detail::Full);
-            let (key, type_name, collection, timetick) = match view.wal {
-                Some(w) => {
-                    let key = if !w.message_id.is_empty() && !w.message_id.starts_with("invalid") {
-                        Key::Id(w.message_id)
-                    } else if let Some(t) = w.timetick {
-                        Key::Time(t, hash)
-                    } else {
-                        Key::Content(hash)
-                    };
-                    (key, w.type_name, w.collection, w.timetick)
-                }
-                None => {
-                    let t = s
-                        .decoder
+            let at = bytes.as_ptr() as usize - base;
+            let id = ids.and_then(|p| p.id_bytes(bytes)).map(fast_hash);
+            let view = s.decoder.view_of(s.dump, loc, Detail::Counts);
+            let (type_name, collection, timetick) = match view.wal {
+                Some(w) => (w.type_name, w.collection, w.timetick),
+                None => (
+                    s.decoder
                         .message_type()
-                        .map_or_else(|| "(no type)".to_string(), |d| d.name().to_string());
-                    (Key::Content(hash), t, None, None)
-                }
+                        .map_or_else(|| "(no type)".to_string(), |d| d.name().to_string()),
+                    None,
+                    None,
+                ),
             };
-            Some(Info { index: i as u64, key, hash, len, type_name, collection, timetick })
+            let key = match (id, timetick) {
+                (Some(id), _) => Key::Id(id),
+                (None, Some(t)) => Key::Time(t, fast_hash(bytes)),
+                (None, None) => Key::Content(fast_hash(bytes)),
+            };
+            Some(Info { index: i as u64, key, bytes: at..at + bytes.len(), type_name, collection, timetick })
         })
         .collect()
 }
@@ -144,8 +198,8 @@ impl Pending {
     }
 
     fn put(&mut self, info: Info) {
-        self.order.push_back((info.index, info.key.clone()));
-        self.by_key.entry(info.key.clone()).or_default().push_back(info);
+        self.order.push_back((info.index, info.key));
+        self.by_key.entry(info.key).or_default().push_back(info);
     }
 
     /// Frames that arrived before index `before` and are still waiting: no partner came.
@@ -168,8 +222,11 @@ impl Pending {
     }
 }
 
-fn pair_of(kind: PairKind, a: Option<&Info>, b: Option<&Info>) -> FramePair {
-    let Some(x) = b.or(a) else {
+/// A pair, its WAL message id read for a pair that differs (the only ones shown by id; reading
+/// the id's text for every frame would cost as much as the rest of the diff).
+fn pair_of(kind: PairKind, a: Option<(Info, DumpSide<'_>)>, b: Option<(Info, DumpSide<'_>)>) -> FramePair {
+    let (ia, ib) = (a.as_ref().map(|(i, _)| i.index), b.as_ref().map(|(i, _)| i.index));
+    let Some((x, side)) = b.or(a) else {
         return FramePair {
             kind,
             a: None,
@@ -180,31 +237,43 @@ fn pair_of(kind: PairKind, a: Option<&Info>, b: Option<&Info>) -> FramePair {
             timetick: None,
         };
     };
+    let message_id = match (kind, x.key) {
+        (PairKind::Identical, _) | (_, Key::Time(..) | Key::Content(_)) => None,
+        (_, Key::Id(_)) => usize::try_from(x.index)
+            .ok()
+            .and_then(|i| side.decoder.view_uncached(side.dump, i))
+            .and_then(|v| v.wal)
+            .map(|w| w.message_id)
+            .filter(|id| !id.is_empty()),
+    };
     FramePair {
         kind,
-        a: a.map(|i| i.index),
-        b: b.map(|i| i.index),
-        type_name: x.type_name.clone(),
+        a: ia,
+        b: ib,
+        type_name: x.type_name,
         collection: x.collection.map(|c| c.to_string()),
-        message_id: match &x.key {
-            Key::Id(id) => Some(id.clone()),
-            _ => None,
-        },
+        message_id,
         timetick: x.timetick,
     }
 }
 
 /// A frame of A (`is_a`) or B arrives: the pair it makes with a frame waiting on the other
-/// side, or it waits.
-fn arrive(info: Info, is_a: bool, pa: &mut Pending, pb: &mut Pending) -> Option<FramePair> {
+/// side, or it waits. A pair is identical when its message bytes are.
+fn arrive(
+    info: Info,
+    is_a: bool,
+    (pa, pb): (&mut Pending, &mut Pending),
+    (sa, sb): (DumpSide<'_>, DumpSide<'_>),
+) -> Option<FramePair> {
     let (mine, theirs) = if is_a { (pa, pb) } else { (pb, pa) };
     let Some(other) = theirs.take(&info.key) else {
         mine.put(info);
         return None;
     };
-    let (x, y) = if is_a { (&info, &other) } else { (&other, &info) };
-    let kind = if x.hash == y.hash && x.len == y.len { PairKind::Identical } else { PairKind::Changed };
-    Some(pair_of(kind, Some(x), Some(y)))
+    let (x, y) = if is_a { (info, other) } else { (other, info) };
+    let same = sa.dump.bytes().get(x.bytes.clone()) == sb.dump.bytes().get(y.bytes.clone());
+    let kind = if same { PairKind::Identical } else { PairKind::Changed };
+    Some(pair_of(kind, Some((x, sa)), Some((y, sb))))
 }
 
 /// Diffs two dumps frame by frame: each pair (identical ones too) goes to `on_pair` as it is
@@ -229,6 +298,7 @@ pub fn diff_dumps(
         ..DumpDiffSummary::default()
     };
     let window = control.window.max(1) as u64;
+    let (ids_a, ids_b) = (IdPath::of(a.decoder), IdPath::of(b.decoder));
     let (mut pa, mut pb) = (Pending::default(), Pending::default());
     let mut emit = |pair: FramePair, summary: &mut DumpDiffSummary| {
         summary.add(&pair);
@@ -241,7 +311,7 @@ pub fn diff_dumps(
         }
         let ra = start.min(na)..(start + CHUNK).min(na);
         let rb = start.min(nb)..(start + CHUNK).min(nb);
-        let (xa, xb) = rayon::join(|| read_infos(a, ra), || read_infos(b, rb));
+        let (xa, xb) = rayon::join(|| read_infos(a, ids_a, ra), || read_infos(b, ids_b, rb));
         for (side, s) in [(Side::A, a), (Side::B, b)] {
             s.dump.check_unchanged().map_err(|e| DiffError::Dump { side, reason: e.to_string() })?;
         }
@@ -252,24 +322,25 @@ pub fn diff_dumps(
             if x.is_none() && y.is_none() {
                 break;
             }
-            if let Some(p) = x.and_then(|i| arrive(i, true, &mut pa, &mut pb)) {
+            if let Some(p) = x.and_then(|i| arrive(i, true, (&mut pa, &mut pb), (a, b))) {
                 emit(p, &mut summary);
             }
-            if let Some(p) = y.and_then(|i| arrive(i, false, &mut pa, &mut pb)) {
+            if let Some(p) = y.and_then(|i| arrive(i, false, (&mut pa, &mut pb), (a, b))) {
                 emit(p, &mut summary);
             }
         }
         start += CHUNK;
         let before = (start as u64).saturating_sub(window);
-        pa.expire(before, |i| emit(pair_of(PairKind::OnlyA, Some(&i), None), &mut summary));
-        pb.expire(before, |i| emit(pair_of(PairKind::OnlyB, None, Some(&i)), &mut summary));
+        pa.expire(before, |i| emit(pair_of(PairKind::OnlyA, Some((i, a)), None), &mut summary));
+        pb.expire(before, |i| emit(pair_of(PairKind::OnlyB, None, Some((i, b))), &mut summary));
     }
-    pa.expire(u64::MAX, |i| emit(pair_of(PairKind::OnlyA, Some(&i), None), &mut summary));
-    pb.expire(u64::MAX, |i| emit(pair_of(PairKind::OnlyB, None, Some(&i)), &mut summary));
+    pa.expire(u64::MAX, |i| emit(pair_of(PairKind::OnlyA, Some((i, a)), None), &mut summary));
+    pb.expire(u64::MAX, |i| emit(pair_of(PairKind::OnlyB, None, Some((i, b))), &mut summary));
     Ok(summary)
 }
 
 /// The message diff of frame `ia` of A and frame `ib` of B (the frame-level diff a pair opens).
+/// Waits for both indexes.
 pub fn diff_frames(a: DumpSide<'_>, ia: u64, b: DumpSide<'_>, ib: u64) -> Result<MessageDiff, DiffError> {
     let ta = a.decoder.message_type();
     let tb = b.decoder.message_type();
@@ -285,6 +356,7 @@ pub fn diff_frames(a: DumpSide<'_>, ia: u64, b: DumpSide<'_>, ib: u64) -> Result
 
 /// The message bytes of frame `i`, copied (a mapped file may be cut while we diff).
 pub(crate) fn frame_bytes(s: DumpSide<'_>, side: Side, i: u64) -> Result<Vec<u8>, DiffError> {
+    s.dump.wait_indexed();
     let count = s.dump.frame_count() as u64;
     let loc = usize::try_from(i).ok().and_then(|i| s.dump.frame(i)).ok_or(DiffError::NoFrame {
         side,

@@ -174,7 +174,8 @@ pub struct FramePair {
     pub type_name: String,
     /// The collection id, when the frame names one.
     pub collection: Option<String>,
-    /// The WAL message id as shown (`RocksMQ 1007`), when the frame has one.
+    /// The WAL message id as shown (`RocksMQ 1007`), for a pair that differs and has one
+    /// (identical pairs leave it out: its text for every frame would cost as much as the diff).
     pub message_id: Option<String>,
     pub timetick: Option<u64>,
 }
@@ -235,9 +236,17 @@ impl DumpDiffSummary {
         self.only_b += total.only_b;
         self.changed += total.changed;
         self.identical += total.identical;
-        self.by_type.entry(pair.type_name.clone()).or_default().add(pair.kind);
-        let coll = pair.collection.as_deref().unwrap_or("(none)");
-        self.by_collection.entry(coll.to_string()).or_default().add(pair.kind);
+        count(&mut self.by_type, &pair.type_name, pair.kind);
+        count(&mut self.by_collection, pair.collection.as_deref().unwrap_or("(none)"), pair.kind);
+    }
+}
+
+/// Counts `kind` under `key`, without allocating a key that is already there (the common case:
+/// this runs for every frame of a dump).
+fn count(map: &mut BTreeMap<String, PairCounts>, key: &str, kind: PairKind) {
+    match map.get_mut(key) {
+        Some(c) => c.add(kind),
+        None => map.entry(key.to_string()).or_default().add(kind),
     }
 }
 
