@@ -110,6 +110,18 @@ fn an_edited_frame_names_the_edited_path_and_highlights_both_sides() {
         h.get_by_label(&in_a);
         h.get_by_label(&in_b);
     }
+
+    // A node picked in A's tree is picked in B's too: its path, its bytes on each side.
+    let lcs = "message.properties[\"_lcs\"]";
+    let nodes: Vec<_> = h.query_all_by_label_contains("properties[\"_lcs\"]: ").collect();
+    assert_eq!(nodes.len(), 2, "one in each tree");
+    nodes[0].click();
+    settle(&mut h);
+    let m2 = diff(&h).unwrap().messages().unwrap();
+    assert_eq!(m2.selected.as_deref(), Some(lcs));
+    assert_eq!(m2.picked, None, "no change there");
+X
+    assert!(m2.a.highlight.is_some() && m2.a.highlight == m2.a.span_of(lcs));
 }
 
 #[test]
