@@ -120,7 +120,7 @@ fn an_edited_frame_names_the_edited_path_and_highlights_both_sides() {
     let m2 = diff(&h).unwrap().messages().unwrap();
     assert_eq!(m2.selected.as_deref(), Some(lcs));
     assert_eq!(m2.picked, None, "no change there");
-X
+    assert!(m2.b.highlight.is_some() && m2.b.highlight == m2.b.span_of(lcs), "B's node highlighted");
     assert!(m2.a.highlight.is_some() && m2.a.highlight == m2.a.span_of(lcs));
 }
 
