@@ -122,6 +122,10 @@ fn an_edited_frame_names_the_edited_path_and_highlights_both_sides() {
     assert_eq!(m2.picked, None, "no change there");
     assert!(m2.b.highlight.is_some() && m2.b.highlight == m2.b.span_of(lcs), "B's node highlighted");
     assert!(m2.a.highlight.is_some() && m2.a.highlight == m2.a.span_of(lcs));
+    // Down (the pointer over the pane) walks to the first change again.
+    h.key_press(eframe::egui::Key::ArrowDown);
+    settle(&mut h);
+    assert_eq!(diff(&h).unwrap().messages().unwrap().picked, Some(0));
 }
 
 #[test]

@@ -162,7 +162,20 @@ pub fn show(m: &mut MessageCompare, ui: &mut egui::Ui) {
     });
     let list_h = if n == 0 { 0.0 } else { (ui.available_height() * 0.3).clamp(80.0, 240.0) };
     if n > 0 {
-        let picked = change_list(m, ui, list_h);
+        let mut picked = change_list(m, ui, list_h);
+        // Up and Down walk the changes while the pointer is over the pane (a file beside it
+        // keeps its own arrows).
+        let over = ui.ui_contains_pointer() || ui.rect_contains_pointer(ui.max_rect());
+        if picked.is_none() && over && !ui.ctx().egui_wants_keyboard_input() {
+            let (up, down) =
+                ui.input(|i| (i.key_pressed(egui::Key::ArrowUp), i.key_pressed(egui::Key::ArrowDown)));
+            picked = match (m.picked, up, down) {
+                (None, _, true) => Some(0),
+                (Some(i), _, true) => Some((i + 1).min(m.changes.len() - 1)),
+                (Some(i), true, _) => Some(i.saturating_sub(1)),
+                _ => None,
+            };
+        }
         if let Some(i) = picked {
             m.pick_change(i);
         }
