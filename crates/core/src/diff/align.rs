@@ -101,11 +101,11 @@ fn by_key(ab: &[u8], a: &[&TypedNode], bb: &[u8], b: &[&TypedNode], key: &str) -
     let kept = longest_increasing(&matched.iter().map(|&(i, _)| i).collect::<Vec<_>>());
     let mut a_used = vec![false; a.len()];
     let mut next_match = 0;
-    for j in 0..b.len() {
+    for (j, bj) in b.iter().enumerate() {
         if next_match < matched.len() && matched[next_match].1 == j {
             let (i, _) = matched[next_match];
             a_used[i] = true;
-            let equal = whole(ab, a[i]) == whole(bb, b[j]);
+            let equal = whole(ab, a[i]) == whole(bb, bj);
             steps.push(match (equal, kept[next_match]) {
                 (true, true) => Step::Same(i, j),
                 (true, false) => Step::Moved(i, j),

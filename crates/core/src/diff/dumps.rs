@@ -304,35 +304,48 @@ pub fn diff_dumps(
         summary.add(&pair);
         on_pair(pair);
     };
-    let mut start = 0;
-    while start < na.max(nb) {
-        if control.is_cancelled() {
-            return Err(DiffError::Cancelled);
+    // Chunk k+1 is read (on every core) while chunk k is merged here: the merge is the one part
+    // that cannot be shared out, so it runs beside the reading.
+    let read = |start: usize| -> Option<(Vec<Info>, Vec<Info>)> {
+        if start >= na.max(nb) {
+            return None;
         }
         let ra = start.min(na)..(start + CHUNK).min(na);
         let rb = start.min(nb)..(start + CHUNK).min(nb);
-        let (xa, xb) = rayon::join(|| read_infos(a, ids_a, ra), || read_infos(b, ids_b, rb));
+        Some(rayon::join(|| read_infos(a, ids_a, ra), || read_infos(b, ids_b, rb)))
+    };
+    let mut start = 0;
+    let mut current = read(0);
+    while let Some((xa, xb)) = current.take() {
+        if control.is_cancelled() {
+            return Err(DiffError::Cancelled);
+        }
         for (side, s) in [(Side::A, a), (Side::B, b)] {
             s.dump.check_unchanged().map_err(|e| DiffError::Dump { side, reason: e.to_string() })?;
         }
         control.frames_read.fetch_add((xa.len() + xb.len()) as u64, Ordering::Relaxed);
-        let (mut ia, mut ib) = (xa.into_iter(), xb.into_iter());
-        loop {
-            let (x, y) = (ia.next(), ib.next());
-            if x.is_none() && y.is_none() {
-                break;
+        let mut next = None;
+        rayon::in_place_scope(|scope| {
+            scope.spawn(|_| next = read(start + CHUNK));
+            let (mut ia, mut ib) = (xa.into_iter(), xb.into_iter());
+            loop {
+                let (x, y) = (ia.next(), ib.next());
+                if x.is_none() && y.is_none() {
+                    break;
+                }
+                if let Some(p) = x.and_then(|i| arrive(i, true, (&mut pa, &mut pb), (a, b))) {
+                    emit(p, &mut summary);
+                }
+                if let Some(p) = y.and_then(|i| arrive(i, false, (&mut pa, &mut pb), (a, b))) {
+                    emit(p, &mut summary);
+                }
             }
-            if let Some(p) = x.and_then(|i| arrive(i, true, (&mut pa, &mut pb), (a, b))) {
-                emit(p, &mut summary);
-            }
-            if let Some(p) = y.and_then(|i| arrive(i, false, (&mut pa, &mut pb), (a, b))) {
-                emit(p, &mut summary);
-            }
-        }
+        });
         start += CHUNK;
         let before = (start as u64).saturating_sub(window);
         pa.expire(before, |i| emit(pair_of(PairKind::OnlyA, Some((i, a)), None), &mut summary));
         pb.expire(before, |i| emit(pair_of(PairKind::OnlyB, None, Some((i, b))), &mut summary));
+        current = next;
     }
     pa.expire(u64::MAX, |i| emit(pair_of(PairKind::OnlyA, Some((i, a)), None), &mut summary));
     pb.expire(u64::MAX, |i| emit(pair_of(PairKind::OnlyB, None, Some((i, b))), &mut summary));

@@ -152,16 +152,17 @@ impl Walk<'_> {
                 self.unknown(name, &ga, &gb, prefix, edit);
                 continue;
             };
-            let msg = b_value.get_or_insert_with(|| {
-                desc.and_then(|d| DynamicMessage::decode(d.clone(), self.b.get(b_msg.clone())?).ok())
-            });
-            let msg = msg.clone();
+            if b_value.is_none() {
+                let bytes = self.b.get(b_msg.clone());
+                b_value = Some(desc.zip(bytes).and_then(|(d, x)| DynamicMessage::decode(d.clone(), x).ok()));
+            }
+            let msg = b_value.as_ref().and_then(Option::as_ref);
             if fd.is_map() {
                 self.map(&fd, &ga, &gb, prefix, edit);
             } else if fd.is_list() {
-                self.list(&fd, &ga, &gb, msg.as_ref(), prefix, edit);
+                self.list(&fd, &ga, &gb, msg, prefix, edit);
             } else {
-                self.single(&fd, &ga, &gb, msg.as_ref(), prefix, edit);
+                self.single(&fd, &ga, &gb, msg, prefix, edit);
             }
         }
     }
