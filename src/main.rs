@@ -18,6 +18,10 @@ fn main() -> ExitCode {
             Ok(()) => ExitCode::SUCCESS,
             // `walscope inspect big.dump | head`: the reader had enough; that is not an error.
             Err(e) if is_broken_pipe(&e) => ExitCode::SUCCESS,
+            // `diff`'s own codes (1 different, 2 error: already said on standard error).
+            Err(ref e) if let Some(code) = e.downcast_ref::<walscope::cli::diff_cmd::ExitWith>() => {
+                ExitCode::from(code.0)
+            }
             Err(e) => {
                 let _ = writeln!(std::io::stderr(), "error: {e:#}");
                 ExitCode::FAILURE

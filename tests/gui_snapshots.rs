@@ -15,6 +15,7 @@ use std::path::Path;
 use walscope::net::profile::{ConnectionProfile, TransportKind};
 use walscope::ui::WalscopeApp;
 use walscope::ui::panes::composer::ComposerState;
+use walscope::ui::panes::diff::{CompareFrom, DiffState};
 use walscope::ui::panes::salvage::{DumpEnd, DumpOutcome, SalvageState};
 
 /// The size every pane is drawn at (a laptop's window).
@@ -191,6 +192,30 @@ fn jobs() {
         h.get_by_label("View").click();
         settle(&mut h);
         h.get_by_label_contains("Jobs").click();
+        h
+    });
+}
+
+#[test]
+fn diff_of_an_edited_frame() {
+    pin("diff", |dir, theme| {
+        let copy = sample_copy(dir, "milvus-100.dump", "wal.dump");
+        let mut h = harness(app(dir), theme);
+        h.step();
+        h.state_mut().open(copy.clone());
+        step_until(&mut h, "decoded rows", |h| h.query_by_label("Pulsar 100/2/-1").is_some());
+        h.state_mut().tabs[0].select(4);
+        h.state_mut().tabs[0].apply_edit(4, "message.properties[\"_vc\"]", "edited");
+        h.state_mut().compare_with(CompareFrom::Frame { path: copy, index: 4 });
+        settle(&mut h);
+        h.get_by_label("Compare with frame 4 of wal.dump as saved").click();
+        step_until(&mut h, "the diff", |h| {
+            h.state().panes.first::<DiffState>().is_some_and(|d| d.messages().is_some())
+        });
+        settle(&mut h);
+        if let Some(m) = h.state_mut().panes.first_mut::<DiffState>().and_then(DiffState::messages_mut) {
+            m.pick_change(0);
+        }
         h
     });
 }

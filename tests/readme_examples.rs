@@ -52,6 +52,8 @@ fn readme_cli_examples_run_as_written() {
         "frames:  200, damaged ranges: 0",
         "\"type\":\"Delete\"",
         "matching frames: 200",
+        "only in A 0, only in B 0, changed 1, identical 199",
+        "\"kind\":\"summary\",\"mode\":\"message\"",
         "resynchronised on the next valid frame",
         "\"version\": \"v2.6.20-walscope-demo\"",
         "\"salvageCheckpoint\": {",
@@ -126,6 +128,7 @@ fn readme_first_look_runs_as_written() {
         "WAL_name: Pulsar (2)",
         "tid: 27",
         "offset: 1234",
+        "different: only in A 50, only in B 0, changed 1, identical 149",
     ];
     let mut at = 0;
     for s in said {

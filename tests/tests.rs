@@ -20,6 +20,7 @@ mod cli_tasks;
 mod datasync_demo;
 mod datasync_health;
 mod demo_collections;
+mod diff;
 mod dump_files;
 mod dump_writer;
 mod edit_session;
@@ -38,6 +39,8 @@ mod gui_composer;
 mod gui_composer_transcript;
 #[cfg(feature = "gui")]
 mod gui_detail;
+#[cfg(feature = "gui")]
+mod gui_diff;
 #[cfg(feature = "gui")]
 mod gui_editor;
 #[cfg(feature = "gui")]

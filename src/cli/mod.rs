@@ -53,6 +53,7 @@ macro_rules! note_part {
 
 pub mod call_cmd;
 mod decode;
+pub mod diff_cmd;
 mod edit;
 pub mod history_cmd;
 pub mod inspect;
@@ -247,6 +248,12 @@ pub enum Command {
         /// Show at most N frames.
         #[arg(long, value_name = "N")]
         limit: Option<usize>,
+    },
+    /// Compare two dumps frame by frame, or two messages field by field (a file of one
+    /// message, or frame N of a dump as FILE#N). Exit 0 identical, 1 different, 2 error.
+    Diff {
+        #[command(flatten)]
+        args: diff_cmd::DiffArgs,
     },
     /// Write selected frames to JSON Lines, a new dump, or one raw file per message.
     Export {
@@ -447,6 +454,7 @@ pub fn run(command: Command) -> Result<()> {
         Command::Inspect { file, dump, jsonl, stats, limit } => {
             inspect::inspect(&file, &dump, jsonl, stats, limit)
         }
+        Command::Diff { args } => diff_cmd::diff(&args),
         Command::Export { file, to, out, force, dump } => inspect::export(&file, &dump, to, &out, force),
         #[cfg(feature = "demo")]
         Command::Sample { kind, messages, seed, out, force, corrupt, sync_every, wal } => {

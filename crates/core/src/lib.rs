@@ -11,6 +11,7 @@
 pub mod atomic;
 pub mod codec;
 pub mod datasync;
+pub mod diff;
 pub mod dump;
 pub mod fmt;
 pub mod input;

@@ -429,6 +429,11 @@ fn parse_list(fd: &FieldDescriptor, text: &str) -> R<Value> {
 }
 
 fn map_key(kind: &Kind, sel: &Selector) -> R<MapKey> {
+    // A quoted key is already the string itself (the path read its JSON escapes): read again
+    // as a value, a key that starts and ends with a quote would be taken for JSON.
+    if let (Kind::String, Selector::Key(k)) = (kind, sel) {
+        return Ok(MapKey::String(k.clone()));
+    }
     let text = match sel {
         Selector::Index(n) => n.to_string(),
         Selector::Key(k) => k.clone(),

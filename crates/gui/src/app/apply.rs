@@ -194,6 +194,12 @@ impl WalscopeApp {
                 self.new_dashboard();
             }
             AppCommand::Notify(n) => self.notice = Some(n),
+            AppCommand::CompareWith(from) => self.compare_with(from),
+            AppCommand::Compare(ask) => {
+                self.compare(*ask);
+            }
+            AppCommand::ChooseCompareFile(a) => self.choose_compare_file(a),
+            AppCommand::DiffPair { pane, pair } => self.diff_pair(pane, pair),
         }
     }
 

@@ -5,6 +5,7 @@
 //! Must never: wait on a file, a dialog or the network in a frame (jobs do, see [`JobRegistry`]).
 
 pub(crate) mod apply;
+mod compare;
 mod results;
 
 use crate::dump::background::Wake;
@@ -76,6 +77,8 @@ pub struct WalscopeApp {
     pub connections: crate::panes::connections::ConnectionsState,
     /// A file with unsaved edits the operator asked to close: waiting for "discard or keep".
     pub confirm_close: Option<PathBuf>,
+    /// "Compare with…" choosing the other side of a comparison (see [`crate::panes::diff::picker`]).
+    pub compare_picker: Option<crate::panes::diff::picker::ComparePicker>,
     /// The temp folder holding the demo's own copy of the sample dump (removed with the app).
     demo_folder: Option<Arc<crate::demo_copy::DemoFolder>>,
     wake: Wake,
@@ -128,6 +131,7 @@ impl WalscopeApp {
             show_sidebar: false,
             sidebar_width: SIDEBAR_WIDTH,
             confirm_close: None,
+            compare_picker: None,
             recent: RecentFiles::default(),
             connections: Default::default(),
             demo_folder: None,
@@ -360,6 +364,10 @@ impl WalscopeApp {
         crate::panes::file::confirm_save::show(&mut self.tabs, ui.ctx());
         let desktop = self.desktop_dialog.is_some();
         self.open_dialog.show(ui.ctx(), &self.recent, desktop, &self.commands);
+        if self.compare_picker.is_some() {
+            let cwd = std::env::current_dir().unwrap_or_default();
+            crate::panes::diff::picker::show(&mut self.compare_picker, ui.ctx(), &cwd, &self.commands);
+        }
         crate::shell::drop::hint(ui.ctx());
         // Commands are applied after drawing: what they changed (a dialog shown, a pane
         // opened) needs a frame of its own, even with no input coming (Ctrl+O is one key).

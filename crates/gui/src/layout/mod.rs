@@ -274,10 +274,18 @@ impl egui_tiles::Behavior<Pane> for Shell<'_> {
     }
 
     fn on_tab_button(&mut self, tiles: &mut Tiles<Pane>, id: TileId, r: egui::Response) -> egui::Response {
-        if (r.clicked() || r.drag_started())
-            && let Some(Tile::Pane(Pane::File(p))) = tiles.get(id)
-        {
-            self.focus = Some(p.clone());
+        if let Some(Tile::Pane(Pane::File(p))) = tiles.get(id) {
+            if r.clicked() || r.drag_started() {
+                self.focus = Some(p.clone());
+            }
+            // A file's tab: compare the whole dump with another.
+            r.context_menu(|ui| {
+                if ui.button("Compare with…").clicked() {
+                    let from = crate::panes::diff::CompareFrom::File(p.clone());
+                    self.app.send(crate::panes::command::AppCommand::CompareWith(from));
+                    ui.close();
+                }
+            });
         }
         r
     }

@@ -175,6 +175,14 @@ pub enum AppCommand {
     DemoFault(DemoFault),
     /// Say something in the status bar.
     Notify(Notice),
+    /// "Compare with…": open the picker for the other side of a comparison with this.
+    CompareWith(super::diff::CompareFrom),
+    /// Compare two things in a new diff pane (a job diffs them).
+    Compare(Box<super::diff::CompareAsk>),
+    /// Choose the other side of a comparison with `Side` in the open dialog.
+    ChooseCompareFile(super::diff::Side),
+    /// Diff the two frames of pair `pair` of diff pane `pane` (a job).
+    DiffPair { pane: u64, pair: usize },
 }
 
 /// Where panes, the shell and the app send [`AppCommand`]s; clones send into the same queue,

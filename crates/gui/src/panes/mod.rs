@@ -1,5 +1,5 @@
 //! The panes: one folder per kind (`start/`, `schemas/`, `file/`, `composer/`, `connections/`,
-//! `tasks/`, `salvage/`, `replay/`, `jobs/`), each holding that kind's state, its drawing, and
+//! `tasks/`, `salvage/`, `replay/`, `jobs/`, `diff/`), each holding that kind's state, its drawing, and
 //! what it does with its jobs' results; [`command`] is the one way a pane asks for work and
 //! [`outcome`] the one typed way results come back.
 //!
@@ -15,6 +15,7 @@
 pub mod command;
 pub mod composer;
 pub mod connections;
+pub mod diff;
 pub mod file;
 pub mod jobs;
 pub mod outcome;
@@ -55,13 +56,19 @@ pub enum PaneId {
     Dashboard(u64),
     /// The list of the window's jobs, running and finished.
     Jobs,
+    /// Two messages or two dumps compared, by its number.
+    Diff(u64),
 }
 
 impl PaneId {
     /// The number of a pane kind opened many times (its jobs' owner, `JobOwner::Pane`).
     pub fn number(&self) -> Option<u64> {
         match self {
-            PaneId::Composer(n) | PaneId::Salvage(n) | PaneId::Replay(n) | PaneId::Dashboard(n) => Some(*n),
+            PaneId::Composer(n)
+            | PaneId::Salvage(n)
+            | PaneId::Replay(n)
+            | PaneId::Dashboard(n)
+            | PaneId::Diff(n) => Some(*n),
             PaneId::Tasks => Some(tasks::TASKS_DASHBOARD),
             _ => None,
         }

@@ -114,6 +114,18 @@ pub enum JobOutput {
     Completions { generation: u64, completions: crate::path_complete::Completions },
     /// The desktop's file dialog ended: a file, nothing chosen, or why it did not show.
     DesktopPicked(crate::desktop_dialog::Picked),
+    /// Two messages diffed for diff pane `pane` (`pair`: the dump pair they are, when the pane
+    /// compares dumps).
+    MessagesDiffed {
+        pane: u64,
+        pair: Option<usize>,
+        result: Result<Box<crate::panes::diff::MessageCompare>, crate::panes::diff::DiffFailed>,
+    },
+    /// Two dumps diffed for diff pane `pane`.
+    DumpsDiffed {
+        pane: u64,
+        result: Result<Box<crate::panes::diff::dump_view::DumpCompare>, crate::panes::diff::DiffFailed>,
+    },
     /// Anything else that only needs saying.
     Done(String),
 }
@@ -149,6 +161,8 @@ impl std::fmt::Debug for JobOutput {
             JobOutput::TaskChanged(c) => write!(f, "TaskChanged({})", c.method()),
             JobOutput::Completions { generation, .. } => write!(f, "Completions({generation})"),
             JobOutput::DesktopPicked(p) => write!(f, "DesktopPicked({})", p.is_ok()),
+            JobOutput::MessagesDiffed { pane, pair, .. } => write!(f, "MessagesDiffed({pane}, {pair:?})"),
+            JobOutput::DumpsDiffed { pane, .. } => write!(f, "DumpsDiffed({pane})"),
             JobOutput::Done(s) => write!(f, "Done({s})"),
         }
     }

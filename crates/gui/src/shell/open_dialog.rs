@@ -45,6 +45,9 @@ pub struct OpenDialog {
     pub desktop_running: bool,
     /// Put the cursor at the end of the text on the next frame (the text was set, not typed).
     cursor_to_end: bool,
+    /// Choosing the other side of a comparison with this ("Compare with…", "Choose a file…"):
+    /// the chosen file is compared, not opened.
+    pub compare_with: Option<crate::panes::diff::Side>,
 }
 
 /// What was done to a candidate.
@@ -68,6 +71,7 @@ impl OpenDialog {
     pub fn close(&mut self) {
         self.visible = false;
         self.waiting = None;
+        self.compare_with = None;
     }
 
     /// A listing came back: kept only when it is for the text typed now.
@@ -126,9 +130,14 @@ impl OpenDialog {
         // pointer as the listing grows or shrinks (a centred dialog would move every row).
         let id = egui::Id::unique("open_dialog");
         let area = egui::Modal::default_area(id).anchor(egui::Align2::CENTER_TOP, egui::vec2(0.0, 60.0));
+        // Comparing: the desktop's dialog would open the file, not compare it.
+        let desktop = desktop && self.compare_with.is_none();
         let modal = egui::Modal::new(id).area(area).show(ctx, |ui| {
             ui.set_width(680.0);
-            ui.heading("Open a file");
+            match &self.compare_with {
+                Some(a) => ui.heading(format!("Choose the file to compare {} with", a.label())),
+                None => ui.heading("Open a file"),
+            };
             act = self.field(ui);
             let height = LIST_HEIGHT + ui.spacing().interact_size.y * 2.0;
             let width = ui.available_width();
@@ -171,7 +180,14 @@ impl OpenDialog {
             Some(Act::Open(path)) => {
                 self.error = None;
                 self.note = None;
-                tx.send(AppCommand::OpenFromDialog(path));
+                match self.compare_with.take() {
+                    Some(a) => {
+                        let b = crate::panes::diff::Pick::Path(path);
+                        tx.send(AppCommand::Compare(Box::new(crate::panes::diff::CompareAsk { a, b })));
+                        self.close();
+                    }
+                    None => tx.send(AppCommand::OpenFromDialog(path)),
+                }
             }
             None => {}
         }
@@ -298,7 +314,9 @@ impl OpenDialog {
         let mut act = None;
         ui.horizontal(|ui| {
             let can_open = !self.text.trim().is_empty() && self.waiting.is_none();
-            let open = ui.add_enabled_ui(can_open, |ui| look::primary(ui, "Open")).inner;
+            // Choosing the other side of a comparison: the file is compared, not opened.
+            let word = if self.compare_with.is_some() { "Compare" } else { "Open" };
+            let open = ui.add_enabled_ui(can_open, |ui| look::primary(ui, word)).inner;
             if open.clicked() {
                 act = Some(Act::Open(crate::path_complete::resolve(&self.text, &self.cwd)));
             }

@@ -18,7 +18,9 @@ pub fn show(ui: &mut egui::Ui, bytes: &[u8], base: u64, highlight: Option<Span>)
     let last: Option<Span> = ui.data(|d| d.get_temp(id));
     if highlight != last {
         if let Some(h) = &highlight {
-            area = area.vertical_scroll_offset((h.start / PER_ROW) as f32 * row_h);
+            // A row takes its height and the spacing below it; two rows above stay in view.
+            let stride = row_h + ui.spacing().item_spacing.y;
+            area = area.vertical_scroll_offset((h.start / PER_ROW).saturating_sub(2) as f32 * stride);
         }
         ui.data_mut(|d| d.insert_temp(id, highlight.clone()));
     }

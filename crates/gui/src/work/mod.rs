@@ -3,6 +3,7 @@
 //! walscope-ops.
 
 mod call;
+pub mod diff;
 pub mod net;
 mod open;
 mod replay;

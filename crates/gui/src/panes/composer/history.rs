@@ -48,6 +48,15 @@ pub fn show(st: &mut ComposerState, pool: &DescriptorPool, ui: &mut egui::Ui, tx
                             if ui.button(format!("Open #{}", e.id)).clicked() {
                                 open = Some(e.clone());
                             }
+                            let name = format!("Compare #{} with…", e.id);
+                            if crate::widgets::look::named_button(ui, "Compare…", &name)
+                                .on_hover_text("compare this request with another entry's or the composer's")
+                                .clicked()
+                            {
+                                let from =
+                                    crate::panes::diff::CompareFrom::History { composer: st.id, entry: e.id };
+                                tx.send(AppCommand::CompareWith(from));
+                            }
                             ui.end_row();
                         }
                     });

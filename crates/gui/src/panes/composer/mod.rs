@@ -8,6 +8,7 @@
 //! taken from a file or the history keeps its exact bytes until an edit).
 
 mod history;
+mod replies;
 mod response;
 pub mod transcript;
 pub mod view;
@@ -24,6 +25,7 @@ use crate::panes::file::edit_plan::{self, Planned};
 use crate::panes::file::field_edit::EditRequest;
 use eframe::egui;
 use prost_reflect::{DescriptorPool, MessageDescriptor, MethodDescriptor};
+pub use replies::KeptReply;
 use std::time::Instant;
 
 /// A reply shown: the outcome and its decoded detail.
@@ -153,6 +155,11 @@ pub struct ComposerState {
     pub method_matches: Option<(String, usize, Vec<MethodEntry>)>,
     /// The last call's transcript, its save, and opening one.
     pub transcript: transcript::TranscriptState,
+    /// The last unary replies received here, oldest first (the last is the one shown), for
+    /// "Compare with…".
+    pub replies: Vec<KeptReply>,
+    /// Replies received so far (numbers the kept ones).
+    replies_seen: u64,
 }
 
 impl ComposerState {
@@ -177,6 +184,8 @@ impl ComposerState {
             refused: None,
             method_matches: None,
             transcript: Default::default(),
+            replies: Vec::new(),
+            replies_seen: 0,
         }
     }
 
@@ -446,6 +455,7 @@ impl Pane for ComposerState {
                 let desc = c.method_desc(pool).map(|m| m.output());
                 let source = DetailSource::Message { label: "reply".into() };
                 let detail = MessageDetail::of(pool, desc.as_ref(), outcome.reply.to_vec(), &[], source);
+                c.keep_reply(desc.as_ref().map(|d| d.full_name().to_string()), outcome.reply.to_vec());
                 let (body_error, hint) = (outcome.body_error(), outcome.hint());
                 c.response =
                     Response::Unary(Box::new(UnaryView { outcome: *outcome, detail, body_error, hint }));

@@ -65,6 +65,12 @@ pub fn show(st: &mut ComposerState, pool: &DescriptorPool, ui: &mut egui::Ui, tx
                 crate::widgets::look::badge(ui, crate::widgets::look::Tone::Info, h.title());
                 ui.label(h.words());
             }
+            let b = crate::widgets::look::named_button(ui, "Compare with…", "Compare this reply with…").on_hover_text(
+                "compare this reply with an earlier reply (here or in another composer) or a message file",
+            );
+            if b.clicked() {
+                tx.send(AppCommand::CompareWith(crate::panes::diff::CompareFrom::Reply { composer: st.id }));
+            }
             pairs(ui, "Headers", &o.headers, st.id);
             pairs(ui, "Trailers", &o.trailers, st.id);
             if o.reply.is_empty() {

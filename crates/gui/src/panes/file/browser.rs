@@ -172,9 +172,18 @@ fn table(tab: &mut FileTab, ui: &mut egui::Ui) -> Option<RowItem> {
                     let text = view.as_ref().map_or("...", |v| v.summary.as_str());
                     ui.label(text).on_hover_text(text);
                 });
-                if row.response().clicked() {
+                let r = row.response();
+                if r.clicked() {
                     clicked = Some(RowItem::Frame(frame));
                 }
+                r.context_menu(|ui| {
+                    if ui.button("Compare with…").clicked() {
+                        let from =
+                            crate::panes::diff::CompareFrom::Frame { path: tab.path.clone(), index: frame };
+                        tab.commands.send(crate::panes::command::AppCommand::CompareWith(from));
+                        ui.close();
+                    }
+                });
             });
         });
     tab.scroll_y = scrolled.state.clamped_offset().y;

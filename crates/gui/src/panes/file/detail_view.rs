@@ -71,29 +71,12 @@ pub fn show(
     let above = (ui.available_height() - room).max(0.0);
     match d.view {
         DetailView::Tree | DetailView::Wire => {
-            let mut picked = None;
-            let mut expand = None;
-            // Drawn from the detail by reference: a big message's tree is never copied per frame.
-            egui::ScrollArea::vertical().id_salt("tree").max_height(above).show(ui, |ui| {
-                let mut t = TreeDraw {
-                    hl: d.highlight.clone(),
-                    expanded: &d.expanded,
-                    picked: &mut picked,
-                    expand: &mut expand,
-                };
-                if d.view == DetailView::Tree {
-                    t.nodes(ui, &d.tree, "");
-                    for e in &d.embedded {
-                        t.node(ui, &e.root, "");
-                    }
-                } else {
-                    t.nodes(ui, &d.wire, "");
-                }
-            });
-            if let Some(p) = expand {
-                // A thousand more per click: a million-element vector never lays out at once.
-                *d.expanded.entry(p).or_insert(MAX_CHILDREN) += 1000;
-            }
+            let wire = d.view == DetailView::Wire;
+            let picked = egui::ScrollArea::vertical()
+                .id_salt("tree")
+                .max_height(above)
+                .show(ui, |ui| tree_nodes(ui, d, wire, TreeMarks::default()))
+                .inner;
             if let Some((path, span)) = picked {
                 if d.view == DetailView::Tree {
                     d.select_node(&path, root);
@@ -194,22 +177,71 @@ fn json_view(d: &mut MessageDetail, ui: &mut egui::Ui) -> Option<EditRequest> {
     action
 }
 
+/// What a tree shows besides its nodes: the node selected by path (the diff pane selects by
+/// path, a node one side may not have), and a path to open and scroll to once.
+#[derive(Default, Clone, Copy)]
+pub(crate) struct TreeMarks<'a> {
+    pub selected: Option<&'a str>,
+    pub reveal: Option<&'a str>,
+    /// Paths marked with an icon before their label (the diff pane's changes: `~`, `+`, ...).
+    pub changed: Option<&'a std::collections::HashMap<String, &'static str>>,
+}
+
+/// Draws `d`'s typed tree (with its decoded bytes fields), or its wire tree; returns the node
+/// clicked (its path and bytes). Drawn from the detail by reference: a big message's tree is
+/// never copied per frame.
+pub(crate) fn tree_nodes(
+    ui: &mut egui::Ui,
+    d: &mut MessageDetail,
+    wire: bool,
+    marks: TreeMarks<'_>,
+) -> Picked {
+    let mut picked = None;
+    let mut expand = None;
+    let mut t = TreeDraw {
+        hl: d.highlight.clone(),
+        marks,
+        expanded: &d.expanded,
+        picked: &mut picked,
+        expand: &mut expand,
+    };
+    if wire {
+        t.nodes(ui, &d.wire, "");
+    } else {
+        t.nodes(ui, &d.tree, "");
+        for e in &d.embedded {
+            t.node(ui, &e.root, "");
+        }
+    }
+    if let Some(p) = expand {
+        // A thousand more per click: a million-element vector never lays out at once.
+        *d.expanded.entry(p).or_insert(MAX_CHILDREN) += 1000;
+    }
+    picked
+}
+
 /// Long values and long lists are cut here; selecting a value shows all of it in the editor.
 const MAX_VALUE_CHARS: usize = 160;
 const MAX_CHILDREN: usize = 64;
 const MAX_JSON_CHARS: usize = 256 << 10;
 
 /// The node the user clicked: its label path and its bytes.
-type Picked = Option<(String, crate::wire::Span)>;
+pub(crate) type Picked = Option<(String, crate::wire::Span)>;
 
 struct TreeDraw<'a> {
     hl: Option<crate::wire::Span>,
+    marks: TreeMarks<'a>,
     expanded: &'a std::collections::HashMap<String, usize>,
     picked: &'a mut Picked,
     expand: &'a mut Option<String>,
 }
 
 impl TreeDraw<'_> {
+    /// The icon before a marked path's label, and a space (nothing for the others).
+    fn mark(&self, p: &str) -> String {
+        self.marks.changed.and_then(|c| c.get(p)).map_or_else(String::new, |icon| format!("{icon} "))
+    }
+
     fn nodes(&mut self, ui: &mut egui::Ui, nodes: &[TypedNode], path: &str) {
         let limit = self.expanded.get(path).copied().unwrap_or(MAX_CHILDREN);
         for n in nodes.iter().take(limit) {
@@ -232,7 +264,11 @@ impl TreeDraw<'_> {
     fn node(&mut self, ui: &mut egui::Ui, n: &TypedNode, path: &str) {
         let p = if path.is_empty() { n.label.clone() } else { format!("{path}.{}", n.label) };
         let span = n.whole();
-        let selected = self.hl.as_ref() == Some(&span);
+        let selected = match self.marks.selected {
+            Some(sel) => sel == p,
+            None => self.hl.as_ref() == Some(&span),
+        };
+        let reveal = self.marks.reveal;
         let unknown = if n.known { "" } else { " (unknown field)" };
         if n.children.is_empty() {
             let value = n.value.as_deref().unwrap_or("");
@@ -242,17 +278,43 @@ impl TreeDraw<'_> {
                 }
                 None => value.to_string(),
             };
-            let text =
-                format!("{}: {shown}   [{}{unknown}] @{}..{}", n.label, n.type_name, span.start, span.end);
-            if ui.selectable_label(selected, egui::RichText::new(text).monospace()).clicked() {
+            let text = format!(
+                "{}{}: {shown}   [{}{unknown}] @{}..{}",
+                self.mark(&p),
+                n.label,
+                n.type_name,
+                span.start,
+                span.end
+            );
+            let r = ui.selectable_label(selected, egui::RichText::new(text).monospace());
+            if reveal == Some(p.as_str()) {
+                r.scroll_to_me(Some(egui::Align::Center));
+            }
+            if r.clicked() {
                 *self.picked = Some((p, span));
             }
         } else {
-            let header = format!("{}   [{}{unknown}] @{}..{}", n.label, n.type_name, span.start, span.end);
-            let r = egui::CollapsingHeader::new(egui::RichText::new(header).monospace())
+            let header = format!(
+                "{}{}   [{}{unknown}] @{}..{}",
+                self.mark(&p),
+                n.label,
+                n.type_name,
+                span.start,
+                span.end
+            );
+            // Opened on the way to the node to reveal (once: the operator may close it again).
+            let on_the_way = reveal
+                .is_some_and(|r| r.len() > p.len() && r.starts_with(&p) && r[p.len()..].starts_with('.'));
+            let mut h = egui::CollapsingHeader::new(egui::RichText::new(header).monospace())
                 .id_salt(&p)
-                .default_open(path.split('.').count() < 3)
-                .show(ui, |ui| self.nodes(ui, &n.children, &p));
+                .default_open(path.split('.').count() < 3);
+            if on_the_way {
+                h = h.open(Some(true));
+            }
+            let r = h.show(ui, |ui| self.nodes(ui, &n.children, &p));
+            if reveal == Some(p.as_str()) {
+                r.header_response.scroll_to_me(Some(egui::Align::Center));
+            }
             if r.header_response.clicked() {
                 *self.picked = Some((p, span));
             }

@@ -40,6 +40,15 @@ pub fn show(
             walscope_core::fmt::counted(d.frame_count() as u64, "frame")
         ))
         .on_hover_text(format!("{}\n{}", d.detection.reason, tab.why_type));
+        let b = crate::widgets::look::named_button(
+            ui,
+            "Compare with…",
+            &format!("Compare {} with…", tab.title()),
+        )
+        .on_hover_text("compare this dump, frame by frame, with another dump");
+        if b.clicked() {
+            tx.send(AppCommand::CompareWith(crate::panes::diff::CompareFrom::File(tab.path.clone())));
+        }
         let problems = d.problems();
         if !problems.is_empty() {
             let text: Vec<String> = problems.iter().map(|p| p.reason.clone()).collect();
@@ -195,14 +204,24 @@ fn detail(tab: &mut FileTab, ui: &mut egui::Ui, send: &mut Option<(String, Vec<u
                 tab.dump.framing.name()
             };
             let root = tab.decoder.message_type().cloned();
-            if let Some(t) = &root {
-                let b = ui.button("Send...").on_hover_text(
-                    "open this message, exactly as shown (with its edits), in a request composer with a method that takes it",
+            ui.horizontal(|ui| {
+                if let Some(t) = &root {
+                    let b = ui.button("Send...").on_hover_text(
+                        "open this message, exactly as shown (with its edits), in a request composer with a method that takes it",
+                    );
+                    if b.clicked() {
+                        *send = Some((t.full_name().to_string(), detail.bytes.clone()));
+                    }
+                }
+                let b = crate::widgets::look::named_button(ui, "Compare with…", "Compare this message with…")
+                    .on_hover_text(
+                    "compare this message, as shown (with its edits), with the frame as saved, another frame or a message file",
                 );
                 if b.clicked() {
-                    *send = Some((t.full_name().to_string(), detail.bytes.clone()));
+                    let from = crate::panes::diff::CompareFrom::Frame { path: tab.path.clone(), index: detail.index };
+                    tab.commands.send(AppCommand::CompareWith(from));
                 }
-            }
+            });
             if let Some(req) = detail_view::show(detail, ui, (&tab.path, framing), root.as_ref()) {
                 let i = detail.index;
                 tab.request(i, req);
