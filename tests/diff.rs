@@ -476,3 +476,71 @@ fn frames_reordered_within_the_window_are_still_paired() {
     // Frame 10 of A is frame 12 of B.
     assert!(pairs.iter().any(|p| p.a == Some(10) && p.b == Some(12) && p.kind == PairKind::Identical));
 }
+
+/// A row value edited inside a frame's WAL payload is named by its path inside the payload, as
+/// the issue's `payload.fields_data[2].scalars.long_data.data[17]`, with the bytes of that one
+/// value on both sides; the edits still turn A into B.
+#[test]
+fn a_value_edited_inside_the_wal_payload_is_named_inside_the_payload() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let a = sample(dir.path(), "a.dump", 100);
+    let bytes = std::fs::read(&a).expect("dump");
+    let set = SchemaSet::builtin();
+    let frame_desc = set.message("milvus.proto.milvus.DumpMessagesResponse").expect("type");
+    let insert = set.message("milvus.proto.msg.InsertRequest").expect("type");
+    let payload_field = |frame: &DynamicMessage| -> Vec<u8> {
+        let Some(Value::Message(m)) = frame.get_field_by_name("message").map(|v| v.into_owned()) else {
+            return Vec::new();
+        };
+        m.get_field_by_name("payload").and_then(|v| v.as_bytes().map(|b| b.to_vec())).unwrap_or_default()
+    };
+    // The first Insert frame with at least two values in its first scalar column.
+    let (frame, payload, old) = (0..100)
+        .find_map(|i| {
+            let (_, _, r) =
+                walscope::dump::framing::locate(&bytes, walscope::dump::Framing::VarintDelimited, i).ok()?;
+            let frame = bytes[r].to_vec();
+            let m = DynamicMessage::decode(frame_desc.clone(), frame.as_slice()).ok()?;
+            let payload = payload_field(&m);
+            let body = DynamicMessage::decode(insert.clone(), payload.as_slice()).ok()?;
+            let json = codec::to_json_value_or_error(&body);
+            let old = json["fieldsData"][0]["scalars"]["longData"]["data"][1].as_str()?.to_string();
+            Some((frame, payload, old))
+        })
+        .expect("an Insert frame with two int64 values");
+    let new_payload = codec::apply_edits(
+        &insert,
+        &payload,
+        &[codec::Edit::set("fields_data[0].scalars.long_data.data[1]=424242").unwrap()],
+    )
+    .expect("payload edit");
+    let hex: String = new_payload.iter().map(|b| format!("{b:02x}")).collect();
+    let edited = codec::apply_edits(
+        &frame_desc,
+        &frame,
+        &[codec::Edit::set(&format!("message.payload=hex:{hex}")).unwrap()],
+    )
+    .expect("frame edit");
+
+    let d = diff_messages(Some(&frame_desc), &frame, &edited).expect("diff");
+    assert_eq!(d.changes.len(), 1, "{:?}", d.changes);
+    let c = &d.changes[0];
+    assert_eq!(
+        (c.path.as_str(), c.kind),
+        ("message.payload.fields_data[0].scalars.long_data.data[1]", ChangeKind::Changed)
+    );
+    assert_eq!((c.old.as_deref(), c.new.as_deref()), (Some(old.as_str()), Some("424242")));
+    // The bytes of that one value: a varint on each side, inside the payload.
+    let b_span = c.b_span.clone().expect("B's bytes");
+    let varint = |v: u64| {
+        let mut out = Vec::new();
+        prost::encoding::encode_varint(v, &mut out);
+        out
+    };
+    assert_eq!(edited[b_span.clone()], varint(424_242), "424242 as a varint at {b_span:?}");
+    let a_span = c.a_span.clone().expect("A's bytes");
+    assert_eq!(frame[a_span.clone()], varint(old.parse().expect("an int64")), "{old} at {a_span:?}");
+    // Applying the diff's edits to A gives B.
+    let applied = codec::apply_edits(&frame_desc, &frame, &d.to_edits().expect("edits")).expect("apply");
+    assert_eq!(applied, edited);
+}

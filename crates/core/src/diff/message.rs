@@ -138,6 +138,7 @@ impl Walk<'_> {
             }
         }
         let mut b_value: Option<Option<DynamicMessage>> = None;
+        let body = desc.and_then(|d| payload_body(d, a, b));
         for name in names {
             let ga: Vec<&TypedNode> = a.iter().filter(|n| group_name(n) == name).collect();
             let gb: Vec<&TypedNode> = b.iter().filter(|n| group_name(n) == name).collect();
@@ -157,6 +158,11 @@ impl Walk<'_> {
                 b_value = Some(desc.zip(bytes).and_then(|(d, x)| DynamicMessage::decode(d.clone(), x).ok()));
             }
             let msg = b_value.as_ref().and_then(Option::as_ref);
+            if let Some(body) = body.as_ref().filter(|_| name == "payload") {
+                if self.payload(&fd, &ga, &gb, msg, prefix, edit, body) {
+                    continue;
+                }
+            }
             if fd.is_map() {
                 self.map(&fd, &ga, &gb, prefix, edit);
             } else if fd.is_list() {
@@ -165,6 +171,37 @@ impl Walk<'_> {
                 self.single(&fd, &ga, &gb, msg, prefix, edit);
             }
         }
+    }
+
+    /// A WAL payload that both sides carry as the same body type: compared field by field as
+    /// that type (`message.payload.fields_data[2]...`), the byte ranges those of the whole
+    /// frame; its edit sets the payload's bytes whole. False when a side is not a valid body.
+    #[allow(clippy::too_many_arguments)]
+    fn payload(
+        &mut self,
+        fd: &FieldDescriptor,
+        a: &[&TypedNode],
+        b: &[&TypedNode],
+        b_msg: Option<&DynamicMessage>,
+        prefix: &str,
+        edit: bool,
+        body: &MessageDescriptor,
+    ) -> bool {
+        let (Some(x), Some(y)) = (a.last(), b.last()) else { return false };
+        let (Some(pa), Some(pb)) = (embedded_tree(body, self.a, x), embedded_tree(body, self.b, y)) else {
+            return false;
+        };
+        let path = join(prefix, fd.name());
+        if edit {
+            self.edits.set(&path, b_msg.map(|m| exact_text(fd, &m.get_field(fd))));
+        }
+        let before = self.changes.len();
+        self.message(Some(body), &pa, &pb, y.value_span.clone(), &path, false);
+        if self.changes.len() == before {
+            // Other bytes, the same fields (an encoding only): still a change of the payload.
+            self.push(path, ChangeKind::Changed, Some(x), Some(y));
+        }
+        true
     }
 
     /// Occurrences of an unknown field (or unparsed bytes), compared one by one by bytes.
@@ -386,4 +423,52 @@ fn entry_value_bytes(fd: &FieldDescriptor, buf: &[u8], entry: &TypedNode) -> std
         .rev()
         .find(|f| f.number == value_no)
         .map_or(0..0, |f| span.start + f.value.start..span.start + f.value.end)
+}
+
+/// The body type of an ImmutableMessage's payload when both sides name the same one (`_t`,
+/// `_v`) and neither is encrypted (`_ch`); None otherwise, and for any other type.
+fn payload_body(desc: &MessageDescriptor, a: &[TypedNode], b: &[TypedNode]) -> Option<MessageDescriptor> {
+    if desc.full_name() != crate::wal::analyze::IMMUTABLE_MESSAGE {
+        return None;
+    }
+    let prop = |nodes: &[TypedNode], key: &str| {
+        let label = format!("properties[\"{key}\"]");
+        nodes
+            .iter()
+            .rev()
+            .find(|n| n.label == label)
+            .and_then(|n| n.value.clone())
+            .map(|v| v.trim_matches('"').to_string())
+    };
+    let kind = |nodes: &[TypedNode]| -> Option<(i32, u32)> {
+        if prop(nodes, "_ch").is_some() {
+            return None;
+        }
+        Some((prop(nodes, "_t")?.parse().ok()?, prop(nodes, "_v")?.parse().ok()?))
+    };
+    let (t, v) = kind(a).filter(|k| Some(*k) == kind(b))?;
+    crate::wal::header_body_types(desc.parent_pool(), t, v).1
+}
+
+/// The nodes of a bytes field's value decoded as `body`, with spans in the whole buffer; None
+/// when the bytes are not a valid `body`.
+fn embedded_tree(body: &MessageDescriptor, buf: &[u8], n: &TypedNode) -> Option<Vec<TypedNode>> {
+    let raw = buf.get(n.value_span.clone())?;
+    codec::decode(body, raw).ok()?;
+    let opts = DecodeOptions { schema: Some(body.clone()), ..DecodeOptions::default() };
+    let mut nodes = tree::build(Some(body), raw, &wire::decode_with(raw, &opts).root);
+    for node in &mut nodes {
+        shift(node, n.value_span.start);
+    }
+    Some(nodes)
+}
+
+fn shift(n: &mut TypedNode, by: usize) {
+    for span in [n.key.as_mut(), n.len_prefix.as_mut(), Some(&mut n.value_span)].into_iter().flatten() {
+        span.start += by;
+        span.end += by;
+    }
+    for c in &mut n.children {
+        shift(c, by);
+    }
 }

@@ -74,6 +74,7 @@ fn rows(diff: lib::MessageDiff) -> Vec<ChangeRow> {
             type_name: c.type_name,
             a_span: c.a_span,
             b_span: c.b_span,
+            tree_path: String::new(),
         })
         .collect()
 }

@@ -69,6 +69,10 @@ pub struct ChangeRow {
     /// Its bytes in A and in B (None: not on that side).
     pub a_span: Option<Span>,
     pub b_span: Option<Span>,
+    /// Where the trees show it: `path`, except inside a WAL payload decoded in place, whose
+    /// node is labelled `message.payload (decoded as InsertRequest)`. Set by
+    /// [`MessageCompare::new`].
+    pub tree_path: String,
 }
 
 /// Two messages of one type, decoded, and their differences.
@@ -87,8 +91,11 @@ pub struct MessageCompare {
 }
 
 impl MessageCompare {
-    pub fn new(a: MessageDetail, b: MessageDetail, changes: Vec<ChangeRow>) -> MessageCompare {
-        let marks = changes.iter().map(|c| (c.path.clone(), c.kind.icon())).collect();
+    pub fn new(a: MessageDetail, b: MessageDetail, mut changes: Vec<ChangeRow>) -> MessageCompare {
+        for c in &mut changes {
+            c.tree_path = tree_path(&a, &c.path);
+        }
+        let marks = changes.iter().map(|c| (c.tree_path.clone(), c.kind.icon())).collect();
         MessageCompare { a, b, changes, picked: None, selected: None, reveal: None, marks }
     }
 
@@ -96,18 +103,18 @@ impl MessageCompare {
     pub fn pick_change(&mut self, i: usize) {
         let Some(c) = self.changes.get(i) else { return };
         self.picked = Some(i);
-        self.selected = Some(c.path.clone());
-        self.reveal = Some(c.path.clone());
-        self.a.highlight = c.a_span.clone().or_else(|| nearest(&self.a, &c.path));
-        self.b.highlight = c.b_span.clone().or_else(|| nearest(&self.b, &c.path));
-        self.a.selected_node = Some(c.path.clone());
-        self.b.selected_node = Some(c.path.clone());
+        self.selected = Some(c.tree_path.clone());
+        self.reveal = Some(c.tree_path.clone());
+        self.a.highlight = c.a_span.clone().or_else(|| nearest(&self.a, &c.tree_path));
+        self.b.highlight = c.b_span.clone().or_else(|| nearest(&self.b, &c.tree_path));
+        self.a.selected_node = Some(c.tree_path.clone());
+        self.b.selected_node = Some(c.tree_path.clone());
     }
 
     /// Picks the node at `path` on both sides (a click in one tree or hex view): the change at
     /// that path when there is one, else that node's bytes on each side that has it.
     pub fn pick_path(&mut self, path: &str) {
-        if let Some(i) = self.changes.iter().position(|c| c.path == path) {
+        if let Some(i) = self.changes.iter().position(|c| c.tree_path == path) {
             self.pick_change(i);
             return;
         }
@@ -124,6 +131,17 @@ impl MessageCompare {
     pub fn picked_change(&self) -> Option<&ChangeRow> {
         self.picked.and_then(|i| self.changes.get(i))
     }
+}
+
+/// The tree's path for a diff path: a path inside a WAL payload decoded in place goes under its
+/// decoded node (both sides decode it as the same type, or the diff compares it as bytes).
+fn tree_path(d: &MessageDetail, path: &str) -> String {
+    for e in &d.embedded {
+        if let Some(rest) = path.strip_prefix(e.field_path.as_str()).and_then(|r| r.strip_prefix('.')) {
+            return format!("{}.{rest}", e.root.label);
+        }
+    }
+    path.to_string()
 }
 
 /// The bytes of `path` on side `d`, or of its nearest enclosing node there (an element added in
