@@ -128,6 +128,45 @@ fn an_edited_frame_names_the_edited_path_and_highlights_both_sides() {
     assert_eq!(diff(&h).unwrap().messages().unwrap().picked, Some(0));
 }
 
+/// A row value edited inside the WAL payload (decoded in place as InsertRequest) is one change
+/// named inside the payload; picking it selects the value's node under the payload's decoded
+/// node in both trees and highlights that value's bytes on both sides.
+#[test]
+fn a_value_edited_inside_the_payload_is_found_in_both_decoded_payloads() {
+    let dir = tempfile::tempdir().unwrap();
+    let copy = sample_copy(dir.path(), "milvus-100.dump", "wal.dump");
+    let mut h = harness(SIZE, WalscopeApp::new());
+    h.step();
+    open_indexed(&mut h, &[&copy]);
+    step_until(&mut h, "decoded rows", |h| h.query_by_label("Pulsar 100/2/-1").is_some());
+    h.get_by_label("Pulsar 100/2/-1").click();
+    step_until(&mut h, "the detail", |h| h.state().tabs[0].detail.as_ref().is_some_and(|d| d.index == 4));
+    let node = "message.payload (decoded as InsertRequest).fields_data[0].scalars.long_data.data[1]";
+    h.state_mut().tabs[0].apply_edit(4, node, "424242");
+    assert!(h.state().tabs[0].session.is_edited(4), "the payload edit took");
+    settle(&mut h);
+    h.get_by_label("Compare this message with…").click();
+    settle(&mut h);
+    h.get_by_label("Compare with frame 4 of wal.dump as saved").click();
+    step_until(&mut h, "the frames compared", |h| diff(h).is_some_and(|d| d.messages().is_some()));
+    settle(&mut h);
+    let m = diff(&h).unwrap().messages().unwrap();
+    let paths: Vec<&str> = m.changes.iter().map(|c| c.path.as_str()).collect();
+    let path = "message.payload.fields_data[0].scalars.long_data.data[1]";
+    assert_eq!(paths, [path], "exactly the edited value, named inside the payload");
+    let c = &m.changes[0];
+    assert_eq!(c.new.as_deref().map(|v| v != "424242"), Some(true), "B is the file as saved");
+    assert_eq!(c.old.as_deref(), Some("424242"), "A has the edit");
+    let (a_span, b_span) = (c.a_span.clone().expect("in A"), c.b_span.clone().expect("in B"));
+    h.get_by_label(path).click();
+    settle(&mut h);
+    let m = diff(&h).unwrap().messages().unwrap();
+    assert_eq!(m.selected.as_deref(), Some(node), "the node under the decoded payload");
+    assert_eq!((m.a.highlight.clone(), m.b.highlight.clone()), (Some(a_span.clone()), Some(b_span)));
+    assert_eq!(m.a.span_of(node).map(|s| s.end), Some(a_span.end), "A's tree has the node");
+    assert!(m.b.span_of(node).is_some(), "B's tree has the node");
+}
+
 #[test]
 fn a_dump_on_disk_is_chosen_in_the_open_dialog() {
     let dir = tempfile::tempdir().unwrap();
