@@ -10,6 +10,7 @@
 pub mod jobs;
 pub mod replay;
 pub mod salvage;
+pub mod timeline;
 
 // The core's modules under the names this crate's code uses (`crate::dump`, `crate::net`, ...).
 use walscope_core::{atomic, codec, datasync, dump, fmt, net, schema, time, wal, wire};
