@@ -61,6 +61,8 @@ mod gui_snapshots;
 #[cfg(feature = "gui")]
 mod gui_tasks;
 #[cfg(feature = "gui")]
+mod gui_timeline;
+#[cfg(feature = "gui")]
 mod gui_window;
 mod house;
 mod index_memory;
@@ -86,4 +88,5 @@ mod schema_editions;
 mod schema_loading;
 mod sdk_peer;
 mod sdk_protos;
+mod timeline;
 mod wire_robustness;

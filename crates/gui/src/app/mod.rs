@@ -76,6 +76,8 @@ pub struct WalscopeApp {
     pub connections: crate::panes::connections::ConnectionsState,
     /// A file with unsaved edits the operator asked to close: waiting for "discard or keep".
     pub confirm_close: Option<PathBuf>,
+    /// Frames to select once their file is open (marks clicked on a timeline).
+    pub pending_frames: Vec<(PathBuf, usize)>,
     /// The temp folder holding the demo's own copy of the sample dump (removed with the app).
     demo_folder: Option<Arc<crate::demo_copy::DemoFolder>>,
     wake: Wake,
@@ -128,6 +130,7 @@ impl WalscopeApp {
             show_sidebar: false,
             sidebar_width: SIDEBAR_WIDTH,
             confirm_close: None,
+            pending_frames: Vec::new(),
             recent: RecentFiles::default(),
             connections: Default::default(),
             demo_folder: None,
@@ -335,6 +338,7 @@ impl WalscopeApp {
             crate::widgets::look::install(ui.ctx());
         }
         self.take_results();
+        self.show_pending_frames();
         // Closing the window must not drop unsaved edits without asking.
         if ui.ctx().input(|i| i.viewport().close_requested()) && self.guard_window_close() {
             ui.ctx().send_viewport_cmd(egui::ViewportCommand::CancelClose);

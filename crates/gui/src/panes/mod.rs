@@ -1,5 +1,5 @@
 //! The panes: one folder per kind (`start/`, `schemas/`, `file/`, `composer/`, `connections/`,
-//! `tasks/`, `salvage/`, `replay/`, `jobs/`), each holding that kind's state, its drawing, and
+//! `tasks/`, `salvage/`, `replay/`, `jobs/`, `timeline/`), each holding that kind's state, its drawing, and
 //! what it does with its jobs' results; [`command`] is the one way a pane asks for work and
 //! [`outcome`] the one typed way results come back.
 //!
@@ -24,6 +24,7 @@ pub mod salvage;
 pub mod schemas;
 pub mod start;
 pub mod tasks;
+pub mod timeline;
 
 use crate::jobs::{Job, JobId};
 use crate::net::profile::ConnectionProfile;
@@ -55,13 +56,19 @@ pub enum PaneId {
     Dashboard(u64),
     /// The list of the window's jobs, running and finished.
     Jobs,
+    /// A timeline of a salvage folder, by its number.
+    Timeline(u64),
 }
 
 impl PaneId {
     /// The number of a pane kind opened many times (its jobs' owner, `JobOwner::Pane`).
     pub fn number(&self) -> Option<u64> {
         match self {
-            PaneId::Composer(n) | PaneId::Salvage(n) | PaneId::Replay(n) | PaneId::Dashboard(n) => Some(*n),
+            PaneId::Composer(n)
+            | PaneId::Salvage(n)
+            | PaneId::Replay(n)
+            | PaneId::Dashboard(n)
+            | PaneId::Timeline(n) => Some(*n),
             PaneId::Tasks => Some(tasks::TASKS_DASHBOARD),
             _ => None,
         }

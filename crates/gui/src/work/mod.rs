@@ -8,3 +8,4 @@ mod open;
 mod replay;
 mod salvage;
 pub mod save;
+mod timeline;

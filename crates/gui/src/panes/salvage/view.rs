@@ -100,6 +100,12 @@ pub fn show(st: &mut SalvageState, view: &AppView<'_>, ui: &mut egui::Ui, tx: &C
                 new_primary: Some(st.new_primary.clone()).filter(|n| !n.is_empty()),
             });
         }
+        let b = ui
+            .button("Timeline")
+            .on_hover_text("Every pchannel of this folder on one time axis: transactions, DDL, gaps, damage");
+        if b.clicked() {
+            tx.send(AppCommand::NewTimeline { folder: Some(std::path::PathBuf::from(st.folder.trim())) });
+        }
     }
 }
 
