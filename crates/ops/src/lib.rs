@@ -1,7 +1,8 @@
 //! walscope-ops: the operations an operator runs after a failover, over walscope-core: salvage
 //! of the failed primary's WAL ([`salvage`]), replay into the new primary ([`replay`]), and the
 //! one job handle that runs them and the other long jobs ([`jobs`]: progress, cancel, result),
-//! the same for the CLI and the window.
+//! the same for the CLI and the window; and a salvage folder's history on one time axis
+//! ([`timeline`]).
 //!
 //! Dependencies point one way: `replay` reads what `salvage` wrote; both run behind `jobs`'
 //! handle; `jobs` knows neither.

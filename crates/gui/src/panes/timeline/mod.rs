@@ -8,6 +8,7 @@
 //! bins, whose counts come from the timeline's per-block totals).
 
 mod canvas;
+mod overlays;
 mod view;
 
 use super::command::CommandSender;
