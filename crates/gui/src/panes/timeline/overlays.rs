@@ -121,8 +121,9 @@ pub(super) fn spans_and_ddl(
         if open {
             p.rect_stroke(bar, 0.0, Stroke::new(1.5, txn_colour(ui, s.end)), egui::StrokeKind::Inside);
             p.text(
-                pos2(x1 + 2.0, y0 - 2.0),
-                egui::Align2::LEFT_TOP,
+                // Beside the bar's end, or before it when the lane ends there.
+                if x1 + 50.0 < r.right() { pos2(x1 + 2.0, y0 - 2.0) } else { pos2(x0 - 2.0, y0 - 2.0) },
+                if x1 + 50.0 < r.right() { egui::Align2::LEFT_TOP } else { egui::Align2::RIGHT_TOP },
                 "⚠ open",
                 egui::FontId::proportional(11.0),
                 txn_colour(ui, s.end),
