@@ -114,6 +114,14 @@ pub fn load(
     for (name, n) in names {
         t.type_names.insert(n, name);
     }
+    let mut collections = std::collections::BTreeSet::new();
+    let mut types = std::collections::BTreeSet::new();
+    for l in &t.lanes {
+        collections.extend(l.collection.iter().copied().filter(|&c| c != NONE));
+        types.extend(l.ty.iter().copied());
+    }
+    t.collection_ids = collections.into_iter().collect();
+    t.types_seen = types.into_iter().collect();
     derive::derive(&mut t, options);
     overlay::read_plan(&mut t);
     Ok(t)

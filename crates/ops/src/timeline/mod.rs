@@ -200,6 +200,10 @@ pub struct Timeline {
     pub plan_file: Option<PathBuf>,
     /// Type number → name, for every type the schema names.
     pub type_names: std::collections::BTreeMap<i32, String>,
+    /// Every collection id seen, sorted (made once at load: a view lists them every frame).
+    pub collection_ids: Vec<i64>,
+    /// Every type number seen, sorted.
+    pub types_seen: Vec<i32>,
 }
 
 /// The totals of a timeline.
@@ -257,16 +261,7 @@ impl Timeline {
 
     /// Every collection id seen, sorted.
     pub fn collections(&self) -> Vec<i64> {
-        let mut all: Vec<i64> = self
-            .lanes
-            .iter()
-            .flat_map(|l| l.collection.iter().copied())
-            .filter(|&c| c != NONE)
-            .collect::<std::collections::BTreeSet<_>>()
-            .into_iter()
-            .collect();
-        all.sort_unstable();
-        all
+        self.collection_ids.clone()
     }
 
     /// The transactions that pass `filter` (by collection: a transaction whose bodies name it).

@@ -68,7 +68,7 @@ pub(super) fn show(st: &mut TimelineState, ui: &mut egui::Ui, tx: &CommandSender
             st.fit_all();
         }
         ui.separator();
-        let collections = t.collections();
+        let collections = t.collection_ids.iter().copied();
         let shown = st
             .filter
             .collection
@@ -83,8 +83,7 @@ pub(super) fn show(st: &mut TimelineState, ui: &mut egui::Ui, tx: &CommandSender
                 }
             });
         combo.response.labelled_by(l.id);
-        let seen: std::collections::BTreeSet<i32> =
-            t.lanes.iter().flat_map(|l| l.ty.iter().copied()).collect();
+        let seen = t.types_seen.iter().copied();
         let ty = st.filter.types.first().copied();
         let shown = ty.map_or_else(|| "every type".to_string(), |n| t.type_name(n));
         let mut chosen = ty;
