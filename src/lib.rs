@@ -9,7 +9,7 @@
 pub mod cli;
 
 pub use walscope_core::{atomic, codec, datasync, diff, dump, fmt, input, net, schema, time, wal, wire};
-pub use walscope_ops::{jobs, replay, salvage};
+pub use walscope_ops::{jobs, replay, salvage, timeline};
 #[cfg(feature = "demo")]
 pub use walscope_sim as sim;
 

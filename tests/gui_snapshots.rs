@@ -185,6 +185,25 @@ fn replay_setup() {
 }
 
 #[test]
+fn timeline_of_a_salvage_folder() {
+    pin("timeline", |dir, theme| {
+        let folder = dir.join("salvage-0412");
+        std::fs::create_dir_all(&folder).unwrap();
+        crate::common::timeline::make(&folder, 4000);
+        let mut app = app(dir);
+        app.new_timeline(Some(folder));
+        let mut h = harness(app, theme);
+        step_until(&mut h, "the timeline", |h| {
+            h.state()
+                .panes
+                .first::<walscope::ui::panes::timeline::TimelineState>()
+                .is_some_and(|t| t.data.is_some())
+        });
+        h
+    });
+}
+
+#[test]
 fn jobs() {
     pin("jobs", |dir, theme| {
         let mut h = harness(app(dir), theme);

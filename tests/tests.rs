@@ -66,6 +66,8 @@ mod gui_snapshots;
 #[cfg(feature = "gui")]
 mod gui_tasks;
 #[cfg(feature = "gui")]
+mod gui_timeline;
+#[cfg(feature = "gui")]
 mod gui_window;
 mod house;
 mod index_memory;
@@ -92,4 +94,5 @@ mod schema_loading;
 mod sdk_peer;
 mod sdk_protos;
 mod transcript;
+mod timeline;
 mod wire_robustness;

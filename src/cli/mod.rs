@@ -68,6 +68,7 @@ mod schema_cmd;
 mod shell;
 pub mod suggest;
 pub mod tasks;
+pub mod timeline_cmd;
 mod wal_view;
 
 use crate::schema::SchemaSet;
@@ -254,6 +255,14 @@ pub enum Command {
     Diff {
         #[command(flatten)]
         args: diff_cmd::DiffArgs,
+    },
+    /// A salvage folder's history on one time axis: per pchannel its frames, transactions,
+    /// DDL, gaps in time, damaged ranges, and the replay plan's verdicts when one is saved.
+    Timeline {
+        /// The salvage folder (with salvage.json), or a folder of .dump files.
+        dir: PathBuf,
+        #[command(flatten)]
+        args: timeline_cmd::TimelineArgs,
     },
     /// Write selected frames to JSON Lines, a new dump, or one raw file per message.
     Export {
@@ -455,6 +464,7 @@ pub fn run(command: Command) -> Result<()> {
             inspect::inspect(&file, &dump, jsonl, stats, limit)
         }
         Command::Diff { args } => diff_cmd::diff(&args),
+        Command::Timeline { dir, args } => timeline_cmd::timeline(&dir, &args),
         Command::Export { file, to, out, force, dump } => inspect::export(&file, &dump, to, &out, force),
         #[cfg(feature = "demo")]
         Command::Sample { kind, messages, seed, out, force, corrupt, sync_every, wal } => {

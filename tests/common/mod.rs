@@ -7,6 +7,7 @@ pub mod gui;
 pub mod protoc;
 pub mod rehearsal;
 pub mod salvage;
+pub mod timeline;
 pub mod walgen;
 
 use prost_reflect::{DynamicMessage, Kind, MapKey, MessageDescriptor, Value};

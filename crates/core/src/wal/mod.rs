@@ -12,6 +12,7 @@
 pub mod analyze;
 pub mod base36;
 pub mod calls;
+pub mod category;
 pub mod chunk;
 pub mod fast;
 pub mod message_id;
@@ -26,6 +27,7 @@ mod tests;
 
 pub use analyze::{Encryption, WalMessage, analyze, analyze_bytes, analyze_envelope, analyze_row};
 pub use base36::{parse_base36_u64, to_base36};
+pub use category::TypeCategory;
 pub use chunk::ChunkMark;
 pub use fast::{Detail, SummaryReader};
 pub use message_id::{

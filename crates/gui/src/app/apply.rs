@@ -175,6 +175,11 @@ impl WalscopeApp {
                 self.new_replay(folder, new_primary);
             }
             AppCommand::PickReplayFolder(id) => self.pick_replay_folder(id),
+            AppCommand::NewTimeline { folder } => {
+                self.new_timeline(folder);
+            }
+            AppCommand::LoadTimeline(id) => self.load_timeline(id),
+            AppCommand::OpenFrame { path, frame } => self.open_frame(path, frame),
             AppCommand::PlanReplay(id) => self.plan_replay(id),
             AppCommand::ApplyReplay(id) => self.apply_replay(id),
             AppCommand::CancelReplay(id) => self.cancel_replay(id),

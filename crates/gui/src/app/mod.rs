@@ -79,6 +79,8 @@ pub struct WalscopeApp {
     pub confirm_close: Option<PathBuf>,
     /// "Compare with…" choosing the other side of a comparison (see [`crate::panes::diff::picker`]).
     pub compare_picker: Option<crate::panes::diff::picker::ComparePicker>,
+    /// Frames to select once their file is open (marks clicked on a timeline).
+    pub pending_frames: Vec<(PathBuf, usize)>,
     /// The temp folder holding the demo's own copy of the sample dump (removed with the app).
     demo_folder: Option<Arc<crate::demo_copy::DemoFolder>>,
     wake: Wake,
@@ -132,6 +134,7 @@ impl WalscopeApp {
             sidebar_width: SIDEBAR_WIDTH,
             confirm_close: None,
             compare_picker: None,
+            pending_frames: Vec::new(),
             recent: RecentFiles::default(),
             connections: Default::default(),
             demo_folder: None,
@@ -339,6 +342,7 @@ impl WalscopeApp {
             crate::widgets::look::install(ui.ctx());
         }
         self.take_results();
+        self.show_pending_frames();
         // Closing the window must not drop unsaved edits without asking.
         if ui.ctx().input(|i| i.viewport().close_requested()) && self.guard_window_close() {
             ui.ctx().send_viewport_cmd(egui::ViewportCommand::CancelClose);

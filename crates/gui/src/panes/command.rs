@@ -155,6 +155,12 @@ pub enum AppCommand {
     CancelReplay(u64),
     /// Verify a replay pane's plan against the new primary again.
     VerifyReplay(u64),
+    /// Open a timeline pane (on a salvage folder when given: it is read at once).
+    NewTimeline { folder: Option<PathBuf> },
+    /// Read a timeline pane's folder (a job: progress and cancel in the status bar).
+    LoadTimeline(u64),
+    /// Open a dump and select one of its frames (a mark clicked on the timeline).
+    OpenFrame { path: PathBuf, frame: usize },
     /// Read the call history for a composer (optionally only entries containing some text).
     LoadHistory { composer: u64, search: String },
     /// Copy a composer's stream dump (and its manifest) to a chosen file.

@@ -1,5 +1,5 @@
 //! The panes: one folder per kind (`start/`, `schemas/`, `file/`, `composer/`, `connections/`,
-//! `tasks/`, `salvage/`, `replay/`, `jobs/`, `diff/`), each holding that kind's state, its drawing, and
+//! `tasks/`, `salvage/`, `replay/`, `jobs/`, `diff/`, `timeline/`), each holding that kind's state, its drawing, and
 //! what it does with its jobs' results; [`command`] is the one way a pane asks for work and
 //! [`outcome`] the one typed way results come back.
 //!
@@ -25,6 +25,7 @@ pub mod salvage;
 pub mod schemas;
 pub mod start;
 pub mod tasks;
+pub mod timeline;
 
 use crate::jobs::{Job, JobId};
 use crate::net::profile::ConnectionProfile;
@@ -58,6 +59,8 @@ pub enum PaneId {
     Jobs,
     /// Two messages or two dumps compared, by its number.
     Diff(u64),
+    /// A timeline of a salvage folder, by its number.
+    Timeline(u64),
 }
 
 impl PaneId {
@@ -69,6 +72,7 @@ impl PaneId {
             | PaneId::Replay(n)
             | PaneId::Dashboard(n)
             | PaneId::Diff(n) => Some(*n),
+            | PaneId::Timeline(n) => Some(*n),
             PaneId::Tasks => Some(tasks::TASKS_DASHBOARD),
             _ => None,
         }

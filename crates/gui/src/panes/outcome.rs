@@ -84,6 +84,14 @@ pub enum JobOutput {
     SalvageEnded { pane: u64, ends: Vec<crate::panes::salvage::DumpEnd> },
     /// A folder chosen with the desktop's dialog for a replay pane.
     ReplayFolder { pane: u64, folder: PathBuf },
+    /// A salvage folder read into a timeline, or why it could not be.
+    Timeline {
+        pane: u64,
+        result: Result<
+            std::sync::Arc<walscope_ops::timeline::Timeline>,
+            std::sync::Arc<walscope_ops::timeline::TimelineError>,
+        >,
+    },
     /// A replay's plan (nothing was sent), or why there is none.
     ReplayPlanned {
         pane: u64,
@@ -150,6 +158,7 @@ impl std::fmt::Debug for JobOutput {
             JobOutput::Unfinished { pane, .. } => write!(f, "Unfinished({pane})"),
             JobOutput::SalvageEnded { pane, .. } => write!(f, "SalvageEnded({pane})"),
             JobOutput::ReplayFolder { pane, .. } => write!(f, "ReplayFolder({pane})"),
+            JobOutput::Timeline { pane, .. } => write!(f, "Timeline({pane})"),
             JobOutput::ReplayPlanned { pane, .. } => write!(f, "ReplayPlanned({pane})"),
             JobOutput::ReplayApplied { pane, .. } => write!(f, "ReplayApplied({pane})"),
             JobOutput::ReplayVerified { pane, .. } => write!(f, "ReplayVerified({pane})"),

@@ -178,6 +178,10 @@ fn connections_menu(app: &mut WalscopeApp, ui: &mut egui::Ui) {
             app.send(AppCommand::NewReplay { folder: None, new_primary: None });
             ui.close();
         }
+        if ui.button("Timeline of a salvage folder...").clicked() {
+            app.send(AppCommand::NewTimeline { folder: None });
+            ui.close();
+        }
         if ui.button("New sync-task dashboard").clicked() {
             app.send(AppCommand::NewDashboard);
             ui.close();

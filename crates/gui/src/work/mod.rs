@@ -12,3 +12,4 @@ pub mod save;
 mod transcript;
 
 pub(crate) use transcript::transcript_in;
+mod timeline;

@@ -67,6 +67,11 @@ fn table(tab: &mut FileTab, ui: &mut egui::Ui) -> Option<RowItem> {
     if let Some(y) = tab.scroll_to.take() {
         table = table.vertical_scroll_offset(y);
     }
+    // A frame opened from the timeline: in the middle of the list once its row exists.
+    if let Some(r) = tab.reveal.filter(|&r| r < rows) {
+        table = table.scroll_to_row(r, Some(egui::Align::Center));
+        tab.reveal = None;
+    }
     let headers: &[&str] = if wal {
         &["#", "offset", "size", "status", "id", "type", "vchannel", "time (UTC)", "summary"]
     } else {

@@ -83,6 +83,8 @@ pub struct FileTab {
     /// Where the message list is scrolled to (kept across a save), and a scroll to apply once.
     pub scroll_y: f32,
     pub scroll_to: Option<f32>,
+    /// A frame to bring into view once the list has that many rows (the timeline's click).
+    pub reveal: Option<usize>,
     /// What saving would change, for the session version it was computed at.
     diff_cache: Option<(u64, Vec<FrameChange>)>,
     /// The order of the list (number either way, or size).
@@ -138,6 +140,7 @@ impl FileTab {
             restore: None,
             scroll_y: 0.0,
             scroll_to: None,
+            reveal: None,
             decode_as: Vec::new(),
             order: RowOrder::default(),
             diff_cache: None,

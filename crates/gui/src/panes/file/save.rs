@@ -173,6 +173,15 @@ impl FileTab {
         }
     }
 
+    /// Shows frame `i` (a mark clicked on the timeline): selected once the index has reached
+    /// it, and scrolled into view.
+    pub fn show_frame(&mut self, i: usize) {
+        self.restore =
+            Some(ViewRestore { selected: Some((i, None)), scroll_y: self.scroll_y, size_order: None });
+        self.reveal = Some(i);
+        self.poll_restore();
+    }
+
     /// A click on a row: whatever a restore still had to select is dropped.
     pub(crate) fn drop_pending_selection(&mut self) {
         if let Some(r) = self.restore.as_mut() {

@@ -122,6 +122,13 @@ fn setup(
             if ui.button("Choose...").on_hover_text("Pick the folder with the desktop's dialog").clicked() {
                 tx.send(AppCommand::PickReplayFolder(id));
             }
+            let folder = st.folder.trim();
+            let timeline = ui.add_enabled(!folder.is_empty(), egui::Button::new("Timeline")).on_hover_text(
+                "Every pchannel of this folder on one time axis: transactions, DDL, gaps, and the plan",
+            );
+            if timeline.clicked() {
+                tx.send(AppCommand::NewTimeline { folder: Some(std::path::PathBuf::from(folder)) });
+            }
         });
         ui.end_row();
         let l = ui.label("New primary (receives the replay):");

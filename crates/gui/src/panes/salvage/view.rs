@@ -91,15 +91,23 @@ pub fn show(st: &mut SalvageState, view: &AppView<'_>, ui: &mut egui::Ui, tx: &C
     // The set has finished: its folder can be replayed into the new primary.
     if !st.running && !st.ends.is_empty() {
         ui.separator();
-        let b = ui.button("Replay into the new primary...").on_hover_text(
-            "Opens a replay pane on this folder and the new primary: plan first, nothing is sent until you confirm",
-        );
-        if b.clicked() {
-            tx.send(AppCommand::NewReplay {
-                folder: Some(std::path::PathBuf::from(st.folder.trim())),
-                new_primary: Some(st.new_primary.clone()).filter(|n| !n.is_empty()),
-            });
-        }
+        ui.horizontal(|ui| {
+            let b = ui.button("Replay into the new primary...").on_hover_text(
+                "Opens a replay pane on this folder and the new primary: plan first, nothing is sent until you confirm",
+            );
+            if b.clicked() {
+                tx.send(AppCommand::NewReplay {
+                    folder: Some(std::path::PathBuf::from(st.folder.trim())),
+                    new_primary: Some(st.new_primary.clone()).filter(|n| !n.is_empty()),
+                });
+            }
+            let b = ui
+                .button("Timeline")
+                .on_hover_text("Every pchannel of this folder on one time axis: transactions, DDL, gaps, damage");
+            if b.clicked() {
+                tx.send(AppCommand::NewTimeline { folder: Some(std::path::PathBuf::from(st.folder.trim())) });
+            }
+        });
     }
 }
 
