@@ -93,6 +93,6 @@ mod schema_editions;
 mod schema_loading;
 mod sdk_peer;
 mod sdk_protos;
-mod transcript;
 mod timeline;
+mod transcript;
 mod wire_robustness;

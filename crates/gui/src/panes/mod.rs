@@ -72,7 +72,7 @@ impl PaneId {
             | PaneId::Replay(n)
             | PaneId::Dashboard(n)
             | PaneId::Diff(n) => Some(*n),
-            | PaneId::Timeline(n) => Some(*n),
+            PaneId::Timeline(n) => Some(*n),
             PaneId::Tasks => Some(tasks::TASKS_DASHBOARD),
             _ => None,
         }

@@ -39,8 +39,8 @@ impl PlanWhat {
             PlanWhat::Skipped { words, .. } => format!("skipped: {words}"),
             PlanWhat::Conflict { collection, keys, .. } => {
                 format!(
-                    "conflict: {} key(s) of {collection} already on the new primary: {}",
-                    keys.len(),
+                    "conflict: {} of {collection} already on the new primary: {}",
+                    walscope_core::fmt::counted(keys.len() as u64, "key"),
                     keys.join(", ")
                 )
             }

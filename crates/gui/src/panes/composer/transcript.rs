@@ -197,7 +197,10 @@ fn recorded_reply(
         return Response::Failed(FailureView::other(format!("recorded: {}{code}: {}", s.name, s.message)));
     }
     if doc.method.kind == MethodKind::ServerStream {
-        words.push_str(&format!(" A stream of {} message(s) was recorded.", doc.messages.len()));
+        words.push_str(&format!(
+            " A stream of {} was recorded.",
+            walscope_core::fmt::counted(doc.messages.len() as u64, "message")
+        ));
         return Response::None;
     }
     let (Some(reply), Some(m)) = (doc.unary_reply(), method) else { return Response::None };

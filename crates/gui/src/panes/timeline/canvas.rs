@@ -15,6 +15,7 @@ use crate::wal::TypeCategory;
 use crate::widgets::look::Tone;
 use eframe::egui::{self, Color32, Painter, Pos2, Rect, Sense, Shape, Stroke, pos2, vec2};
 use std::path::PathBuf;
+use walscope_core::fmt::counted;
 use walscope_core::time::{format_millis_utc, format_timetick};
 use walscope_ops::timeline::{Lane, Timeline, TxnEnd};
 
@@ -160,7 +161,12 @@ pub(super) fn show(st: &mut TimelineState, t: &Timeline, ui: &mut egui::Ui, tx: 
         let names =
             Rect::from_min_max(pos2(outer.left() + 4.0, r.top()), pos2(band.left() - 6.0, r.bottom()));
         ui.put(names, egui::Label::new(egui::RichText::new(&lane.pchannel).strong()).truncate())
-            .on_hover_text(format!("{}\n{} frame(s); {}", lane.pchannel, lane.len(), lane.path.display()));
+            .on_hover_text(format!(
+                "{}\n{}; {}",
+                lane.pchannel,
+                counted(lane.len() as u64, "frame"),
+                lane.path.display()
+            ));
         let pointer = pointer.filter(|p| r.contains(*p));
         super::overlays::lane_shading(st, t, k, r, ui, &painter, pointer, &mut hover);
         frames(st, lane, single, r, ui, &painter, pointer, &mut hover);
@@ -307,7 +313,8 @@ fn frames(
                 .map(|c| format!("{} {}", bin.count(*c), c.name()))
                 .collect();
             let words = format!(
-                "{total} frame(s) from {} to {}: {}",
+                "{} from {} to {}: {}",
+                counted(total as u64, "frame"),
                 utc(a.max(0.0) as u64),
                 utc(z.max(0.0) as u64),
                 counts.join(", ")

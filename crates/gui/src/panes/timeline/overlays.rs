@@ -78,8 +78,11 @@ pub(super) fn lane_shading(
                 if d.truncated { "cut short at the end of the file" } else { "not readable as frames" };
             let words = || {
                 format!(
-                    "Damaged: {} byte(s) at offset {} of {} {what}: {}",
-                    d.len, d.offset, lane.pchannel, d.reason
+                    "Damaged: {} at offset {} of {} {what}: {}",
+                    walscope_core::fmt::bytes_exact(d.len as u64),
+                    d.offset,
+                    lane.pchannel,
+                    d.reason
                 )
             };
             hover.offer(1.0, words, None);
@@ -136,11 +139,11 @@ pub(super) fn spans_and_ddl(
                 let began = if s.has_begin { "" } else { " (its BeginTxn is before the dump)" };
                 let coll = s.collection.map_or_else(String::new, |c| format!(", collection {c}"));
                 format!(
-                    "Transaction {} on {}: {}, {} frame(s){coll}\n{} .. {}{began}",
+                    "Transaction {} on {}: {}, {}{coll}\n{} .. {}{began}",
                     s.id,
                     t.lanes[k].pchannel,
                     s.end.name(),
-                    s.frames,
+                    walscope_core::fmt::counted(s.frames as u64, "frame"),
                     utc(s.begin_tt),
                     utc(s.end_tt)
                 )

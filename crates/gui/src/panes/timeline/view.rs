@@ -9,6 +9,7 @@ use super::canvas;
 use crate::panes::command::{AppCommand, CommandSender};
 use crate::wal::TypeCategory;
 use eframe::egui;
+use walscope_core::fmt::{count, counted};
 use walscope_core::time::format_timetick;
 use walscope_ops::timeline::TxnEnd;
 
@@ -111,8 +112,13 @@ pub(super) fn show(st: &mut TimelineState, ui: &mut egui::Ui, tx: &CommandSender
     );
     let open = t.txns.iter().filter(|x| x.end == TxnEnd::Open).count();
     ui.weak(format!(
-        "{} lane(s), {} frame(s); {} transaction(s) ({open} open), {} DDL, {} gap(s), {} damaged range(s). Showing {range}",
-        s.lanes, s.frames, s.txns, s.ddl, s.gaps, s.damaged
+        "{}, {}; {} ({open} open), {} DDL, {}, {}. Showing {range}",
+        counted(s.lanes as u64, "lane"),
+        counted(s.frames as u64, "frame"),
+        counted(s.txns as u64, "transaction"),
+        count(s.ddl as u64),
+        counted(s.gaps as u64, "gap"),
+        counted(s.damaged as u64, "damaged range")
     ));
     canvas::show(st, &t, ui, tx);
 }
