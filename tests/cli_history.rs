@@ -4,7 +4,6 @@
 use crate::common;
 
 use std::path::Path;
-use std::process::Output;
 use std::time::Duration;
 use walscope::net::CallOptions;
 use walscope::net::history::{HistoryEntry, HistoryStore};
@@ -14,28 +13,7 @@ use walscope::sim::collector::CollectorConfig;
 use walscope::sim::datasync::DatasyncDemo;
 use walscope::sim::milvus::{MilvusDemo, MilvusDemoConfig, OLD_CLUSTER_ID};
 
-async fn run(cfg: &Path, args: &[&str], envs: &[(&str, &str)]) -> Output {
-    let args: Vec<String> = args.iter().map(|s| s.to_string()).collect();
-    let envs: Vec<(String, String)> = envs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
-    let cfg = cfg.to_path_buf();
-    tokio::task::spawn_blocking(move || {
-        std::process::Command::new(env!("CARGO_BIN_EXE_walscope"))
-            .args(args)
-            .env("WALSCOPE_CONFIG_DIR", cfg)
-            .envs(envs)
-            .output()
-            .unwrap()
-    })
-    .await
-    .unwrap()
-}
-
-fn ok(o: &Output) -> (String, String) {
-    let (out, err) =
-        (String::from_utf8_lossy(&o.stdout).into_owned(), String::from_utf8_lossy(&o.stderr).into_owned());
-    assert!(o.status.success(), "stdout:\n{out}\nstderr:\n{err}");
-    (out, err)
-}
+use crate::common::{succeeded as ok, walscope_in as run};
 
 fn store(cfg: &Path) -> HistoryStore {
     HistoryStore::at(&cfg.join("history.jsonl"))

@@ -5,7 +5,7 @@
 //! dump `walscope inspect` reads; the history re-sending the exact request bytes; "Send..." from
 //! a dump frame; the guard on calls that change a server.
 
-use crate::common::gui::{harness, settle, step_until};
+use crate::common::gui::{compose, harness, settle, step_until};
 use egui_kittest::Harness;
 use egui_kittest::kittest::{NodeT, Queryable};
 use std::path::Path;
@@ -25,17 +25,6 @@ fn demo_app(dir: &Path) -> WalscopeApp {
 }
 
 /// Opens a composer on `profile` and picks `method` by typing part of its name.
-fn compose(h: &mut Harness<'static, WalscopeApp>, profile: &str, search: &str, pick: &str) -> u64 {
-    let id = h.state_mut().new_composer(Some(profile.into()), None, Vec::new(), None);
-    settle(h);
-    h.get_by_label("Method:").click();
-    h.get_by_label("Method:").type_text(search);
-    h.step();
-    h.get_by_label(pick).click();
-    settle(h);
-    id
-}
-
 fn composer<'a>(h: &'a Harness<'static, WalscopeApp>) -> &'a walscope::ui::panes::composer::ComposerState {
     h.state().panes.first::<ComposerState>().unwrap()
 }

@@ -4,7 +4,7 @@
 //! composer's "Open transcript" (also one `walscope call --transcript` wrote), re-sent: the
 //! request bytes on the wire are the transcript's; a damaged transcript is refused in words.
 
-use crate::common::gui::{harness, settle, step_until};
+use crate::common::gui::{compose, harness, settle, step_until};
 use egui_kittest::Harness;
 use egui_kittest::kittest::Queryable;
 use std::path::Path;
@@ -61,13 +61,7 @@ fn a_transcript_saved_opened_and_resent_sends_the_same_request_bytes() {
     let mut h = harness(SIZE, app);
 
     // A call, and its transcript saved from the window.
-    h.state_mut().new_composer(Some("proxied".into()), None, Vec::new(), None);
-    settle(&mut h);
-    h.get_by_label("Method:").click();
-    h.get_by_label("Method:").type_text("GetReplicateInfo");
-    h.step();
-    h.get_by_label("MilvusService/GetReplicateInfo").click();
-    settle(&mut h);
+    compose(&mut h, "proxied", "GetReplicateInfo", "MilvusService/GetReplicateInfo");
     {
         let pool = h.state().schemas.pool().clone();
         let c = h.state_mut().panes.first_mut::<ComposerState>().unwrap();
@@ -196,13 +190,7 @@ fn a_stream_transcript_is_saved_from_the_window() {
     let end = ckpt["timeTick"].as_str().unwrap().parse::<u64>().unwrap() + (100 << 18);
     let window = serde_json::json!({"pchannel": "by-dev-rootcoord-dml_0", "start_message_id": ckpt["messageId"],
         "end_timetick": end.to_string()});
-    h.state_mut().new_composer(Some("small-milvus".into()), None, Vec::new(), None);
-    settle(&mut h);
-    h.get_by_label("Method:").click();
-    h.get_by_label("Method:").type_text("DumpMessages");
-    h.step();
-    h.get_by_label("MilvusService/DumpMessages (server stream)").click();
-    settle(&mut h);
+    compose(&mut h, "small-milvus", "DumpMessages", "MilvusService/DumpMessages (server stream)");
     {
         let pool = h.state().schemas.pool().clone();
         let c = h.state_mut().panes.first_mut::<ComposerState>().unwrap();

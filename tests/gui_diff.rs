@@ -5,7 +5,7 @@
 //! its two frames; a composer reply and a history entry open the pane too (against the demo
 //! servers).
 
-use crate::common::gui::{harness, sample_copy, settle, step_until};
+use crate::common::gui::{compose, harness, sample_copy, settle, step_until};
 use egui_kittest::Harness;
 use egui_kittest::kittest::Queryable;
 use std::path::{Path, PathBuf};
@@ -265,13 +265,7 @@ fn call(h: &mut Harness<'static, WalscopeApp>, pchannel: &str) {
 fn a_composer_reply_and_a_history_entry_open_the_pane() {
     let dir = tempfile::tempdir().unwrap();
     let mut h = harness([1600.0, 1400.0], demo_app(dir.path()));
-    let id = h.state_mut().new_composer(Some("demo-milvus".into()), None, Vec::new(), None);
-    settle(&mut h);
-    h.get_by_label("Method:").click();
-    h.get_by_label("Method:").type_text("GetReplicateInfo");
-    h.step();
-    h.get_by_label("MilvusService/GetReplicateInfo").click();
-    settle(&mut h);
+    let id = compose(&mut h, "demo-milvus", "GetReplicateInfo", "MilvusService/GetReplicateInfo");
     call(&mut h, "by-dev-rootcoord-dml_0");
     call(&mut h, "by-dev-rootcoord-dml_1");
 

@@ -9,7 +9,6 @@ use crate::common;
 use base64::Engine;
 use serde_json::Value;
 use std::path::Path;
-use std::process::Output;
 use std::time::Duration;
 use walscope::net::transcript::{Transcript, TranscriptError};
 use walscope::sim::WalGenConfig;
@@ -17,28 +16,7 @@ use walscope::sim::collector::CollectorConfig;
 use walscope::sim::datasync::DatasyncDemo;
 use walscope::sim::milvus::{MilvusDemo, MilvusDemoConfig, OLD_CLUSTER_ID};
 
-async fn run(cfg: &Path, args: &[&str], envs: &[(&str, &str)]) -> Output {
-    let args: Vec<String> = args.iter().map(|s| s.to_string()).collect();
-    let envs: Vec<(String, String)> = envs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
-    let cfg = cfg.to_path_buf();
-    tokio::task::spawn_blocking(move || {
-        std::process::Command::new(env!("CARGO_BIN_EXE_walscope"))
-            .args(args)
-            .env("WALSCOPE_CONFIG_DIR", cfg)
-            .envs(envs)
-            .output()
-            .unwrap()
-    })
-    .await
-    .unwrap()
-}
-
-fn ok(o: &Output) -> (String, String) {
-    let (out, err) =
-        (String::from_utf8_lossy(&o.stdout).into_owned(), String::from_utf8_lossy(&o.stderr).into_owned());
-    assert!(o.status.success(), "stdout:\n{out}\nstderr:\n{err}");
-    (out, err)
-}
+use crate::common::{succeeded as ok, walscope_in as run};
 
 fn b64(v: &Value) -> Vec<u8> {
     base64::engine::general_purpose::STANDARD.decode(v.as_str().expect("base64 text")).expect("base64")

@@ -2,6 +2,7 @@
 //! shows up, and letting animations settle before clicking.
 
 use egui_kittest::Harness;
+use egui_kittest::kittest::Queryable;
 use std::time::{Duration, Instant};
 use walscope::ui::WalscopeApp;
 
@@ -44,4 +45,17 @@ pub fn sample_copy(dir: &std::path::Path, rel: &str, name: &str) -> std::path::P
     std::fs::copy(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("assets/samples").join(rel), &file)
         .expect("copy the sample");
     file
+}
+
+/// A new composer on `profile` with the method found by typing `search` and picking the entry
+/// labelled `pick`; its pane number.
+pub fn compose(h: &mut Harness<'static, WalscopeApp>, profile: &str, search: &str, pick: &str) -> u64 {
+    let id = h.state_mut().new_composer(Some(profile.into()), None, Vec::new(), None);
+    settle(h);
+    h.get_by_label("Method:").click();
+    h.get_by_label("Method:").type_text(search);
+    h.step();
+    h.get_by_label(pick).click();
+    settle(h);
+    id
 }

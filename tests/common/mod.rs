@@ -345,3 +345,33 @@ pub fn create_task(rt: &tokio::runtime::Runtime, endpoint: &str, table: &str) {
     let dest = format!("/tmp/walscope-test/{table}");
     rt.block_on(synctool(endpoint).create_sync_task("demo_db", table, mode, None, &dest)).expect("the task");
 }
+
+/// `walscope ARGS` with its own config folder (history, profiles) and `envs`, run off the async
+/// runtime's threads so a demo server on the same runtime keeps answering.
+pub async fn walscope_in(
+    cfg: &std::path::Path,
+    args: &[&str],
+    envs: &[(&str, &str)],
+) -> std::process::Output {
+    let args: Vec<String> = args.iter().map(|s| s.to_string()).collect();
+    let envs: Vec<(String, String)> = envs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+    let cfg = cfg.to_path_buf();
+    tokio::task::spawn_blocking(move || {
+        std::process::Command::new(env!("CARGO_BIN_EXE_walscope"))
+            .args(args)
+            .env("WALSCOPE_CONFIG_DIR", cfg)
+            .envs(envs)
+            .output()
+            .unwrap()
+    })
+    .await
+    .unwrap()
+}
+
+/// A run that succeeded: its stdout and stderr (a failure shows both).
+pub fn succeeded(o: &std::process::Output) -> (String, String) {
+    let (out, err) =
+        (String::from_utf8_lossy(&o.stdout).into_owned(), String::from_utf8_lossy(&o.stderr).into_owned());
+    assert!(o.status.success(), "stdout:\n{out}\nstderr:\n{err}");
+    (out, err)
+}
