@@ -32,6 +32,13 @@ fn cut_copy(dir: &Path, name: &str, frames: usize) -> PathBuf {
     file
 }
 
+/// `file`'s tab in front (files open as jobs: their tabs' order is the order the jobs end).
+fn front(h: &mut Harness<'static, WalscopeApp>, file: &Path) {
+    let at = h.state().tabs.iter().position(|t| t.path == file).expect("the file is open");
+    h.state_mut().active = at;
+    settle(h);
+}
+
 fn open_indexed(h: &mut Harness<'static, WalscopeApp>, files: &[&Path]) {
     for f in files {
         h.state_mut().open(f.to_path_buf());
@@ -52,7 +59,7 @@ fn a_dump_cut_short_shows_exactly_the_missing_frames() {
     h.step();
     open_indexed(&mut h, &[&whole, &short]);
     // The first file's tab in front: its header's "Compare with…".
-    h.state_mut().active = 0;
+    front(&mut h, &whole);
     settle(&mut h);
     h.get_by_label("Compare whole.dump with…").click();
     settle(&mut h);
@@ -211,7 +218,7 @@ fn a_changed_pair_opens_the_diff_of_its_two_frames() {
     let mut h = harness(SIZE, WalscopeApp::new());
     h.step();
     open_indexed(&mut h, &[&whole, &edited]);
-    h.state_mut().active = 0;
+    front(&mut h, &whole);
     settle(&mut h);
     h.get_by_label("Compare whole.dump with…").click();
     settle(&mut h);

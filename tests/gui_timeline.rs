@@ -41,7 +41,7 @@ fn a_folder_shows_its_pchannels_as_lanes() {
     for p in &made.pchannels {
         h.get_by_label(p);
     }
-    h.get_by_label_contains("1 gap(s), 2 damaged range(s)");
+    h.get_by_label_contains("1 gap, 2 damaged ranges");
     h.get_by_label_contains("(1 open)");
     h.get_by_label("Timeline lanes: drag to pan, turn the wheel to zoom, click a mark to open its frame");
     assert_eq!(pane(&h).lane_rects.len(), 4);
