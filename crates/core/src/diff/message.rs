@@ -158,10 +158,10 @@ impl Walk<'_> {
                 b_value = Some(desc.zip(bytes).and_then(|(d, x)| DynamicMessage::decode(d.clone(), x).ok()));
             }
             let msg = b_value.as_ref().and_then(Option::as_ref);
-            if let Some(body) = body.as_ref().filter(|_| name == "payload") {
-                if self.payload(&fd, &ga, &gb, msg, prefix, edit, body) {
-                    continue;
-                }
+            if let Some(body) = body.as_ref().filter(|_| name == "payload")
+                && self.payload(&fd, &ga, &gb, msg, prefix, edit, body)
+            {
+                continue;
             }
             if fd.is_map() {
                 self.map(&fd, &ga, &gb, prefix, edit);

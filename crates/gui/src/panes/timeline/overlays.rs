@@ -79,7 +79,7 @@ pub(super) fn lane_shading(
             let words = || {
                 format!(
                     "Damaged: {} at offset {} of {} {what}: {}",
-                    walscope_core::fmt::bytes_exact(d.len as u64),
+                    walscope_core::fmt::bytes_exact(d.len),
                     d.offset,
                     lane.pchannel,
                     d.reason

@@ -114,7 +114,7 @@ pub(super) fn show(st: &mut TimelineState, ui: &mut egui::Ui, tx: &CommandSender
     ui.weak(format!(
         "{}, {}; {} ({open} open), {} DDL, {}, {}. Showing {range}",
         counted(s.lanes as u64, "lane"),
-        counted(s.frames as u64, "frame"),
+        counted(s.frames, "frame"),
         counted(s.txns as u64, "transaction"),
         count(s.ddl as u64),
         counted(s.gaps as u64, "gap"),
