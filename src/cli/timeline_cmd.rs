@@ -5,6 +5,7 @@
 //!
 //! Must never: write anything, or print a time in another zone or pattern.
 
+use crate::fmt::counted;
 use crate::time::format_timetick;
 use crate::timeline::{Filter, LoadOptions, Timeline, load};
 use crate::wal::TypeCategory;
@@ -142,10 +143,10 @@ fn human(out: &mut impl Write, t: &Timeline, filter: &Filter) -> Result<()> {
         |tt: Option<u64>| tt.map_or_else(|| "-".to_string(), |tt| format!("{} UTC", format_timetick(tt)));
     writeln!(
         out,
-        "{}: {} lane(s), {} frame(s), {} .. {}",
+        "{}: {}, {}, {} .. {}",
         t.dir.display(),
-        s.lanes,
-        s.frames,
+        counted(s.lanes as u64, "lane"),
+        counted(s.frames, "frame"),
         when(s.first_tt),
         when(s.last_tt)
     )?;
@@ -157,18 +158,19 @@ fn human(out: &mut impl Write, t: &Timeline, filter: &Filter) -> Result<()> {
         let damage = t.damage.iter().filter(|d| d.lane == k).count();
         writeln!(
             out,
-            "  {}: {} frame(s), {} .. {}",
+            "  {}: {}, {} .. {}",
             l.pchannel,
-            kept(t, k, filter),
+            counted(kept(t, k, filter), "frame"),
             when(l.first_tt()),
             when(l.last_tt())
         )?;
         writeln!(
             out,
-            "    {} transaction(s) ({open} open), {ddl} DDL, {} gap(s) over {} ms, {damage} damaged range(s)",
-            txns.len(),
-            gaps.len(),
-            l.gap_threshold_ms
+            "    {} ({open} open), {ddl} DDL, {} over {} ms, {}",
+            counted(txns.len() as u64, "transaction"),
+            counted(gaps.len() as u64, "gap"),
+            l.gap_threshold_ms,
+            counted(damage as u64, "damaged range")
         )?;
         for g in gaps.iter().take(5) {
             writeln!(
@@ -181,7 +183,12 @@ fn human(out: &mut impl Write, t: &Timeline, filter: &Filter) -> Result<()> {
         }
     }
     if let Some(p) = &t.plan_file {
-        writeln!(out, "replay plan {}: {} verdict(s) on the lanes", p.display(), s.plan_marks)?;
+        writeln!(
+            out,
+            "replay plan {}: {} on the lanes",
+            p.display(),
+            counted(s.plan_marks as u64, "verdict")
+        )?;
     }
     Ok(())
 }
