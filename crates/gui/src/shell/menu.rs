@@ -160,33 +160,33 @@ fn connections_menu(app: &mut WalscopeApp, ui: &mut egui::Ui) {
         app.connections.loading = true;
         app.send(AppCommand::LoadProfiles);
     }
-    ui.horizontal(|ui| {
-        if ui.button("Manage connections...").clicked() {
-            app.show_connections = true;
-            app.layout.show_pane(crate::panes::PaneId::Connections);
-            ui.close();
-        }
-        if ui.button("New request composer").clicked() {
-            app.send(AppCommand::NewComposer { profile: None, method: None, request: Vec::new() });
-            ui.close();
-        }
-        if ui.button("Salvage after a failover...").clicked() {
-            app.send(AppCommand::NewSalvage);
-            ui.close();
-        }
-        if ui.button("Replay a salvage...").clicked() {
-            app.send(AppCommand::NewReplay { folder: None, new_primary: None });
-            ui.close();
-        }
-        if ui.button("Timeline of a salvage folder...").clicked() {
-            app.send(AppCommand::NewTimeline { folder: None });
-            ui.close();
-        }
-        if ui.button("New sync-task dashboard").clicked() {
-            app.send(AppCommand::NewDashboard);
-            ui.close();
-        }
-    });
+    // One action a line, as a menu reads; the profiles follow under a line.
+    if ui.button("Manage connections...").clicked() {
+        app.show_connections = true;
+        app.layout.show_pane(crate::panes::PaneId::Connections);
+        ui.close();
+    }
+    if ui.button("New request composer").clicked() {
+        app.send(AppCommand::NewComposer { profile: None, method: None, request: Vec::new() });
+        ui.close();
+    }
+    if ui.button("Salvage after a failover...").clicked() {
+        app.send(AppCommand::NewSalvage);
+        ui.close();
+    }
+    if ui.button("Replay a salvage...").clicked() {
+        app.send(AppCommand::NewReplay { folder: None, new_primary: None });
+        ui.close();
+    }
+    if ui.button("Timeline of a salvage folder...").clicked() {
+        app.send(AppCommand::NewTimeline { folder: None });
+        ui.close();
+    }
+    if ui.button("New sync-task dashboard").clicked() {
+        app.send(AppCommand::NewDashboard);
+        ui.close();
+    }
+    ui.separator();
     let profiles = app.connections.profiles();
     if profiles.is_empty() {
         ui.label("No connection profiles yet.");
