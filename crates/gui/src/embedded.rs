@@ -5,7 +5,6 @@
 //! re-encodes only the edited field and sets the bytes field to the result).
 
 use crate::codec::tree::TypedNode;
-use crate::wire::{self, DecodeOptions, Span};
 use prost_reflect::MessageDescriptor;
 
 /// Why a bytes field cannot be shown decoded as a type.
@@ -43,16 +42,11 @@ impl Embedded {
     ) -> Result<Embedded, EmbedError> {
         let span = node.value_span.clone();
         let raw = bytes.get(span.clone()).ok_or(EmbedError::OutsideBytes)?;
-        crate::codec::decode(desc, raw).map_err(|e| EmbedError::NotA {
+        let children = crate::codec::tree::build_at(desc, raw, span.start).map_err(|e| EmbedError::NotA {
             field: field_path.to_string(),
             type_name: desc.full_name().to_string(),
             reason: e.to_string(),
         })?;
-        let d = wire::decode_with(raw, &DecodeOptions { schema: Some(desc.clone()), ..Default::default() });
-        let mut children = crate::codec::tree::build(Some(desc), raw, &d.root);
-        for n in &mut children {
-            shift(n, span.start);
-        }
         // The whole field path: two decoded fields never share a label.
         let root = TypedNode {
             label: format!("{field_path} (decoded as {})", desc.name()),
@@ -106,37 +100,6 @@ pub fn wal_payload(tree: &[TypedNode], bytes: &[u8]) -> Option<Embedded> {
         None => (tree, ""),
     };
     let payload = fields.iter().find(|n| n.label == "payload" && n.known)?;
-    let prop = |k: &str| {
-        let label = format!("properties[\"{k}\"]");
-        fields
-            .iter()
-            .find(|n| n.label == label)
-            .and_then(|n| n.value.clone())
-            .map(|v| v.trim_matches('"').to_string())
-    };
-    if prop("_ch").is_some() {
-        return None;
-    }
-    let t: i32 = prop("_t")?.parse().ok()?;
-    let v: u32 = prop("_v")?.parse().ok()?;
-    let pool = crate::schema::SchemaSet::shared_builtin().pool();
-    let (_, body) = crate::wal::header_body_types(pool, t, v);
-    Embedded::decode(&format!("{prefix}payload"), payload, bytes, &body?, true).ok()
-}
-
-fn shift(n: &mut TypedNode, by: usize) {
-    let mv = |s: &mut Span| {
-        s.start += by;
-        s.end += by;
-    };
-    if let Some(k) = n.key.as_mut() {
-        mv(k);
-    }
-    if let Some(l) = n.len_prefix.as_mut() {
-        mv(l);
-    }
-    mv(&mut n.value_span);
-    for c in &mut n.children {
-        shift(c, by);
-    }
+    let body = crate::wal::payload_body_type(crate::schema::SchemaSet::shared_builtin().pool(), fields)?;
+    Embedded::decode(&format!("{prefix}payload"), payload, bytes, &body, true).ok()
 }

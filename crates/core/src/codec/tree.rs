@@ -30,6 +30,33 @@ impl TypedNode {
     }
 }
 
+/// The nodes of `raw`, a `desc` message found at byte `at` of an enclosing buffer (a bytes
+/// field decoded in place: a WAL payload as its body type), with every span shifted to the
+/// enclosing buffer's offsets. Fails, saying where, when `raw` is not a valid `desc`.
+pub fn build_at(
+    desc: &MessageDescriptor,
+    raw: &[u8],
+    at: usize,
+) -> Result<Vec<TypedNode>, super::CodecError> {
+    super::decode(desc, raw)?;
+    let opts = crate::wire::DecodeOptions { schema: Some(desc.clone()), ..Default::default() };
+    let mut nodes = build(Some(desc), raw, &crate::wire::decode_with(raw, &opts).root);
+    for n in &mut nodes {
+        shift(n, at);
+    }
+    Ok(nodes)
+}
+
+fn shift(n: &mut TypedNode, by: usize) {
+    for span in [n.key.as_mut(), n.len_prefix.as_mut(), Some(&mut n.value_span)].into_iter().flatten() {
+        span.start += by;
+        span.end += by;
+    }
+    for c in &mut n.children {
+        shift(c, by);
+    }
+}
+
 /// Builds the nodes of one message. `desc` None gives the schema-less view.
 pub fn build(desc: Option<&MessageDescriptor>, buf: &[u8], wire: &WireMessage) -> Vec<TypedNode> {
     let mut out = Vec::new();

@@ -127,22 +127,11 @@ impl IdPath {
 
     /// The id's bytes (last occurrence, as a reader takes it), None when the frame has none.
     fn id_bytes<'b>(&self, frame: &'b [u8]) -> Option<&'b [u8]> {
-        let last_len = |buf: &'b [u8], number: u32| {
-            let mut found = None;
-            for item in scan::fields(buf) {
-                match item {
-                    Ok((n, scan::Value::Len(b))) if n == number => found = Some(b),
-                    Ok(_) => {}
-                    Err(()) => return None,
-                }
-            }
-            found
-        };
         let imm = match self.response_message {
-            Some(n) => last_len(frame, n)?,
+            Some(n) => scan::last_len(frame, n)?,
             None => frame,
         };
-        last_len(imm, self.id).filter(|b| !b.is_empty())
+        scan::last_len(imm, self.id).filter(|b| !b.is_empty())
     }
 }
 

@@ -431,44 +431,13 @@ fn payload_body(desc: &MessageDescriptor, a: &[TypedNode], b: &[TypedNode]) -> O
     if desc.full_name() != crate::wal::analyze::IMMUTABLE_MESSAGE {
         return None;
     }
-    let prop = |nodes: &[TypedNode], key: &str| {
-        let label = format!("properties[\"{key}\"]");
-        nodes
-            .iter()
-            .rev()
-            .find(|n| n.label == label)
-            .and_then(|n| n.value.clone())
-            .map(|v| v.trim_matches('"').to_string())
-    };
-    let kind = |nodes: &[TypedNode]| -> Option<(i32, u32)> {
-        if prop(nodes, "_ch").is_some() {
-            return None;
-        }
-        Some((prop(nodes, "_t")?.parse().ok()?, prop(nodes, "_v")?.parse().ok()?))
-    };
-    let (t, v) = kind(a).filter(|k| Some(*k) == kind(b))?;
-    crate::wal::header_body_types(desc.parent_pool(), t, v).1
+    let pool = desc.parent_pool();
+    let body = crate::wal::payload_body_type(pool, a)?;
+    (crate::wal::payload_body_type(pool, b).as_ref() == Some(&body)).then_some(body)
 }
 
 /// The nodes of a bytes field's value decoded as `body`, with spans in the whole buffer; None
 /// when the bytes are not a valid `body`.
 fn embedded_tree(body: &MessageDescriptor, buf: &[u8], n: &TypedNode) -> Option<Vec<TypedNode>> {
-    let raw = buf.get(n.value_span.clone())?;
-    codec::decode(body, raw).ok()?;
-    let opts = DecodeOptions { schema: Some(body.clone()), ..DecodeOptions::default() };
-    let mut nodes = tree::build(Some(body), raw, &wire::decode_with(raw, &opts).root);
-    for node in &mut nodes {
-        shift(node, n.value_span.start);
-    }
-    Some(nodes)
-}
-
-fn shift(n: &mut TypedNode, by: usize) {
-    for span in [n.key.as_mut(), n.len_prefix.as_mut(), Some(&mut n.value_span)].into_iter().flatten() {
-        span.start += by;
-        span.end += by;
-    }
-    for c in &mut n.children {
-        shift(c, by);
-    }
+    tree::build_at(body, buf.get(n.value_span.clone())?, n.value_span.start).ok()
 }

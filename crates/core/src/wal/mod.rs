@@ -36,5 +36,5 @@ pub use message_id::{
 };
 pub use reading::reading_json;
 pub use summary::RowFacts;
-pub use types::{header_body_types, is_dumped_type, message_type_name};
+pub use types::{header_body_types, is_dumped_type, message_type_name, payload_body_type};
 pub use versions::MilvusVersion;

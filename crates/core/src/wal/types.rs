@@ -65,6 +65,26 @@ pub fn header_body_types(
     (header, body)
 }
 
+/// The body type of the payload of an ImmutableMessage whose field nodes are `fields` (its
+/// typed tree), from its `_t` and `_v` properties. None when it is encrypted (`_ch`), names no
+/// type or version, or the pair has no body type (see [`header_body_types`]).
+pub fn payload_body_type(
+    pool: &DescriptorPool,
+    fields: &[crate::codec::tree::TypedNode],
+) -> Option<MessageDescriptor> {
+    let prop = |key: &str| {
+        let label = format!("properties[\"{key}\"]");
+        let node = fields.iter().rev().find(|n| n.label == label)?;
+        node.value.as_deref().map(|v| v.trim_matches('"').to_string())
+    };
+    if prop("_ch").is_some() {
+        return None;
+    }
+    let t: i32 = prop("_t")?.parse().ok()?;
+    let v: u32 = prop("_v")?.parse().ok()?;
+    header_body_types(pool, t, v).1
+}
+
 /// Whether DumpMessages sends messages of type `t`: everything but the self-controlled types
 /// (TimeTick, CreateSegment, Flush; upstream's RecoveryBarrier has no confirmed number yet) and
 /// RollbackTxn.

@@ -113,6 +113,20 @@ pub fn first_len(bytes: &[u8], number: u32) -> Option<&[u8]> {
     })
 }
 
+/// The last occurrence of length-delimited field `number` (the one a decoder keeps), or `None`
+/// when there is none or a byte is unreadable.
+pub fn last_len(bytes: &[u8], number: u32) -> Option<&[u8]> {
+    let mut found = None;
+    for item in fields(bytes) {
+        if let (n, Value::Len(b)) = item.ok()?
+            && n == number
+        {
+            found = Some(b);
+        }
+    }
+    found
+}
+
 /// The one occurrence of length-delimited field `number`; `None` when it is absent, repeated
 /// (prost would merge the copies) or when field `refuse` is present.
 pub fn single_len(bytes: &[u8], number: u32, refuse: Option<u32>) -> Option<&[u8]> {
