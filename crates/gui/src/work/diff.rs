@@ -59,17 +59,12 @@ fn rows(diff: lib::MessageDiff) -> Vec<ChangeRow> {
     diff.changes
         .into_iter()
         .map(|c| ChangeRow {
-            kind: match c.kind {
-                lib::ChangeKind::Added => ChangeKind::Added,
-                lib::ChangeKind::Removed => ChangeKind::Removed,
-                lib::ChangeKind::Changed => ChangeKind::Changed,
-                lib::ChangeKind::Moved => ChangeKind::Moved,
-            },
+            kind: c.kind,
             old: match (c.kind, c.moved) {
-                (lib::ChangeKind::Moved, Some((from, to))) => Some(format!("at [{from}] in A, [{to}] in B")),
+                (ChangeKind::Moved, Some((from, to))) => Some(format!("at [{from}] in A, [{to}] in B")),
                 _ => c.old,
             },
-            new: if c.kind == lib::ChangeKind::Moved { None } else { c.new },
+            new: if c.kind == ChangeKind::Moved { None } else { c.new },
             path: c.path,
             type_name: c.type_name,
             a_span: c.a_span,

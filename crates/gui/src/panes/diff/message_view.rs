@@ -12,47 +12,35 @@ use crate::widgets::look::Tone;
 use crate::wire::Span;
 use eframe::egui;
 
-/// What a change did to its path.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ChangeKind {
-    /// Only in B.
-    Added,
-    /// Only in A.
-    Removed,
-    /// In both, with another value.
-    Changed,
-    /// The same element at another place of its list.
-    Moved,
+/// What a change did to its path (the library's kinds, drawn here with an icon and a word).
+pub use walscope_core::diff::ChangeKind;
+
+/// A kind's icon and word (never the colour alone).
+fn words(kind: ChangeKind) -> &'static str {
+    match kind {
+        ChangeKind::Added => "+ added",
+        ChangeKind::Removed => "- removed",
+        ChangeKind::Changed => "~ changed",
+        ChangeKind::Moved => "⟳ moved",
+    }
 }
 
-impl ChangeKind {
-    /// Its icon and word (never the colour alone).
-    pub fn words(self) -> &'static str {
-        match self {
-            ChangeKind::Added => "+ added",
-            ChangeKind::Removed => "- removed",
-            ChangeKind::Changed => "~ changed",
-            ChangeKind::Moved => "⟳ moved",
-        }
+/// A kind's icon alone (marked in the trees).
+fn icon(kind: ChangeKind) -> &'static str {
+    match kind {
+        ChangeKind::Added => "+",
+        ChangeKind::Removed => "-",
+        ChangeKind::Changed => "~",
+        ChangeKind::Moved => "⟳",
     }
+}
 
-    /// Its icon alone (marked in the trees).
-    pub fn icon(self) -> &'static str {
-        match self {
-            ChangeKind::Added => "+",
-            ChangeKind::Removed => "-",
-            ChangeKind::Changed => "~",
-            ChangeKind::Moved => "⟳",
-        }
-    }
-
-    pub fn tone(self) -> Tone {
-        match self {
-            ChangeKind::Added => Tone::Good,
-            ChangeKind::Removed => Tone::Bad,
-            ChangeKind::Changed => Tone::Warn,
-            ChangeKind::Moved => Tone::Info,
-        }
+fn tone(kind: ChangeKind) -> Tone {
+    match kind {
+        ChangeKind::Added => Tone::Good,
+        ChangeKind::Removed => Tone::Bad,
+        ChangeKind::Changed => Tone::Warn,
+        ChangeKind::Moved => Tone::Info,
     }
 }
 
@@ -95,7 +83,7 @@ impl MessageCompare {
         for c in &mut changes {
             c.tree_path = tree_path(&a, &c.path);
         }
-        let marks = changes.iter().map(|c| (c.tree_path.clone(), c.kind.icon())).collect();
+        let marks = changes.iter().map(|c| (c.tree_path.clone(), icon(c.kind))).collect();
         MessageCompare { a, b, changes, picked: None, selected: None, reveal: None, marks }
     }
 
@@ -254,7 +242,7 @@ fn change_list(m: &MessageCompare, ui: &mut egui::Ui, height: f32) -> Option<usi
                     let c = &m.changes[i];
                     row.set_selected(m.picked == Some(i));
                     row.col(|ui| {
-                        ui.colored_label(c.kind.tone().color(ui), c.kind.words());
+                        ui.colored_label(tone(c.kind).color(ui), words(c.kind));
                     });
                     row.col(|ui| {
                         ui.monospace(&c.path).on_hover_text(format!("{} ({})", c.path, c.type_name));
